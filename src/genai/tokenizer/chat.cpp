@@ -1,0 +1,40 @@
+// Tokenizer::apply_chat_template: JSON parsing and the hand-off to the Jinja engine (ogx_chat_template).
+#include <nlohmann/json.hpp>
+
+#include "common/error.h"
+#include "genai/tokenizer/tokenizer.h"
+
+#ifdef OGX_HAVE_CHAT_TEMPLATE
+#include "genai/chat_template/chat_template.h"
+#endif
+
+namespace ogx::tok {
+
+std::string Tokenizer::apply_chat_template(const std::string& messages_json, bool add_generation_prompt,
+                                           const std::string& tools_json, const std::string& template_override) const {
+  const std::string& source = template_override.empty() ? chat_template() : template_override;
+  if (source.empty()) throw_error("apply_chat_template: the tokenizer has no chat template (tokenizer_config.json chat_template)");
+  nlohmann::json messages, tools;
+  try {
+    messages = nlohmann::json::parse(messages_json);
+  } catch (const nlohmann::json::exception& e) {
+    throw_error("apply_chat_template: messages: invalid JSON: ", e.what());
+  }
+  if (!messages.is_array()) throw_error("apply_chat_template: messages: expected a JSON array of {role, content}");
+  if (!tools_json.empty()) {
+    try {
+      tools = nlohmann::json::parse(tools_json);
+    } catch (const nlohmann::json::exception& e) {
+      throw_error("apply_chat_template: tools: invalid JSON: ", e.what());
+    }
+  }
+  nlohmann::json extra = {{"bos_token", bos_}, {"eos_token", eos_}, {"pad_token", pad_}, {"unk_token", unk_}};
+#ifdef OGX_HAVE_CHAT_TEMPLATE
+  return ogx::jinja::apply_chat_template(source, messages, add_generation_prompt, tools, extra);
+#else
+  (void)add_generation_prompt;
+  throw_error("apply_chat_template: ogx was built without the Jinja engine (ogx_chat_template)");
+#endif
+}
+
+}  // namespace ogx::tok

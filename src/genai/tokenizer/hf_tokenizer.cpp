@@ -1,0 +1,150 @@
+// The Hugging Face tokenizer.json pipeline: added tokens -> normalizer -> pre-tokenizer -> model ->
+// post-processor, and ids -> tokens -> decoder.
+#include <unordered_map>
+
+#include "common/error.h"
+#include "genai/tokenizer/added_tokens.h"
+#include "genai/tokenizer/backend.h"
+#include "genai/tokenizer/components.h"
+#include "genai/tokenizer/json_util.h"
+
+namespace ogx::tok {
+
+namespace {
+
+class HfBackend : public Backend, public VocabLookup {
+ public:
+  explicit HfBackend(const json& j);
+  std::vector<int32_t> encode(std::string_view text) const override;
+  bool post_process(std::vector<int32_t>& ids) const override {
+    if (!post_ || !post_->adds_tokens()) return false;
+    post_->process(ids);
+    return true;
+  }
+  std::string decode(std::span<const int32_t> ids, bool skip_special) const override;
+  int32_t token_to_id(std::string_view token) const override { return lookup(token); }
+  std::optional<std::string> id_to_token(int32_t id) const override {
+    if (const std::string* t = token_ptr(id)) return *t;
+    return std::nullopt;
+  }
+  bool is_special(int32_t id) const override {
+    auto it = added_by_id_.find(id);
+    return it != added_by_id_.end() && it->second.special;
+  }
+  size_t vocab_size() const override { return vocab_size_; }
+  int32_t lookup(std::string_view token) const override {
+    auto it = added_by_content_.find(std::string(token));
+    if (it != added_by_content_.end()) return it->second;
+    return model_->token_to_id(token);
+  }
+
+ private:
+  const std::string* token_ptr(int32_t id) const {
+    auto it = added_by_id_.find(id);
+    if (it != added_by_id_.end()) return &it->second.content;
+    return model_->id_to_token(id);
+  }
+  void encode_normalized(std::string_view text, bool at_start, std::vector<int32_t>& ids) const;
+
+  std::unique_ptr<Normalizer> normalizer_;
+  std::unique_ptr<PreTokenizer> pre_;
+  std::unique_ptr<Model> model_;
+  std::unique_ptr<PostProcessor> post_;
+  std::unique_ptr<Decoder> decoder_;
+  AddedTokenMatcher raw_matcher_, norm_matcher_;
+  std::unordered_map<int32_t, AddedToken> added_by_id_;
+  std::unordered_map<std::string, int32_t> added_by_content_;
+  size_t vocab_size_ = 0;
+};
+
+HfBackend::HfBackend(const json& j) {
+  if (!j.is_object()) throw_error("tokenizer.json: top level: expected an object");
+  model_ = make_model(jreq(j, "model", ""), "model");
+  normalizer_ = make_normalizer(j.value("normalizer", json()), "normalizer");
+  pre_ = make_pre_tokenizer(j.value("pre_tokenizer", json()), "pre_tokenizer");
+  decoder_ = make_decoder(j.value("decoder", json()), "decoder");
+  if (j.contains("added_tokens") && !j["added_tokens"].is_null()) {
+    const auto& arr = jarr(j, "added_tokens", "");
+    for (size_t i = 0; i < arr.size(); ++i) {
+      std::string p = jpath("added_tokens", i);
+      AddedToken t;
+      t.content = jstr(arr[i], "content", p);
+      int64_t id = jint_or(arr[i], "id", p, -1);
+      if (id < 0) throw_error("tokenizer.json: ", jpath(p, "id"), ": missing or negative");
+      t.id = static_cast<int32_t>(id);
+      t.special = jbool_or(arr[i], "special", p, false);
+      t.lstrip = jbool_or(arr[i], "lstrip", p, false);
+      t.rstrip = jbool_or(arr[i], "rstrip", p, false);
+      t.single_word = jbool_or(arr[i], "single_word", p, false);
+      t.normalized = jbool_or(arr[i], "normalized", p, !t.special);
+      added_by_id_[t.id] = t;
+      added_by_content_[t.content] = t.id;
+      if (t.normalized) {
+        std::string n = t.content;
+        if (normalizer_) normalizer_->normalize(n);
+        norm_matcher_.add(t, n);
+      } else {
+        raw_matcher_.add(t, t.content);
+      }
+    }
+  }
+  post_ = make_post_processor(j.value("post_processor", json()), "post_processor", *this);
+  vocab_size_ = model_->vocab_size();
+  for (const auto& [id, t] : added_by_id_) vocab_size_ = std::max(vocab_size_, static_cast<size_t>(id) + 1);
+}
+
+void HfBackend::encode_normalized(std::string_view text, bool at_start, std::vector<int32_t>& ids) const {
+  std::string s(text);
+  if (normalizer_) normalizer_->normalize(s);
+  std::vector<Segment> segs;
+  if (norm_matcher_.empty()) segs.push_back({-1, 0, s.size()});
+  else norm_matcher_.split(s, segs);
+  std::vector<Piece> pieces;
+  for (const auto& seg : segs) {
+    if (seg.id >= 0) { ids.push_back(seg.id); continue; }
+    pieces.clear();
+    pieces.push_back({s.substr(seg.begin, seg.end - seg.begin), at_start && seg.begin == 0});
+    if (pre_) pre_->pre_tokenize(pieces);
+    for (const auto& p : pieces) model_->tokenize(p.text, ids);
+  }
+}
+
+std::vector<int32_t> HfBackend::encode(std::string_view text) const {
+  std::vector<int32_t> ids;
+  ids.reserve(text.size() / 3 + 4);
+  if (raw_matcher_.empty()) {
+    if (!text.empty()) encode_normalized(text, true, ids);
+    return ids;
+  }
+  std::vector<Segment> segs;
+  raw_matcher_.split(text, segs);
+  for (const auto& seg : segs) {
+    if (seg.id >= 0) ids.push_back(seg.id);
+    else encode_normalized(text.substr(seg.begin, seg.end - seg.begin), seg.begin == 0, ids);
+  }
+  return ids;
+}
+
+std::string HfBackend::decode(std::span<const int32_t> ids, bool skip_special) const {
+  std::vector<std::string> tokens;
+  tokens.reserve(ids.size());
+  for (int32_t id : ids) {
+    const std::string* t = token_ptr(id);
+    if (!t) throw_error("decode: token id ", id, " is out of range (vocabulary size ", vocab_size_, ")");
+    if (skip_special && is_special(id)) continue;
+    tokens.push_back(*t);
+  }
+  if (decoder_) decoder_->decode_chain(tokens);
+  std::string out;
+  for (size_t i = 0; i < tokens.size(); ++i) {
+    if (i && !decoder_) out += ' ';
+    out += tokens[i];
+  }
+  return out;
+}
+
+}  // namespace
+
+std::unique_ptr<Backend> make_hf_backend(const nlohmann::json& j) { return std::make_unique<HfBackend>(j); }
+
+}  // namespace ogx::tok

@@ -1,0 +1,54 @@
+// TokenizerStream: incremental decoding that keeps a one-token window of context so that decoders with
+// position-dependent rules (SentencePiece's leading-space strip) give exactly the text of a full decode.
+#include "genai/tokenizer/tokenizer.h"
+
+#include "common/error.h"
+
+namespace ogx::tok {
+
+namespace {
+bool ends_with_replacement(const std::string& s) {
+  return s.size() >= 3 && s.compare(s.size() - 3, 3, "\xEF\xBF\xBD") == 0;
+}
+}  // namespace
+
+TokenizerStream::TokenizerStream(std::shared_ptr<const Tokenizer> tokenizer, bool skip_special_tokens)
+    : tok_(std::move(tokenizer)), skip_special_(skip_special_tokens) {
+  if (!tok_) throw_error("TokenizerStream: null tokenizer");
+}
+
+std::string TokenizerStream::decode(int32_t id) {
+  ids_.push_back(id);
+  std::string s;
+  try {
+    s = tok_->decode(ids_, skip_special_);
+  } catch (...) {
+    ids_.pop_back();
+    throw;
+  }
+  if (s.size() <= prefix_.size() || ends_with_replacement(s)) return {};
+  std::string out = s.compare(0, prefix_.size(), prefix_) == 0 ? s.substr(prefix_.size()) : s.substr(std::min(prefix_.size(), s.size()));
+  size_t new_prefix_index = ids_.size() - prefix_index_;
+  ids_.erase(ids_.begin(), ids_.begin() + static_cast<std::ptrdiff_t>(prefix_index_));
+  prefix_ = tok_->decode(ids_, skip_special_);
+  prefix_index_ = new_prefix_index;
+  return out;
+}
+
+std::string TokenizerStream::flush() {
+  std::string out;
+  if (!ids_.empty()) {
+    std::string s = tok_->decode(ids_, skip_special_);
+    if (s.size() > prefix_.size()) out = s.substr(prefix_.size());
+  }
+  reset();
+  return out;
+}
+
+void TokenizerStream::reset() {
+  ids_.clear();
+  prefix_.clear();
+  prefix_index_ = 0;
+}
+
+}  // namespace ogx::tok

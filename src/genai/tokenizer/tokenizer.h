@@ -1,0 +1,89 @@
+// ogx::tok — text <-> token ids for LLMs, compatible with Hugging Face `tokenizers` (tokenizer.json) and
+// SentencePiece (tokenizer.model) folders as shipped with ONNX Runtime GenAI models.
+//
+// Invalid UTF-8 given to encode(): every invalid byte sequence is replaced by U+FFFD (one per maximal invalid
+// subpart, like Rust's String::from_utf8_lossy) before tokenization; encode never fails on text.
+// decode() returns valid UTF-8: incomplete or invalid byte sequences produced by byte tokens become U+FFFD.
+// Ids outside the vocabulary make decode()/id_to_token() throw ogx::Error.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace ogx::tok {
+
+class Backend;  // internal: tokenizer.json pipeline or SentencePiece model
+
+class Tokenizer {
+ public:
+  // Loads a model folder: tokenizer.json (or tokenizer.json.xz) + optional tokenizer_config.json and
+  // generation_config.json; or, without tokenizer.json, a SentencePiece tokenizer.model.
+  static std::shared_ptr<Tokenizer> load(const std::string& dir);
+  // Builds from in-memory JSON texts (tokenizer.json content, optional tokenizer_config.json content).
+  static std::shared_ptr<Tokenizer> from_json(const std::string& tokenizer_json, const std::string& config_json = "");
+  ~Tokenizer();
+
+  std::vector<int32_t> encode(std::string_view text, bool add_special_tokens = true) const;
+  std::vector<std::vector<int32_t>> encode_batch(const std::vector<std::string>& texts, bool add_special_tokens = true) const;
+  std::string decode(std::span<const int32_t> ids, bool skip_special_tokens = false) const;
+  std::vector<std::string> decode_batch(const std::vector<std::vector<int32_t>>& ids, bool skip_special_tokens = false) const;
+  // decode() before the final UTF-8 repair (may end in an incomplete UTF-8 sequence); used by TokenizerStream.
+  std::string decode_bytes(std::span<const int32_t> ids, bool skip_special_tokens = false) const;
+
+  int32_t token_to_id(std::string_view token) const;  // -1 if absent
+  std::string id_to_token(int32_t id) const;           // throws ogx::Error if out of range
+  bool is_special(int32_t id) const;
+
+  int32_t bos_token_id() const { return bos_id_; }                   // -1 if none
+  const std::vector<int32_t>& eos_token_ids() const { return eos_ids_; }
+  int32_t pad_token_id() const { return pad_id_; }                   // -1 if none
+  const std::string& bos_token() const { return bos_; }
+  const std::string& eos_token() const { return eos_; }
+  const std::string& pad_token() const { return pad_; }
+  const std::string& unk_token() const { return unk_; }
+  size_t vocab_size() const;  // highest id + 1, added tokens included
+
+  // The default chat template (name "" or "default"), or a named one; empty string if absent.
+  const std::string& chat_template(const std::string& name = "") const;
+  const std::map<std::string, std::string>& chat_templates() const { return templates_; }
+  // Renders messages (a JSON array of {role, content, ...}) through the Jinja engine (ogx_chat_template).
+  // tools_json: JSON array or "" for none. template_override: template source used instead of the default.
+  std::string apply_chat_template(const std::string& messages_json, bool add_generation_prompt,
+                                  const std::string& tools_json = "", const std::string& template_override = "") const;
+
+ private:
+  Tokenizer();
+  void apply_config(const std::string& config_json, const std::string& gen_config_json);
+
+  std::unique_ptr<Backend> backend_;
+  bool add_bos_ = false, add_eos_ = false;
+  std::string bos_, eos_, pad_, unk_;
+  int32_t bos_id_ = -1, pad_id_ = -1;
+  std::vector<int32_t> eos_ids_;
+  std::map<std::string, std::string> templates_;  // "default" = the default template
+};
+
+// Incremental detokenizer: decode(id) returns the text the new token adds. Text that ends in an incomplete
+// UTF-8 sequence (U+FFFD at the end of the decoded text) is held back until a later token completes it.
+// The concatenated chunks equal Tokenizer::decode of all ids (SentencePiece leading-space rules included).
+class TokenizerStream {
+ public:
+  explicit TokenizerStream(std::shared_ptr<const Tokenizer> tokenizer, bool skip_special_tokens = false);
+  std::string decode(int32_t id);
+  // Returns any held-back text (e.g. a trailing U+FFFD that no later token completed) and resets the stream.
+  std::string flush();
+  void reset();
+
+ private:
+  std::shared_ptr<const Tokenizer> tok_;
+  bool skip_special_;
+  std::vector<int32_t> ids_;
+  std::string prefix_;
+  size_t prefix_index_ = 0;
+};
+
+}  // namespace ogx::tok
