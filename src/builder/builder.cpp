@@ -1,0 +1,84 @@
+// build_model: config -> graph + weights in memory; write_model_folder: model.onnx, model.onnx.data,
+// genai_config.json and the tokenizer files.
+#include "builder/builder.h"
+
+#include <filesystem>
+#include <fstream>
+
+#include "builder/decoder_graph.h"
+#include "builder/genai_config_writer.h"
+#include "builder/graph_writer.h"
+#include "builder/hf_config.h"
+#include "builder/safetensors.h"
+#include "builder/weight_source.h"
+#include "common/error.h"
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace ogx::builder {
+
+const char* precision_name(Precision p) {
+  return p == Precision::fp32 ? "fp32" : p == Precision::fp16 ? "fp16" : "int4";
+}
+
+const char* provider_name(Provider p) { return p == Provider::cpu ? "cpu" : p == Provider::dml ? "dml" : "vulkan"; }
+
+namespace {
+
+const char* kCopiedFiles[] = {"tokenizer.json", "tokenizer_config.json", "tokenizer.model", "special_tokens_map.json",
+                              "generation_config.json"};
+
+void check_options(const BuildOptions& o) {
+  if (o.input_dir.empty() && o.config_path.empty()) throw_error("build: need an input folder (-i) or --config");
+  if (o.precision == Precision::int4 &&
+      (o.block_size < 16 || o.block_size > 256 || (o.block_size & (o.block_size - 1)) != 0))
+    throw_error("build: --block-size must be a power of two in [16, 256], got ", o.block_size);
+}
+
+}  // namespace
+
+BuiltModel build_model(const BuildOptions& o) {
+  check_options(o);
+  const bool random = o.random_weights || !o.config_path.empty();
+  std::string cfg_path = o.config_path.empty() ? (fs::path(o.input_dir) / "config.json").string() : o.config_path;
+  json gen;
+  if (!o.input_dir.empty() && fs::exists(fs::path(o.input_dir) / "generation_config.json"))
+    gen = read_json_file((fs::path(o.input_dir) / "generation_config.json").string());
+  HfConfig cfg = parse_hf_config(read_json_file(cfg_path), gen);
+
+  std::unique_ptr<WeightProvider> weights;
+  if (random) weights = make_random_provider(o.seed, cfg.arch == Arch::qwen2);
+  else weights = make_safetensors_provider(std::make_shared<SafeTensors>(SafeTensors::open_dir(o.input_dir)));
+
+  GraphSettings s{o.precision, o.provider, o.block_size, o.symmetric};
+  GraphWriter g;
+  build_decoder_graph(cfg, s, *weights, g);
+
+  BuiltModel m;
+  ThreadPool pool(o.num_threads);
+  g.finish(m.model, m.weights, pool);
+  m.genai_config = make_genai_config(cfg, o.provider, o.max_length);
+  if (!o.input_dir.empty())
+    for (const char* f : kCopiedFiles)
+      if (fs::exists(fs::path(o.input_dir) / f)) m.files_to_copy.push_back((fs::path(o.input_dir) / f).string());
+  return m;
+}
+
+void write_model_folder(const BuiltModel& m, const std::string& dir) {
+  fs::create_directories(dir);
+  {
+    std::ofstream out(fs::path(dir) / "model.onnx", std::ios::binary);
+    if (!out || !m.model.SerializeToOstream(&out)) throw_error("cannot write ", (fs::path(dir) / "model.onnx").string());
+  }
+  m.weights.write_file((fs::path(dir) / "model.onnx.data").string());
+  {
+    std::ofstream out(fs::path(dir) / "genai_config.json");
+    out << m.genai_config.dump(4) << "\n";
+    if (!out) throw_error("cannot write ", (fs::path(dir) / "genai_config.json").string());
+  }
+  for (const auto& f : m.files_to_copy)
+    fs::copy_file(f, fs::path(dir) / fs::path(f).filename(), fs::copy_options::overwrite_existing);
+}
+
+}  // namespace ogx::builder

@@ -1,0 +1,45 @@
+// Public API of the model builder: Hugging Face checkpoint (or a config shape with random weights) -> an
+// ONNX Runtime GenAI model held in memory (BuiltModel), which can be written as a model folder.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+#include <onnx/onnx_pb.h>
+
+#include "builder/weight_store.h"
+
+namespace ogx::builder {
+
+enum class Precision { fp32, fp16, int4 };
+enum class Provider { cpu, dml, vulkan };
+
+struct BuildOptions {
+  std::string input_dir;        // Hugging Face folder: config.json, safetensors, tokenizer files
+  std::string config_path;      // --config: a HF config.json (shape only); implies random weights
+  Precision precision = Precision::fp32;
+  Provider provider = Provider::cpu;
+  int block_size = 32;          // int4 quantization block (16, 32, 64, 128, 256)
+  bool symmetric = true;        // int4: symmetric (no zero points), the reference builder's default
+  int64_t max_length = 0;       // genai_config search.max_length; 0: min(context_length, 4096)
+  bool random_weights = false;  // seeded random weights of the config's shape, no safetensors read
+  uint64_t seed = 1234;
+  int num_threads = 0;          // quantization / conversion threads; <= 0: hardware concurrency
+};
+
+struct BuiltModel {
+  onnx::ModelProto model;          // initializers reference external data (location, offset, length)
+  WeightStore weights;             // the bytes of model.onnx.data
+  nlohmann::json genai_config;
+  std::vector<std::string> files_to_copy;  // tokenizer/generation files found in the input folder
+};
+
+BuiltModel build_model(const BuildOptions& opts);
+void write_model_folder(const BuiltModel& model, const std::string& dir);
+
+const char* precision_name(Precision p);
+const char* provider_name(Provider p);
+
+}  // namespace ogx::builder

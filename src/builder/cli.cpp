@@ -1,0 +1,91 @@
+#include "builder/cli.h"
+
+#include <chrono>
+#include <cstdio>
+
+#include "builder/builder.h"
+#include "common/error.h"
+
+namespace ogx::builder {
+
+namespace {
+
+const char* kUsage =
+    "usage: ogx build -i HF_DIR -o OUT_DIR -p fp32|fp16|int4 -e cpu|dml|vulkan [--block-size 32|64|128]\n"
+    "                 [--symmetric | --asymmetric] [--max-length N] [--random-weights] [--config SHAPE.json]\n"
+    "                 [--seed N] [--threads N]\n";
+
+int64_t to_int(const std::string& flag, const std::string& v) {
+  try {
+    size_t pos = 0;
+    long long x = std::stoll(v, &pos);
+    if (pos != v.size()) throw 0;
+    return x;
+  } catch (...) {
+    throw_error(flag, ": expected an integer, got '", v, "'");
+  }
+}
+
+BuildOptions parse(const std::vector<std::string>& args, std::string& out_dir) {
+  BuildOptions o;
+  auto value = [&](size_t& i) -> const std::string& {
+    if (i + 1 >= args.size()) throw_error(args[i], " needs a value");
+    return args[++i];
+  };
+  for (size_t i = 0; i < args.size(); i++) {
+    const std::string& a = args[i];
+    if (a == "-i" || a == "--input") o.input_dir = value(i);
+    else if (a == "-o" || a == "--output") out_dir = value(i);
+    else if (a == "-p" || a == "--precision") {
+      const std::string& v = value(i);
+      if (v == "fp32") o.precision = Precision::fp32;
+      else if (v == "fp16") o.precision = Precision::fp16;
+      else if (v == "int4") o.precision = Precision::int4;
+      else throw_error("-p: unknown precision '", v, "' (fp32, fp16, int4)");
+    } else if (a == "-e" || a == "--execution-provider") {
+      const std::string& v = value(i);
+      if (v == "cpu") o.provider = Provider::cpu;
+      else if (v == "dml") o.provider = Provider::dml;
+      else if (v == "vulkan") o.provider = Provider::vulkan;
+      else throw_error("-e: unknown execution provider '", v, "' (cpu, dml, vulkan)");
+    } else if (a == "--block-size") o.block_size = (int)to_int(a, value(i));
+    else if (a == "--symmetric") o.symmetric = true;
+    else if (a == "--asymmetric") o.symmetric = false;
+    else if (a == "--max-length") o.max_length = to_int(a, value(i));
+    else if (a == "--random-weights") o.random_weights = true;
+    else if (a == "--config") o.config_path = value(i);
+    else if (a == "--seed") o.seed = (uint64_t)to_int(a, value(i));
+    else if (a == "--threads") o.num_threads = (int)to_int(a, value(i));
+    else throw_error("unknown option '", a, "'");
+  }
+  if (out_dir.empty()) throw_error("missing -o OUT_DIR");
+  if (o.input_dir.empty() && o.config_path.empty()) throw_error("missing -i HF_DIR (or --config SHAPE.json)");
+  if (!o.config_path.empty()) o.random_weights = true;
+  return o;
+}
+
+}  // namespace
+
+int cmd_build(const std::vector<std::string>& args) {
+  for (const auto& a : args)
+    if (a == "-h" || a == "--help") {
+      std::fputs(kUsage, stdout);
+      return 0;
+    }
+  try {
+    std::string out_dir;
+    BuildOptions o = parse(args, out_dir);
+    auto t0 = std::chrono::steady_clock::now();
+    BuiltModel m = build_model(o);
+    write_model_folder(m, out_dir);
+    double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    std::printf("built %s %s model in %.2f s: %s (%.1f MB of weights)\n", precision_name(o.precision),
+                provider_name(o.provider), s, out_dir.c_str(), m.weights.size() / 1e6);
+    return 0;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "ogx build: %s\n%s", e.what(), kUsage);
+    return 2;
+  }
+}
+
+}  // namespace ogx::builder

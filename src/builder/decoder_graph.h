@@ -1,0 +1,22 @@
+// The decoder-only transformer graph in the reference builder's conventions (names, op order, attributes).
+#pragma once
+#include "builder/builder.h"
+#include "builder/graph_writer.h"
+#include "builder/hf_config.h"
+#include "builder/weight_source.h"
+
+namespace ogx::builder {
+
+struct GraphSettings {
+  Precision precision;
+  Provider provider;
+  int block_size;
+  bool symmetric;
+  int io_dtype() const;       // FLOAT or FLOAT16
+  bool fused_rope() const { return provider == Provider::cpu; }  // GQA do_rotary vs RotaryEmbedding
+};
+
+// Adds inputs, outputs, nodes and initializers of the whole model to `g`.
+void build_decoder_graph(const HfConfig& c, const GraphSettings& s, WeightProvider& w, GraphWriter& g);
+
+}  // namespace ogx::builder

@@ -1,0 +1,146 @@
+#include "builder/hf_config.h"
+
+#include <fstream>
+
+#include "common/error.h"
+
+using nlohmann::json;
+
+namespace ogx::builder {
+
+json read_json_file(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw_error("cannot open ", path);
+  try {
+    return json::parse(in);
+  } catch (const json::exception& e) {
+    throw_error(path, ": bad JSON: ", e.what());
+  }
+}
+
+namespace {
+
+int64_t req_int(const json& c, const char* key) {
+  if (!c.contains(key) || !c[key].is_number_integer())
+    throw_error("config.json: missing or non-integer field ", key);
+  int64_t v = c[key].get<int64_t>();
+  if (v <= 0) throw_error("config.json: field ", key, " must be positive, got ", v);
+  return v;
+}
+
+int64_t opt_int(const json& c, const char* key, int64_t def) {
+  if (!c.contains(key) || c[key].is_null()) return def;
+  if (!c[key].is_number_integer()) throw_error("config.json: field ", key, " must be an integer");
+  return c[key].get<int64_t>();
+}
+
+double opt_num(const json& c, const char* key, double def) {
+  if (!c.contains(key) || c[key].is_null()) return def;
+  if (!c[key].is_number()) throw_error("config.json: field ", key, " must be a number");
+  return c[key].get<double>();
+}
+
+struct ArchInfo {
+  const char* hf;
+  Arch arch;
+  const char* type;
+};
+
+constexpr ArchInfo kArchs[] = {
+    {"LlamaForCausalLM", Arch::llama, "llama"},   {"MistralForCausalLM", Arch::mistral, "mistral"},
+    {"Qwen2ForCausalLM", Arch::qwen2, "qwen2"},   {"Qwen3ForCausalLM", Arch::qwen3, "qwen3"},
+    {"Phi3ForCausalLM", Arch::phi3, "phi3"},      {"Gemma2ForCausalLM", Arch::gemma2, "gemma2"},
+};
+
+void parse_arch(const json& c, HfConfig& h) {
+  if (!c.contains("architectures") || !c["architectures"].is_array() || c["architectures"].empty())
+    throw_error("config.json: missing field architectures");
+  h.architecture = c["architectures"][0].get<std::string>();
+  for (const auto& a : kArchs)
+    if (h.architecture == a.hf) {
+      h.arch = a.arch;
+      h.genai_type = a.type;
+      return;
+    }
+  throw_error("config.json: unsupported architecture ", h.architecture,
+              " (supported: Llama, Mistral, Qwen2, Qwen3, Phi3, Gemma2 *ForCausalLM)");
+}
+
+// transformers >= 5 puts rope settings in rope_parameters; older configs use rope_theta + rope_scaling.
+void parse_rope(const json& c, HfConfig& h) {
+  json rp = c.contains("rope_parameters") && c["rope_parameters"].is_object() ? c["rope_parameters"] : json::object();
+  json rs = c.contains("rope_scaling") && c["rope_scaling"].is_object() ? c["rope_scaling"] : rp;
+  h.rope.theta = opt_num(rp, "rope_theta", opt_num(c, "rope_theta", 10000.0));
+  h.rope.partial_factor = opt_num(rp, "partial_rotary_factor", opt_num(c, "partial_rotary_factor", 1.0));
+  std::string type = "default";
+  if (rs.contains("rope_type") && rs["rope_type"].is_string()) type = rs["rope_type"];
+  else if (rs.contains("type") && rs["type"].is_string()) type = rs["type"];
+  if (type != "default" && type != "llama3")
+    throw_error("config.json: unsupported rope_scaling type ", type, " (supported: default, llama3)");
+  h.rope.type = type;
+  if (type == "llama3") {
+    h.rope.factor = opt_num(rs, "factor", 8.0);
+    h.rope.low_freq_factor = opt_num(rs, "low_freq_factor", 1.0);
+    h.rope.high_freq_factor = opt_num(rs, "high_freq_factor", 4.0);
+    h.rope.original_max_position = opt_int(rs, "original_max_position_embeddings", 8192);
+  }
+  if (h.rope.partial_factor != 1.0) throw_error("config.json: partial_rotary_factor != 1 is not supported");
+}
+
+void parse_tokens(const json& c, const json& g, HfConfig& h) {
+  const json& src = g.is_object() && g.contains("eos_token_id") ? g : c;
+  h.bos = opt_int(g.is_object() && g.contains("bos_token_id") ? g : c, "bos_token_id", -1);
+  if (src.contains("eos_token_id")) {
+    const auto& e = src["eos_token_id"];
+    if (e.is_array())
+      for (const auto& v : e) h.eos.push_back(v.get<int64_t>());
+    else if (e.is_number_integer())
+      h.eos.push_back(e.get<int64_t>());
+  }
+  if (c.contains("pad_token_id") && c["pad_token_id"].is_number_integer()) h.pad = c["pad_token_id"].get<int64_t>();
+}
+
+void parse_arch_specific(const json& c, HfConfig& h) {
+  h.has_window_key = c.contains("sliding_window");
+  if (h.has_window_key && c["sliding_window"].is_number_integer()) h.sliding_window = c["sliding_window"].get<int64_t>();
+  if ((h.arch == Arch::qwen2 || h.arch == Arch::qwen3) && c.contains("use_sliding_window") &&
+      c["use_sliding_window"].is_boolean() && !c["use_sliding_window"].get<bool>())
+    h.sliding_window.reset();
+  if (h.arch == Arch::gemma2) {
+    h.attn_softcap = opt_num(c, "attn_logit_softcapping", 0.0);
+    h.final_softcap = opt_num(c, "final_logit_softcapping", 0.0);
+    h.query_pre_attn_scalar = opt_num(c, "query_pre_attn_scalar", 0.0);
+    if (c.contains("hidden_activation") && c["hidden_activation"].is_string()) h.hidden_act = c["hidden_activation"];
+  }
+}
+
+}  // namespace
+
+HfConfig parse_hf_config(const json& c, const json& g) {
+  HfConfig h;
+  parse_arch(c, h);
+  h.hidden = req_int(c, "hidden_size");
+  h.intermediate = req_int(c, "intermediate_size");
+  h.layers = req_int(c, "num_hidden_layers");
+  h.heads = req_int(c, "num_attention_heads");
+  h.kv_heads = opt_int(c, "num_key_value_heads", h.heads);
+  h.head_dim = opt_int(c, "head_dim", h.hidden / h.heads);
+  h.vocab = req_int(c, "vocab_size");
+  h.max_position = req_int(c, "max_position_embeddings");
+  h.rms_eps = opt_num(c, "rms_norm_eps", 1e-6);
+  h.tie_embeddings = c.contains("tie_word_embeddings") && c["tie_word_embeddings"].is_boolean()
+                         ? c["tie_word_embeddings"].get<bool>()
+                         : h.arch == Arch::gemma2;
+  if (c.contains("hidden_act") && c["hidden_act"].is_string()) h.hidden_act = c["hidden_act"];
+  if (h.heads % h.kv_heads != 0)
+    throw_error("config.json: num_attention_heads ", h.heads, " is not a multiple of num_key_value_heads ", h.kv_heads);
+  parse_rope(c, h);
+  parse_tokens(c, g, h);
+  parse_arch_specific(c, h);
+  if (h.hidden_act != "silu" && h.hidden_act != "gelu_pytorch_tanh")
+    throw_error("config.json: unsupported hidden_act ", h.hidden_act, " (supported: silu, gelu_pytorch_tanh)");
+  h.generation = g;
+  return h;
+}
+
+}  // namespace ogx::builder

@@ -1,0 +1,47 @@
+// The Hugging Face config.json (+ generation_config.json) fields the builder uses, validated.
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace ogx::builder {
+
+enum class Arch { llama, mistral, qwen2, qwen3, phi3, gemma2 };
+
+struct RopeConfig {
+  double theta = 10000.0;
+  double partial_factor = 1.0;
+  std::string type = "default";  // default | llama3
+  double factor = 1.0, low_freq_factor = 1.0, high_freq_factor = 4.0;
+  int64_t original_max_position = 8192;
+};
+
+struct HfConfig {
+  Arch arch = Arch::llama;
+  std::string architecture;  // e.g. LlamaForCausalLM
+  std::string genai_type;    // genai_config model.type: llama, mistral, qwen2, qwen3, phi3, gemma2
+  int64_t hidden = 0, intermediate = 0, layers = 0, heads = 0, kv_heads = 0, head_dim = 0, vocab = 0;
+  int64_t max_position = 0;
+  double rms_eps = 1e-6;
+  RopeConfig rope;
+  bool tie_embeddings = false;
+  std::string hidden_act = "silu";
+  // GroupQueryAttention local_window_size: absent key -> -1 attribute; null -> no attribute; N -> N.
+  bool has_window_key = false;
+  std::optional<int64_t> sliding_window;
+  double attn_softcap = 0.0, final_softcap = 0.0;  // gemma2
+  double query_pre_attn_scalar = 0.0;              // gemma2 (0: head_dim)
+  int64_t bos = -1;
+  std::vector<int64_t> eos;
+  std::optional<int64_t> pad;
+  nlohmann::json generation;  // generation_config.json (may be null)
+};
+
+// Throws ogx::Error naming the missing/bad field or the unsupported architecture.
+HfConfig parse_hf_config(const nlohmann::json& config, const nlohmann::json& generation);
+nlohmann::json read_json_file(const std::string& path);  // throws naming the path
+
+}  // namespace ogx::builder
