@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Installs every build and test dependency of ogx from Debian's packages. Idempotent.
+set -euo pipefail
+PKGS=(
+  build-essential cmake ninja-build pkg-config
+  libonnx-dev libprotobuf-dev protobuf-compiler      # ONNX ModelProto parsing
+  nlohmann-json3-dev                                 # genai_config.json, tokenizer.json
+  libgtest-dev libgmock-dev libbenchmark-dev         # tests and benchmarks
+  libvulkan-dev glslc spirv-headers                  # Vulkan provider, shaders compiled at build time
+  mesa-vulkan-drivers vulkan-validationlayers        # lavapipe + validation for GPU-less testing
+  libicu-dev libpcre2-dev liblzma-dev                # tokenizer: Unicode, regex, .xz goldens
+  libsentencepiece-dev                               # SentencePiece tokenizer.model folders
+  pybind11-dev python3-dev python3-numpy python3-pytest python3-jinja2
+)
+missing=()
+for p in "${PKGS[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO=sudo
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+echo "setup: all dependencies present"

@@ -1,0 +1,138 @@
+#include "common/tensor.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+
+#include "common/half.h"
+
+namespace ogx {
+
+int64_t shape_numel(const Shape& s) {
+  int64_t n = 1;
+  for (int64_t d : s) {
+    OGX_CHECK(d >= 0, "negative dimension in shape ", shape_str(s));
+    if (d != 0 && n > std::numeric_limits<int64_t>::max() / d) throw_error("shape ", shape_str(s), " overflows");
+    n *= d;
+  }
+  return n;
+}
+
+std::string shape_str(const Shape& s) {
+  std::string r = "[";
+  for (size_t i = 0; i < s.size(); i++) r += (i ? "," : "") + std::to_string(s[i]);
+  return r + "]";
+}
+
+Storage::~Storage() {
+  if (owned) std::free(data);
+}
+
+std::shared_ptr<Storage> Storage::allocate(size_t bytes) {
+  auto s = std::make_shared<Storage>();
+  size_t rounded = (bytes + 63) / 64 * 64;
+  if (rounded == 0) rounded = 64;
+  s->data = std::aligned_alloc(64, rounded);
+  if (!s->data) throw_error("out of host memory allocating ", bytes, " bytes");
+  s->bytes = bytes;
+  s->capacity = rounded;
+  s->owned = true;
+  return s;
+}
+
+std::shared_ptr<Storage> Storage::borrow(void* data, size_t bytes, std::shared_ptr<const void> owner) {
+  auto s = std::make_shared<Storage>();
+  s->data = data;
+  s->bytes = bytes;
+  s->keep_alive = std::move(owner);
+  return s;
+}
+
+Tensor::Tensor(DType dtype, Shape shape) : dtype_(dtype), shape_(std::move(shape)) {
+  numel_ = shape_numel(shape_);
+  OGX_CHECK(dtype_size(dtype_) > 0, "cannot allocate a tensor of ", dtype_name(dtype_));
+  storage_ = Storage::allocate(bytes());
+}
+
+Tensor::Tensor(DType dtype, Shape shape, std::shared_ptr<Storage> storage, size_t offset)
+    : dtype_(dtype), shape_(std::move(shape)), storage_(std::move(storage)), offset_(offset) {
+  numel_ = shape_numel(shape_);
+  OGX_CHECK(storage_ && offset_ + bytes() <= storage_->bytes, "tensor view ", shape_str(shape_), " of ",
+            dtype_name(dtype_), " exceeds its storage");
+}
+
+Tensor Tensor::zeros(DType dtype, Shape shape) {
+  Tensor t(dtype, std::move(shape));
+  std::memset(t.raw(), 0, t.bytes());
+  return t;
+}
+
+Tensor Tensor::reshaped(Shape shape) const {
+  OGX_CHECK(shape_numel(shape) == numel_, "cannot reshape ", shape_str(shape_), " to ", shape_str(shape));
+  return Tensor(dtype_, std::move(shape), storage_, offset_);
+}
+
+Tensor Tensor::clone() const {
+  Tensor t(dtype_, shape_);
+  if (bytes()) std::memcpy(t.raw(), raw(), bytes());
+  return t;
+}
+
+double Tensor::get_f64(int64_t i) const {
+  const void* p = raw();
+  switch (dtype_) {
+    case DType::f32: return ((const float*)p)[i];
+    case DType::f64: return ((const double*)p)[i];
+    case DType::f16: return f16_to_f32(((const uint16_t*)p)[i]);
+    case DType::bf16: return bf16_to_f32(((const uint16_t*)p)[i]);
+    default: return (double)get_i64(i);
+  }
+}
+
+int64_t Tensor::get_i64(int64_t i) const {
+  const void* p = raw();
+  switch (dtype_) {
+    case DType::i64: return ((const int64_t*)p)[i];
+    case DType::i32: return ((const int32_t*)p)[i];
+    case DType::i16: return ((const int16_t*)p)[i];
+    case DType::i8: return ((const int8_t*)p)[i];
+    case DType::u64: return (int64_t)((const uint64_t*)p)[i];
+    case DType::u32: return ((const uint32_t*)p)[i];
+    case DType::u16: return ((const uint16_t*)p)[i];
+    case DType::u8: case DType::boolean: return ((const uint8_t*)p)[i];
+    case DType::f32: case DType::f64: case DType::f16: case DType::bf16: return (int64_t)get_f64(i);
+    default: throw_error("cannot read elements of ", dtype_name(dtype_));
+  }
+}
+
+std::vector<int64_t> Tensor::to_i64_vector() const {
+  std::vector<int64_t> v((size_t)numel_);
+  for (int64_t i = 0; i < numel_; i++) v[i] = get_i64(i);
+  return v;
+}
+
+Tensor Tensor::to_f32() const {
+  OGX_CHECK(is_float(dtype_), "to_f32 needs a float tensor, got ", dtype_name(dtype_));
+  Tensor t(DType::f32, shape_);
+  float* o = t.data<float>();
+  for (int64_t i = 0; i < numel_; i++) o[i] = (float)get_f64(i);
+  return t;
+}
+
+Tensor Tensor::cast_float(DType to) const {
+  OGX_CHECK(dtype_ == DType::f32, "cast_float needs float32 input");
+  Tensor t(to, shape_);
+  const float* s = data<float>();
+  for (int64_t i = 0; i < numel_; i++) {
+    switch (to) {
+      case DType::f32: t.data<float>()[i] = s[i]; break;
+      case DType::f64: t.data<double>()[i] = s[i]; break;
+      case DType::f16: t.data<uint16_t>()[i] = f32_to_f16(s[i]); break;
+      case DType::bf16: t.data<uint16_t>()[i] = f32_to_bf16(s[i]); break;
+      default: throw_error("cast_float to ", dtype_name(to), " unsupported");
+    }
+  }
+  return t;
+}
+
+}  // namespace ogx

@@ -1,0 +1,161 @@
+#include "exec/graph_session.h"
+
+#include <algorithm>
+
+namespace ogx {
+
+std::shared_ptr<Storage> BufferPool::take(size_t bytes) {
+  auto it = free_.lower_bound(bytes);
+  // Reuse a buffer up to 2x the request; larger ones stay for bigger tensors.
+  if (it != free_.end() && it->first <= bytes * 2 + 4096) {
+    auto s = std::move(it->second);
+    pooled_ -= it->first;
+    free_.erase(it);
+    s->bytes = bytes;
+    return s;
+  }
+  return Storage::allocate(bytes);
+}
+
+void BufferPool::give(std::shared_ptr<Storage> s) {
+  if (!s || !s->owned) return;
+  size_t cap = s->capacity;
+  pooled_ += cap;
+  free_.emplace(cap, std::move(s));
+}
+
+class GraphKernelContext : public KernelContext {
+ public:
+  GraphKernelContext(GraphSession& s, const Node& n, std::vector<Tensor>& slots, std::vector<bool>& bound)
+      : s_(s), n_(n), slots_(slots), bound_(bound) {}
+  const Node& node() const override { return n_; }
+  int num_inputs() const override { return (int)n_.inputs.size(); }
+  const Tensor* input_or_null(int i) const override {
+    if (i < 0 || i >= (int)n_.inputs.size() || n_.inputs[i] < 0) return nullptr;
+    const Tensor& t = slots_[n_.inputs[i]];
+    return t.dtype() == DType::undefined ? nullptr : &t;
+  }
+  int num_outputs() const override { return (int)n_.outputs.size(); }
+  bool wants_output(int i) const override { return i < (int)n_.outputs.size() && n_.outputs[i] >= 0; }
+  Tensor* bound_output(int i) override {
+    if (!wants_output(i)) return nullptr;
+    int v = n_.outputs[i];
+    return bound_[v] ? &slots_[v] : nullptr;
+  }
+  Tensor& output(int i, DType dtype, const Shape& shape) override {
+    OGX_CHECK(wants_output(i), n_.describe(), ": output ", i, " is not connected");
+    int v = n_.outputs[i];
+    Tensor& slot = slots_[v];
+    if (bound_[v]) {
+      OGX_CHECK(slot.dtype() == dtype && slot.shape() == shape, n_.describe(), ": output '",
+                s_.graph().values[v].name, "' was bound as ", dtype_name(slot.dtype()), " ", shape_str(slot.shape()),
+                " but the node produces ", dtype_name(dtype), " ", shape_str(shape));
+      return slot;
+    }
+    size_t bytes = (size_t)shape_numel(shape) * dtype_size(dtype);
+    slot = Tensor(dtype, shape, s_.buffers_.take(bytes), 0);
+    return slot;
+  }
+  ThreadPool& pool() override { return *s_.pool_; }
+
+ private:
+  GraphSession& s_;
+  const Node& n_;
+  std::vector<Tensor>& slots_;
+  std::vector<bool>& bound_;
+};
+
+GraphSession::GraphSession(std::shared_ptr<const Model> model, const KernelRegistry& registry,
+                           const SessionOptions& opts, std::string provider_name)
+    : model_(std::move(model)), provider_name_(std::move(provider_name)) {
+  pool_ = std::make_unique<ThreadPool>(opts.intra_op_num_threads);
+  const Graph& g = model_->graph;
+  std::vector<std::string> missing;
+  for (auto& n : g.nodes) {
+    auto* f = registry.find(n.domain, n.op_type);
+    if (!f) {
+      missing.push_back(n.describe());
+      continue;
+    }
+    KernelInfo info{n, g, pool_->num_threads()};
+    kernels_.push_back((*f)(info));
+  }
+  if (!missing.empty()) {
+    std::string list;
+    for (size_t i = 0; i < missing.size() && i < 5; i++) list += (i ? ", " : "") + missing[i];
+    throw_error("provider '", provider_name_, "' does not support ", missing.size(), " node(s): ", list,
+                missing.size() > 5 ? ", ..." : "");
+  }
+  last_use_.assign(g.values.size(), -1);
+  for (size_t i = 0; i < g.nodes.size(); i++)
+    for (int v : g.nodes[i].inputs)
+      if (v >= 0) last_use_[v] = (int)i;
+  is_graph_output_.assign(g.values.size(), false);
+  for (int v : g.output_ids) is_graph_output_[v] = true;
+}
+
+void GraphSession::run(const std::vector<NamedTensor>& inputs, std::vector<NamedTensor>& outputs) {
+  const Graph& g = model_->graph;
+  std::vector<Tensor> slots(g.values.size());
+  std::vector<bool> bound(g.values.size(), false);
+  for (size_t v = 0; v < g.values.size(); v++)
+    if (g.values[v].is_constant) slots[v] = g.values[v].constant;
+  std::vector<bool> given(g.values.size(), false);
+  for (auto& [name, t] : inputs) {
+    int v = g.find(name);
+    OGX_CHECK(v >= 0 && g.input_info(name), "'", name, "' is not an input of the model");
+    const ValueInfo* info = g.input_info(name);
+    OGX_CHECK(info->dtype == DType::undefined || info->dtype == t.dtype(), "input '", name, "' must be ",
+              dtype_name(info->dtype), ", got ", dtype_name(t.dtype()));
+    if (info->has_shape) {
+      OGX_CHECK(info->shape.size() == t.shape().size(), "input '", name, "' must have rank ", info->shape.size(),
+                ", got ", shape_str(t.shape()));
+      for (size_t d = 0; d < info->shape.size(); d++)
+        OGX_CHECK(info->shape[d].value < 0 || info->shape[d].value == t.shape()[d], "input '", name,
+                  "' dimension ", d, " must be ", info->shape[d].value, ", got ", shape_str(t.shape()));
+    }
+    slots[v] = t;
+    given[v] = true;
+  }
+  for (size_t i = 0; i < g.input_ids.size(); i++)
+    OGX_CHECK(given[g.input_ids[i]], "missing model input '", g.inputs[i].name, "'");
+  for (auto& [name, t] : outputs) {
+    int v = g.find(name);
+    OGX_CHECK(v >= 0 && g.output_info(name), "'", name, "' is not an output of the model");
+    if (!t.empty()) {
+      slots[v] = t;
+      bound[v] = true;
+    }
+  }
+  for (size_t i = 0; i < g.nodes.size(); i++) {
+    const Node& n = g.nodes[i];
+    GraphKernelContext ctx(*this, n, slots, bound);
+    try {
+      kernels_[i]->compute(ctx);
+    } catch (const Error& e) {
+      std::string msg = e.what();
+      if (msg.find(n.name) == std::string::npos) msg = n.describe() + ": " + msg;
+      throw Error(msg);
+    }
+    for (int v : n.inputs) {
+      if (v < 0 || last_use_[v] != (int)i || is_graph_output_[v] || bound[v] || g.values[v].is_constant) continue;
+      auto st = slots[v].storage();
+      slots[v] = Tensor();
+      if (st && st.use_count() == 1 && !given[v]) buffers_.give(std::move(st));
+    }
+    // Outputs nobody reads (and that are not graph outputs) are released at once.
+    for (int v : n.outputs) {
+      if (v < 0 || last_use_[v] >= 0 || is_graph_output_[v] || bound[v]) continue;
+      auto st = slots[v].storage();
+      slots[v] = Tensor();
+      if (st && st.use_count() == 1) buffers_.give(std::move(st));
+    }
+  }
+  for (auto& [name, t] : outputs) {
+    int v = g.find(name);
+    OGX_CHECK(!slots[v].empty(), "output '", name, "' was not produced");
+    t = slots[v];
+  }
+}
+
+}  // namespace ogx

@@ -1,0 +1,45 @@
+// Runs a graph node by node on the host with kernels from a registry. Intermediate buffers are released after
+// their last use and recycled through a size-keyed pool that lives as long as the session, so steady-state
+// decoding allocates nothing.
+#pragma once
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "exec/kernel.h"
+#include "exec/session.h"
+
+namespace ogx {
+
+class BufferPool {
+ public:
+  std::shared_ptr<Storage> take(size_t bytes);
+  void give(std::shared_ptr<Storage> s);  // only when nobody else holds it
+  size_t pooled_bytes() const { return pooled_; }
+
+ private:
+  std::multimap<size_t, std::shared_ptr<Storage>> free_;  // by capacity
+  size_t pooled_ = 0;
+};
+
+class GraphSession : public Session {
+ public:
+  GraphSession(std::shared_ptr<const Model> model, const KernelRegistry& registry, const SessionOptions& opts,
+               std::string provider_name);
+  void run(const std::vector<NamedTensor>& inputs, std::vector<NamedTensor>& outputs) override;
+  const Graph& graph() const override { return model_->graph; }
+  std::string provider_name() const override { return provider_name_; }
+
+ private:
+  friend class GraphKernelContext;
+  std::shared_ptr<const Model> model_;
+  std::string provider_name_;
+  std::unique_ptr<ThreadPool> pool_;
+  std::vector<std::unique_ptr<Kernel>> kernels_;  // one per node
+  std::vector<int> last_use_;                      // per value: index of the last node reading it (-1: none)
+  std::vector<bool> is_graph_output_;
+  BufferPool buffers_;
+};
+
+}  // namespace ogx

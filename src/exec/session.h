@@ -1,0 +1,41 @@
+// The one provider interface: a provider turns a loaded model into a Session that runs it.
+// Tensors crossing this boundary are host tensors; a provider keeps device state (weights, KV, recorded command
+// buffers) inside its session.
+#pragma once
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "onnx/loader.h"
+
+namespace ogx {
+
+using NamedTensor = std::pair<std::string, Tensor>;
+using OptionList = std::vector<std::pair<std::string, std::string>>;
+
+struct SessionOptions {
+  int intra_op_num_threads = 0;  // 0: all cores
+  std::string provider = "cpu";  // canonical provider name: "cpu" or "vulkan"
+  OptionList provider_options;   // provider-specific key/values (device_id, performance_preference, ...)
+  OptionList device_filtering;   // hardware_device_type, hardware_device_id, hardware_vendor_id
+};
+
+class Session {
+ public:
+  virtual ~Session() = default;
+  // inputs: every graph input by name. outputs: the requested outputs; an entry holding a tensor is a pre-bound
+  // buffer the session writes into (e.g. a KV cache shared between past and present), an empty entry is filled in.
+  virtual void run(const std::vector<NamedTensor>& inputs, std::vector<NamedTensor>& outputs) = 0;
+  virtual const Graph& graph() const = 0;
+  virtual std::string provider_name() const = 0;
+};
+
+class ExecutionProvider {
+ public:
+  virtual ~ExecutionProvider() = default;
+  virtual std::string name() const = 0;
+  virtual std::unique_ptr<Session> create_session(std::shared_ptr<const Model> model, const SessionOptions& opts) = 0;
+};
+
+}  // namespace ogx

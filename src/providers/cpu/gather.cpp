@@ -1,0 +1,71 @@
+// Gather (embedding lookup and shape picking), GatherElements.
+#include <cstring>
+
+#include "providers/cpu/cpu_ops.h"
+#include "providers/cpu/type_dispatch.h"
+
+namespace ogx::cpu {
+namespace {
+
+void gather_kernel(KernelContext& ctx) {
+  const Tensor& x = ctx.input(0);
+  const Tensor& idx = ctx.input(1);
+  int64_t r = x.rank();
+  OGX_CHECK(r >= 1, ctx.node().describe(), ": data must have rank >= 1");
+  int64_t axis = ctx.node().attr_int("axis", 0);
+  if (axis < 0) axis += r;
+  OGX_CHECK(axis >= 0 && axis < r, ctx.node().describe(), ": bad axis");
+  Shape s(x.shape().begin(), x.shape().begin() + axis);
+  s.insert(s.end(), idx.shape().begin(), idx.shape().end());
+  s.insert(s.end(), x.shape().begin() + axis + 1, x.shape().end());
+  Tensor& y = ctx.output(0, x.dtype(), s);
+  int64_t outer = 1, inner = 1, d = x.shape()[axis];
+  for (int64_t i = 0; i < axis; i++) outer *= x.shape()[i];
+  for (int64_t i = axis + 1; i < r; i++) inner *= x.shape()[i];
+  size_t row = (size_t)inner * dtype_size(x.dtype());
+  int64_t n = idx.numel();
+  for (int64_t o = 0; o < outer; o++)
+    for (int64_t j = 0; j < n; j++) {
+      int64_t k = idx.get_i64(j);
+      if (k < 0) k += d;
+      OGX_CHECK(k >= 0 && k < d, ctx.node().describe(), ": index ", idx.get_i64(j), " out of range [", -d, ", ", d,
+                ")");
+      std::memcpy((char*)y.raw() + (o * n + j) * row, (const char*)x.raw() + (o * d + k) * row, row);
+    }
+}
+
+void gather_elements_kernel(KernelContext& ctx) {
+  const Tensor& x = ctx.input(0);
+  const Tensor& idx = ctx.input(1);
+  int64_t r = x.rank();
+  int64_t axis = ctx.node().attr_int("axis", 0);
+  if (axis < 0) axis += r;
+  OGX_CHECK(axis >= 0 && axis < r && idx.rank() == r, ctx.node().describe(), ": bad axis or index rank");
+  Tensor& y = ctx.output(0, x.dtype(), idx.shape());
+  std::vector<int64_t> xs(r, 1);
+  for (int64_t i = r - 2; i >= 0; i--) xs[i] = xs[i + 1] * x.shape()[i + 1];
+  size_t es = dtype_size(x.dtype());
+  for (int64_t i = 0; i < idx.numel(); i++) {
+    int64_t rem = i, off = 0;
+    for (int64_t d = r - 1; d >= 0; d--) {
+      int64_t c = rem % idx.shape()[d];
+      rem /= idx.shape()[d];
+      if (d == axis) {
+        c = idx.get_i64(i);
+        if (c < 0) c += x.shape()[d];
+        OGX_CHECK(c >= 0 && c < x.shape()[d], ctx.node().describe(), ": index out of range");
+      }
+      off += c * xs[d];
+    }
+    std::memcpy((char*)y.raw() + i * es, (const char*)x.raw() + off * es, es);
+  }
+}
+
+}  // namespace
+
+void register_gather(KernelRegistry& r) {
+  r.add_fn("", "Gather", gather_kernel);
+  r.add_fn("", "GatherElements", gather_elements_kernel);
+}
+
+}  // namespace ogx::cpu

@@ -1,0 +1,27 @@
+// Vector primitives with runtime dispatch: AVX2+FMA+F16C when the CPU has them, portable scalar code otherwise.
+// Every fast routine has its scalar twin here, and tests compare the two.
+#pragma once
+#include <cstdint>
+
+#include "common/half.h"
+
+namespace ogx::cpu {
+
+bool cpu_has_avx2();  // AVX2 + FMA + F16C, checked once
+
+// y[0..n) += a[r] * x_r[0..n) for R rows at once: y_r += a_r * x, x shared (one weight row, R activation rows).
+// x is float, f16 or bf16 storage; y is float.
+void axpy_rows(int rows, const float* a, const float* x, float* const* y, int64_t n);
+void axpy_rows(int rows, const float* a, const f16_t* x, float* const* y, int64_t n);
+void axpy_rows(int rows, const float* a, const bf16_t* x, float* const* y, int64_t n);
+
+// Scalar references, also used when AVX2 is absent.
+void axpy_rows_scalar(int rows, const float* a, const float* x, float* const* y, int64_t n);
+void axpy_rows_scalar(int rows, const float* a, const f16_t* x, float* const* y, int64_t n);
+void axpy_rows_scalar(int rows, const float* a, const bf16_t* x, float* const* y, int64_t n);
+
+float dot_f32(const float* a, const float* b, int64_t n);
+// Forces the scalar path in tests (and on request); returns the previous setting.
+bool set_simd_enabled(bool on);
+
+}  // namespace ogx::cpu
