@@ -1,0 +1,87 @@
+#include "providers/vulkan/command_recorder.h"
+
+#include "providers/vulkan/context.h"
+#include "providers/vulkan/transfer.h"
+
+namespace ogx::vk {
+
+CommandRecorder::CommandRecorder(Context& ctx) : ctx_(ctx) { cb_ = ctx.allocate_command_buffer(); }
+
+CommandRecorder::~CommandRecorder() {
+  if (last_submit_) ctx_.wait(last_submit_);
+  ctx_.free_command_buffer(cb_);
+}
+
+void CommandRecorder::begin() {
+  if (last_submit_) ctx_.wait(last_submit_);
+  OGX_VK(vkResetCommandBuffer(cb_, 0));
+  VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+  OGX_VK(vkBeginCommandBuffer(cb_, &bi));
+  recording_ = true;
+  ended_ = false;
+  pending_reads_.clear();
+  pending_writes_.clear();
+  stats_.dispatches = 0;
+  stats_.barriers = 0;
+  barrier();  // earlier submissions (uploads, the previous replay) and host writes of step parameters
+}
+
+void CommandRecorder::barrier() {
+  record_full_barrier(cb_);
+  stats_.barriers++;
+  pending_reads_.clear();
+  pending_writes_.clear();
+}
+
+void CommandRecorder::access(std::initializer_list<BufferSlice> reads, std::initializer_list<BufferSlice> writes) {
+  bool hazard = false;
+  for (const auto& r : reads)
+    for (const auto& w : pending_writes_) hazard |= r.overlaps(w);
+  for (const auto& w : writes) {
+    for (const auto& pw : pending_writes_) hazard |= w.overlaps(pw);
+    for (const auto& pr : pending_reads_) hazard |= w.overlaps(pr);
+  }
+  if (hazard) barrier();
+  pending_reads_.insert(pending_reads_.end(), reads.begin(), reads.end());
+  pending_writes_.insert(pending_writes_.end(), writes.begin(), writes.end());
+}
+
+void CommandRecorder::dispatch(const Pipeline& pipeline, const void* push, uint32_t push_bytes, uint32_t gx,
+                               uint32_t gy, uint32_t gz, std::initializer_list<BufferSlice> reads,
+                               std::initializer_list<BufferSlice> writes) {
+  OGX_CHECK(recording_, "CommandRecorder::dispatch outside begin()/end()");
+  OGX_CHECK(push_bytes <= kPushConstantBytes, "push constants of ", pipeline.name, " exceed ", kPushConstantBytes);
+  if (gx == 0 || gy == 0 || gz == 0) return;
+  access(reads, writes);
+  vkCmdBindPipeline(cb_, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline.pipeline);
+  if (push_bytes) vkCmdPushConstants(cb_, pipeline.layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, push_bytes, push);
+  vkCmdDispatch(cb_, gx, gy, gz);
+  stats_.dispatches++;
+}
+
+void CommandRecorder::fill_zero(const BufferSlice& dst) {
+  OGX_CHECK(recording_, "CommandRecorder::fill_zero outside begin()/end()");
+  OGX_CHECK(dst.offset % 4 == 0 && dst.size % 4 == 0, "fill_zero needs 4-byte aligned ranges");
+  access({}, {dst});
+  vkCmdFillBuffer(cb_, dst.buffer, dst.offset, dst.size, 0);
+}
+
+void CommandRecorder::end() {
+  OGX_CHECK(recording_, "CommandRecorder::end without begin()");
+  barrier();  // make results visible to transfers and later submissions
+  OGX_VK(vkEndCommandBuffer(cb_));
+  recording_ = false;
+  ended_ = true;
+}
+
+uint64_t CommandRecorder::submit() {
+  OGX_CHECK(ended_, "CommandRecorder::submit before end()");
+  if (last_submit_) ctx_.wait(last_submit_);  // a command buffer may not be pending twice
+  last_submit_ = ctx_.submit(cb_);
+  stats_.submits++;
+  return last_submit_;
+}
+
+void CommandRecorder::run() { ctx_.wait(submit()); }
+
+}  // namespace ogx::vk

@@ -1,0 +1,136 @@
+#include "providers/vulkan/context.h"
+
+#include <cstring>
+
+#include "common/log.h"
+#include "providers/vulkan/transfer.h"
+
+namespace ogx::vk {
+
+std::unique_ptr<Context> Context::create(const std::map<std::string, std::string>& provider_options,
+                                         const InstanceOptions& instance) {
+  ContextOptions o;
+  o.provider = parse_provider_options(provider_options);
+  o.instance = instance;
+  return std::make_unique<Context>(o);
+}
+
+Context::Context(const ContextOptions& options) : options_(options) {
+  instance_ = Instance::get(options.instance);
+  auto physical = instance_->physical_devices();
+  if (physical.empty()) throw_no_device("the Vulkan loader reports no physical device");
+  std::vector<DeviceInfo> devices;
+  for (size_t i = 0; i < physical.size(); i++) devices.push_back(describe_device(physical[i], (int)i));
+  int chosen = select_device(devices, options.provider);
+  info_ = devices[chosen];
+  tuning_ = tuning_for(info_, options.provider.disable_metacommands);
+  create_device(physical[chosen]);
+  VkPhysicalDeviceMemoryProperties mem;
+  vkGetPhysicalDeviceMemoryProperties(physical[chosen], &mem);
+  allocator_ = std::make_unique<DeviceAllocator>(device_, mem, options.block_bytes);
+  pipelines_ = std::make_unique<PipelineLibrary>(device_);
+  transfers_ = std::make_unique<TransferRing>(*this, options.staging_bytes, options.readback_bytes);
+}
+
+void Context::create_device(VkPhysicalDevice physical) {
+  uint32_t n = 0;
+  vkGetPhysicalDeviceQueueFamilyProperties(physical, &n, nullptr);
+  std::vector<VkQueueFamilyProperties> families(n);
+  vkGetPhysicalDeviceQueueFamilyProperties(physical, &n, families.data());
+  bool found = false;
+  for (uint32_t i = 0; i < n && !found; i++)
+    if (families[i].queueFlags & VK_QUEUE_COMPUTE_BIT) queue_family_ = i, found = true;
+  OGX_CHECK(found, "Vulkan device ", info_.name, " has no compute queue");
+
+  float priority = 1.0f;
+  VkDeviceQueueCreateInfo qi{VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO};
+  qi.queueFamilyIndex = queue_family_;
+  qi.queueCount = 1;
+  qi.pQueuePriorities = &priority;
+
+  VkPhysicalDeviceVulkan12Features f12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
+  VkPhysicalDeviceVulkan11Features f11{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES};
+  VkPhysicalDeviceFeatures2 f{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
+  f.pNext = &f11;
+  f11.pNext = &f12;
+  f12.bufferDeviceAddress = VK_TRUE;
+  f12.timelineSemaphore = VK_TRUE;
+  f12.shaderFloat16 = info_.features.fp16_arithmetic;
+  f12.storageBuffer8BitAccess = info_.features.storage_8bit;
+  f11.storageBuffer16BitAccess = info_.features.storage_16bit;
+  OGX_CHECK(info_.features.storage_16bit, "Vulkan device ", info_.name,
+            " lacks storageBuffer16BitAccess, which ogx's fp16 kernels need");
+
+  std::vector<const char*> exts;
+  if (info_.features.memory_budget) exts.push_back(VK_EXT_MEMORY_BUDGET_EXTENSION_NAME);
+  VkDeviceCreateInfo di{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO};
+  di.pNext = &f;
+  di.queueCreateInfoCount = 1;
+  di.pQueueCreateInfos = &qi;
+  di.enabledExtensionCount = (uint32_t)exts.size();
+  di.ppEnabledExtensionNames = exts.data();
+  OGX_VK(vkCreateDevice(physical, &di, nullptr, &device_));
+  vkGetDeviceQueue(device_, queue_family_, 0, &queue_);
+
+  VkCommandPoolCreateInfo pi{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
+  pi.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
+  pi.queueFamilyIndex = queue_family_;
+  OGX_VK(vkCreateCommandPool(device_, &pi, nullptr, &pool_));
+
+  VkSemaphoreTypeCreateInfo ti{VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO};
+  ti.semaphoreType = VK_SEMAPHORE_TYPE_TIMELINE;
+  VkSemaphoreCreateInfo si{VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO};
+  si.pNext = &ti;
+  OGX_VK(vkCreateSemaphore(device_, &si, nullptr, &timeline_));
+}
+
+Context::~Context() {
+  if (!device_) return;
+  vkDeviceWaitIdle(device_);
+  transfers_.reset();
+  pipelines_.reset();
+  allocator_.reset();
+  vkDestroySemaphore(device_, timeline_, nullptr);
+  vkDestroyCommandPool(device_, pool_, nullptr);
+  vkDestroyDevice(device_, nullptr);
+}
+
+uint64_t Context::submit(VkCommandBuffer cb) {
+  uint64_t value = ++next_value_;
+  VkTimelineSemaphoreSubmitInfo ti{VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO};
+  ti.signalSemaphoreValueCount = 1;
+  ti.pSignalSemaphoreValues = &value;
+  VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
+  si.pNext = &ti;
+  si.commandBufferCount = 1;
+  si.pCommandBuffers = &cb;
+  si.signalSemaphoreCount = 1;
+  si.pSignalSemaphores = &timeline_;
+  OGX_VK(vkQueueSubmit(queue_, 1, &si, VK_NULL_HANDLE));
+  submits_++;
+  return value;
+}
+
+void Context::wait(uint64_t value) {
+  VkSemaphoreWaitInfo wi{VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO};
+  wi.semaphoreCount = 1;
+  wi.pSemaphores = &timeline_;
+  wi.pValues = &value;
+  OGX_VK(vkWaitSemaphores(device_, &wi, UINT64_MAX));
+}
+
+void Context::wait_idle() { wait(next_value_); }
+
+VkCommandBuffer Context::allocate_command_buffer() {
+  VkCommandBufferAllocateInfo ai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
+  ai.commandPool = pool_;
+  ai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+  ai.commandBufferCount = 1;
+  VkCommandBuffer cb;
+  OGX_VK(vkAllocateCommandBuffers(device_, &ai, &cb));
+  return cb;
+}
+
+void Context::free_command_buffer(VkCommandBuffer cb) { vkFreeCommandBuffers(device_, pool_, 1, &cb); }
+
+}  // namespace ogx::vk

@@ -1,0 +1,73 @@
+// A Vulkan provider context: the selected device, one compute queue with a timeline semaphore, the device-memory
+// allocator, the staging rings and the pipeline library. One Context per session; not thread-safe.
+#pragma once
+#include <map>
+#include <memory>
+#include <string>
+
+#include "providers/vulkan/device_selection.h"
+#include "providers/vulkan/memory.h"
+#include "providers/vulkan/pipeline.h"
+#include "providers/vulkan/tuning.h"
+
+namespace ogx::vk {
+
+class TransferRing;
+
+struct ContextOptions {
+  ProviderOptions provider;
+  InstanceOptions instance;
+  VkDeviceSize block_bytes = 256ull << 20;     // device-local block size sub-allocated into tensors
+  VkDeviceSize staging_bytes = 64ull << 20;    // upload heap: host memory used while loading weights
+  VkDeviceSize readback_bytes = 16ull << 20;   // readback ring
+};
+
+class Context {
+ public:
+  explicit Context(const ContextOptions& options);
+  // From the provider's string options ({"device_id","0"}, ...).
+  static std::unique_ptr<Context> create(const std::map<std::string, std::string>& provider_options,
+                                         const InstanceOptions& instance = {});
+  ~Context();
+  Context(const Context&) = delete;
+  Context& operator=(const Context&) = delete;
+
+  const DeviceInfo& info() const { return info_; }
+  const ProviderOptions& options() const { return options_.provider; }
+  const Tuning& tuning() const { return tuning_; }
+  VkDevice device() const { return device_; }
+  VkQueue queue() const { return queue_; }
+  VkCommandPool command_pool() const { return pool_; }
+  DeviceAllocator& memory() { return *allocator_; }
+  PipelineLibrary& pipelines() { return *pipelines_; }
+  TransferRing& transfers() { return *transfers_; }
+
+  // Submits one command buffer, signalling the timeline; returns the value that marks its completion.
+  uint64_t submit(VkCommandBuffer cb);
+  void wait(uint64_t value);  // host waits until the timeline reaches value
+  void wait_idle();           // everything submitted so far
+  uint64_t submit_count() const { return submits_; }
+
+  VkCommandBuffer allocate_command_buffer();
+  void free_command_buffer(VkCommandBuffer cb);
+
+ private:
+  void create_device(VkPhysicalDevice physical);
+
+  ContextOptions options_;
+  std::shared_ptr<Instance> instance_;
+  DeviceInfo info_;
+  Tuning tuning_;
+  VkDevice device_ = VK_NULL_HANDLE;
+  uint32_t queue_family_ = 0;
+  VkQueue queue_ = VK_NULL_HANDLE;
+  VkCommandPool pool_ = VK_NULL_HANDLE;
+  VkSemaphore timeline_ = VK_NULL_HANDLE;
+  uint64_t next_value_ = 0;  // last value a submission signals
+  uint64_t submits_ = 0;
+  std::unique_ptr<DeviceAllocator> allocator_;
+  std::unique_ptr<PipelineLibrary> pipelines_;
+  std::unique_ptr<TransferRing> transfers_;
+};
+
+}  // namespace ogx::vk

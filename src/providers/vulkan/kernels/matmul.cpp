@@ -1,0 +1,139 @@
+#include "providers/vulkan/kernels/matmul.h"
+
+#include <cstring>
+
+#include "providers/vulkan/kernels/kernel_util.h"
+#include "providers/vulkan/transfer.h"
+
+namespace ogx::vk::kernels {
+
+namespace {
+
+struct MatvecPush {
+  uint64_t x, w, scales, zp, bias, y;
+  uint32_t M, N, K, block_size, nblocks, zp_stride, has_zp, has_bias;
+};
+
+struct MatmulPush {
+  uint64_t a, b, scales, zp, bias, c;
+  uint32_t M, N, K, sbk, sbn, batch_stride_b, block_size, nblocks, zp_stride, has_zp, has_bias;
+};
+
+int64_t rows_of(const TensorView& t) { return t.numel() / t.shape.back(); }
+
+DeviceBuffer upload_plain(Context& ctx, const std::string& name, const Tensor& t) {
+  DeviceBuffer buf = ctx.memory().allocate(name, t.bytes());
+  ctx.transfers().upload(buf.slice(), 0, t.raw(), t.bytes());
+  return buf;
+}
+
+}  // namespace
+
+MatMulWeight upload_matmul_weight(Context& ctx, const std::string& name, const Tensor& b) {
+  OGX_CHECK(b.rank() == 2, "MatMul weight ", name, " must be 2-D [K, N], got ", shape_str(b.shape()));
+  storage_suffix(b.dtype(), name.c_str());
+  MatMulWeight w;
+  w.dtype = b.dtype();
+  w.K = b.dim(0);
+  w.N = b.dim(1);
+  size_t es = dtype_size(b.dtype());
+  w.data = ctx.memory().allocate(name, b.bytes());
+  const char* src = static_cast<const char*>(b.raw());
+  int64_t K = w.K, N = w.N;
+  // Destination element j of [N, K] is source element (j % K, j / K) of [K, N].
+  ctx.transfers().upload_generated(w.data.slice(), b.bytes(), [&](VkDeviceSize off, void* out, VkDeviceSize n) {
+    char* dst = static_cast<char*>(out);
+    for (VkDeviceSize e = off / es, end = (off + n) / es; e < end; e++) {
+      int64_t row = (int64_t)e / K, k = (int64_t)e % K;
+      std::memcpy(dst + (e * es - off), src + ((size_t)k * N + row) * es, es);
+    }
+  });
+  return w;
+}
+
+MatMulWeight upload_matmul_nbits(Context& ctx, const std::string& name, const Tensor& b, const Tensor& scales,
+                                 const Tensor* zero_points, int64_t K, int64_t N, int64_t block_size) {
+  OGX_CHECK(block_size >= 16 && (block_size & (block_size - 1)) == 0, "MatMulNBits ", name,
+            ": block_size must be a power of two >= 16, got ", block_size);
+  int64_t nblocks = (K + block_size - 1) / block_size;
+  OGX_CHECK(b.dtype() == DType::u8 && b.numel() == N * nblocks * block_size / 2, "MatMulNBits ", name,
+            ": B must be uint8 [N, K/block, block/2] = ", N * nblocks * block_size / 2, " bytes, got ",
+            dtype_name(b.dtype()), shape_str(b.shape()));
+  OGX_CHECK(scales.numel() == N * nblocks, "MatMulNBits ", name, ": scales must have N*K/block = ", N * nblocks,
+            " elements, got ", scales.numel());
+  storage_suffix(scales.dtype(), name.c_str());
+  MatMulWeight w;
+  w.dtype = scales.dtype();
+  w.int4 = true;
+  w.K = K;
+  w.N = N;
+  w.block_size = block_size;
+  w.nblocks = nblocks;
+  w.data = upload_plain(ctx, name, b);
+  w.scales = upload_plain(ctx, name + ".scales", scales);
+  if (zero_points) {
+    OGX_CHECK(zero_points->dtype() == DType::u8 && zero_points->numel() == N * ((nblocks + 1) / 2), "MatMulNBits ",
+              name, ": zero_points must be uint8 [N * ceil(K/block / 2)], got ", dtype_name(zero_points->dtype()),
+              shape_str(zero_points->shape()));
+    w.zero_points = upload_plain(ctx, name + ".zero_points", *zero_points);
+    w.has_zero_points = true;
+  }
+  return w;
+}
+
+void matmul(CommandRecorder& rec, const TensorView& a, const MatMulWeight& w, const TensorView* bias,
+            const TensorView& c) {
+  OGX_CHECK(a.dtype == w.dtype && c.dtype == w.dtype, "MatMul: activation ", dtype_name(a.dtype),
+            " / output ", dtype_name(c.dtype), " do not match the weight's ", dtype_name(w.dtype));
+  OGX_CHECK(a.shape.back() == w.K && c.shape.back() == w.N && rows_of(a) == rows_of(c), "MatMul: shapes ",
+            shape_str(a.shape), " x [", w.K, ",", w.N, "] -> ", shape_str(c.shape), " do not agree");
+  Context& ctx = rec.context();
+  const char* t = storage_suffix(a.dtype, "MatMul");
+  uint32_t M = (uint32_t)rows_of(a), N = (uint32_t)w.N, K = (uint32_t)w.K;
+  BufferSlice bias_mem = bias ? bias->mem : a.mem;
+  BufferSlice scales_mem = w.int4 ? w.scales.slice() : a.mem;
+  BufferSlice zp_mem = w.has_zero_points ? w.zero_points.slice() : a.mem;
+  uint32_t zp_stride = (uint32_t)((w.nblocks + 1) / 2);
+  if (M <= 2) {
+    const Tuning& tu = ctx.tuning();
+    uint32_t wide = (!w.int4 && K % 8 == 0) ? 1 : 0;
+    std::string shader = std::string(w.int4 ? "matvec_q4_" : "matvec_") + t;
+    const Pipeline& pl = ctx.pipelines().get(shader, {tu.matvec_threads, tu.matvec_rows, wide});
+    MatvecPush p{addr(a), w.data.slice().address, w.int4 ? w.scales.slice().address : 0,
+                 w.has_zero_points ? w.zero_points.slice().address : 0, addr_or_zero(bias), addr(c),
+                 M, N, K, (uint32_t)w.block_size, (uint32_t)w.nblocks, zp_stride, w.has_zero_points, bias != nullptr};
+    OGX_CHECK(div_up(N, tu.matvec_rows) <= 65535u, "MatMul: N = ", N, " exceeds the matvec grid");
+    rec.dispatch(pl, &p, sizeof(p), div_up(N, tu.matvec_rows), M, 1,
+                 {a.mem, w.data.slice(), scales_mem, zp_mem, bias_mem}, {c.mem});
+    return;
+  }
+  uint32_t tile = ctx.tuning().matmul_tile;
+  std::string shader = std::string(w.int4 ? "matmul_q4_" : "matmul_") + t;
+  const Pipeline& pl = ctx.pipelines().get(shader, {tile});
+  MatmulPush p{addr(a), w.data.slice().address, w.int4 ? w.scales.slice().address : 0,
+               w.has_zero_points ? w.zero_points.slice().address : 0, addr_or_zero(bias), addr(c),
+               M, N, K, 1, K, 0, (uint32_t)w.block_size, (uint32_t)w.nblocks, zp_stride, w.has_zero_points,
+               bias != nullptr};
+  rec.dispatch(pl, &p, sizeof(p), div_up(N, tile), div_up(M, tile), 1,
+               {a.mem, w.data.slice(), scales_mem, zp_mem, bias_mem}, {c.mem});
+}
+
+void matmul_batched(CommandRecorder& rec, const TensorView& a, const TensorView& b, const TensorView& c) {
+  check_same_dtype(a, b, "MatMul");
+  check_same_dtype(a, c, "MatMul");
+  OGX_CHECK(a.shape.size() >= 2 && b.shape.size() >= 2, "MatMul: inputs must be at least 2-D");
+  int64_t K = a.shape.back(), M = a.shape[a.shape.size() - 2], N = b.shape.back();
+  OGX_CHECK(b.shape[b.shape.size() - 2] == K, "MatMul: inner dimensions differ: ", shape_str(a.shape), " x ",
+            shape_str(b.shape));
+  int64_t batch = a.numel() / (M * K), batch_b = b.numel() / (K * N);
+  OGX_CHECK(batch_b == 1 || batch_b == batch, "MatMul: batch of B (", batch_b, ") must be 1 or ", batch);
+  OGX_CHECK(c.numel() == batch * M * N, "MatMul: output ", shape_str(c.shape), " has the wrong size");
+  Context& ctx = rec.context();
+  uint32_t tile = ctx.tuning().matmul_tile;
+  const Pipeline& pl = ctx.pipelines().get(std::string("matmul_") + storage_suffix(a.dtype, "MatMul"), {tile});
+  MatmulPush p{addr(a), addr(b), 0, 0, 0, addr(c), (uint32_t)M, (uint32_t)N, (uint32_t)K, (uint32_t)N, 1,
+               batch_b == 1 ? 0u : (uint32_t)(K * N), 0, 0, 0, 0, 0};
+  rec.dispatch(pl, &p, sizeof(p), div_up(N, tile), div_up(M, tile), (uint32_t)batch, {a.mem, b.mem}, {c.mem});
+}
+
+}  // namespace ogx::vk::kernels

@@ -1,0 +1,38 @@
+// MatMul [.., M, K] x [K, N] and MatMulNBits (int4) on the Vulkan provider: matvec for decode (M <= 2), tiled
+// matmul for prefill; fp32/fp16 storage, fp32 accumulation.
+#pragma once
+#include <optional>
+
+#include "providers/vulkan/command_recorder.h"
+#include "providers/vulkan/context.h"
+
+namespace ogx::vk::kernels {
+
+// A weight resident on the device, laid out for the kernels.
+struct MatMulWeight {
+  DType dtype = DType::undefined;  // storage of activations/scales: f32 or f16
+  bool int4 = false;
+  int64_t K = 0, N = 0;
+  int64_t block_size = 0, nblocks = 0;  // int4 only
+  DeviceBuffer data;         // fp: [N, K] (ONNX [K, N] transposed at upload); int4: [N, nblocks, bs/2] uint8
+  DeviceBuffer scales;       // int4: [N, nblocks] of dtype
+  DeviceBuffer zero_points;  // int4, optional: [N, ceil(nblocks/2)] uint8 packed 4-bit
+  bool has_zero_points = false;
+};
+
+// Uploads an ONNX MatMul weight B [K, N] (f32/f16), transposing it to [N, K] chunk by chunk through the upload heap.
+MatMulWeight upload_matmul_weight(Context& ctx, const std::string& name, const Tensor& b);
+
+// Uploads MatMulNBits (bits = 4) inputs: b [N, nblocks, bs/2] uint8, scales [N * nblocks] f32/f16, optional
+// zero_points [N * ceil(nblocks/2)] uint8.
+MatMulWeight upload_matmul_nbits(Context& ctx, const std::string& name, const Tensor& b, const Tensor& scales,
+                                 const Tensor* zero_points, int64_t K, int64_t N, int64_t block_size);
+
+// c[.., M, N] = a[.., M, K] x w (+ bias [N]). Picks matvec for M <= 2 rows in total, tiled matmul otherwise.
+void matmul(CommandRecorder& rec, const TensorView& a, const MatMulWeight& w, const TensorView* bias,
+            const TensorView& c);
+
+// Batched product of two device tensors: c[b, M, N] = a[b, M, K] x bmat[b or 1, K, N].
+void matmul_batched(CommandRecorder& rec, const TensorView& a, const TensorView& bmat, const TensorView& c);
+
+}  // namespace ogx::vk::kernels

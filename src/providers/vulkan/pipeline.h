@@ -1,0 +1,47 @@
+// Compute pipelines built from the SPIR-V embedded at build time (shaders/*.comp compiled by glslc). One pipeline
+// layout for all kernels: no descriptor sets (tensors are addressed by buffer device address) and a 128-byte
+// push-constant block.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "providers/vulkan/vk_api.h"
+
+namespace ogx::vk {
+
+constexpr uint32_t kPushConstantBytes = 128;  // guaranteed minimum maxPushConstantsSize
+
+struct ShaderCode {
+  const char* name;       // variant name, e.g. "matvec_f16"
+  const uint32_t* words;  // SPIR-V
+  size_t word_count;
+};
+const ShaderCode* find_shader(const std::string& name);  // generated registry; null when unknown
+std::vector<std::string> shader_names();
+
+struct Pipeline {
+  std::string name;  // variant name + specialization values
+  VkPipeline pipeline = VK_NULL_HANDLE;
+  VkPipelineLayout layout = VK_NULL_HANDLE;
+};
+
+class PipelineLibrary {
+ public:
+  explicit PipelineLibrary(VkDevice device);
+  ~PipelineLibrary();
+  PipelineLibrary(const PipelineLibrary&) = delete;
+  PipelineLibrary& operator=(const PipelineLibrary&) = delete;
+  // Shader variant with specialization constants 0..n-1 = spec (uint32 each); built on first use, then cached.
+  const Pipeline& get(const std::string& shader, const std::vector<uint32_t>& spec = {});
+  size_t size() const { return pipelines_.size(); }
+
+ private:
+  VkDevice device_;
+  VkPipelineLayout layout_ = VK_NULL_HANDLE;
+  std::map<std::string, std::unique_ptr<Pipeline>> pipelines_;
+};
+
+}  // namespace ogx::vk

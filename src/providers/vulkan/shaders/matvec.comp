@@ -1,0 +1,91 @@
+// y[m, n] = sum_k x[m, k] * W[n, k] (+ bias[n]): decode-time matrix-vector product over weights stored row-major as
+// [N, K] (the transposed ONNX MatMul weight) in fp32/fp16, or MatMulNBits int4 ([N, K/bs, bs/2] bytes, low nibble
+// first, scales [N, K/bs], optional packed 4-bit zero points [N, ceil(K/bs / 2)] bytes, default zero point 8).
+// A workgroup computes ROWS outputs of one row m; threads stride over K in units of 8 values; fp32 accumulation.
+#version 460
+#include "common.glsl"
+
+layout(local_size_x_id = 0) in;
+layout(constant_id = 1) const uint ROWS = 4;  // outputs per workgroup, <= 8
+layout(constant_id = 2) const uint WIDE = 1;  // fp weights: 16-byte loads (needs K % 8 == 0)
+
+layout(push_constant) uniform Push {
+  ActBuf x;       // [M, K]
+  U32Buf w;       // weights as words: fp32/fp16 [N, K]; int4 [N, nblocks * bs / 2] bytes
+  ActBuf scales;  // int4: [N, nblocks]
+  U32Buf zp;      // int4, when has_zp: [N, zp_stride] bytes
+  ActBuf bias;    // when has_bias: [N]
+  ActBuf y;       // [M, N]
+  uint M, N, K;
+  uint block_size, nblocks, zp_stride;  // int4 only
+  uint has_zp, has_bias;
+} p;
+
+shared float partial[8 * 64];
+
+void load_x8(uint m, uint k0, out float xs[8]) {
+  for (uint i = 0; i < 8; i++) xs[i] = k0 + i < p.K ? float(p.x.v[m * p.K + k0 + i]) : 0.0;
+}
+
+float dot_unit(uint n, uint unit, float xs[8]) {
+  float s = 0.0;
+#if WEIGHT_INT4
+  uint word = p.w.v[(n * p.nblocks * p.block_size) / 8 + unit];
+  uint blk = (unit * 8) / p.block_size;
+  float scale = float(p.scales.v[n * p.nblocks + blk]);
+  float zero = 8.0;
+  if (p.has_zp != 0) {
+    uint byte_index = n * p.zp_stride + blk / 2;
+    uint byte = (p.zp.v[byte_index / 4] >> ((byte_index % 4) * 8)) & 0xffu;
+    zero = float((blk % 2) == 0 ? (byte & 0xfu) : (byte >> 4));
+  }
+  for (uint i = 0; i < 8; i++) s += (float((word >> (4 * i)) & 0xfu) - zero) * xs[i];
+  return s * scale;
+#elif WEIGHT_F16
+  if (WIDE != 0) {
+    uvec4 q = U32x4Buf(p.w).v[(n * p.K) / 8 + unit];
+    vec2 a = unpackHalf2x16(q.x), b = unpackHalf2x16(q.y), c = unpackHalf2x16(q.z), d = unpackHalf2x16(q.w);
+    return a.x * xs[0] + a.y * xs[1] + b.x * xs[2] + b.y * xs[3] + c.x * xs[4] + c.y * xs[5] + d.x * xs[6] +
+           d.y * xs[7];
+  }
+  F16Buf w16 = F16Buf(p.w);
+  for (uint i = 0; i < 8; i++)
+    if (unit * 8 + i < p.K) s += float(w16.v[n * p.K + unit * 8 + i]) * xs[i];
+  return s;
+#else
+  if (WIDE != 0) {
+    F32x4Buf w4 = F32x4Buf(p.w);
+    vec4 a = w4.v[(n * p.K) / 4 + unit * 2], b = w4.v[(n * p.K) / 4 + unit * 2 + 1];
+    return dot(a, vec4(xs[0], xs[1], xs[2], xs[3])) + dot(b, vec4(xs[4], xs[5], xs[6], xs[7]));
+  }
+  F32Buf w32 = F32Buf(p.w);
+  for (uint i = 0; i < 8; i++)
+    if (unit * 8 + i < p.K) s += w32.v[n * p.K + unit * 8 + i] * xs[i];
+  return s;
+#endif
+}
+
+void main() {
+  uint m = gl_WorkGroupID.y;
+  uint n0 = gl_WorkGroupID.x * ROWS;
+  uint tid = gl_LocalInvocationID.x;
+  uint units = (p.K + 7) / 8;
+  float acc[8] = float[8](0, 0, 0, 0, 0, 0, 0, 0);
+  for (uint u = tid; u < units; u += gl_WorkGroupSize.x) {
+    float xs[8];
+    load_x8(m, u * 8, xs);
+    for (uint r = 0; r < ROWS; r++)
+      if (n0 + r < p.N) acc[r] += dot_unit(n0 + r, u, xs);
+  }
+  for (uint r = 0; r < ROWS; r++) {
+    float s = subgroupAdd(acc[r]);
+    if (gl_SubgroupInvocationID == 0) partial[r * 64 + gl_SubgroupID] = s;
+  }
+  barrier();
+  if (tid < ROWS && n0 + tid < p.N) {
+    float s = 0.0;
+    for (uint i = 0; i < gl_NumSubgroups; i++) s += partial[tid * 64 + i];
+    if (p.has_bias != 0) s += float(p.bias.v[n0 + tid]);
+    p.y.v[m * p.N + n0 + tid] = TO_STORE(s);
+  }
+}

@@ -1,0 +1,49 @@
+// SimplifiedLayerNormalization and SkipSimplifiedLayerNormalization over the last axis, one workgroup per row:
+//   s = x (+ skip (+ bias)); y = s / sqrt(mean(s^2) + epsilon) * gamma; residual = s when has_residual.
+// fp32 accumulation; s is recomputed from the inputs in the second pass (no rounding through fp16 storage).
+#version 460
+#include "common.glsl"
+
+layout(local_size_x_id = 0) in;
+
+layout(push_constant) uniform Push {
+  ActBuf x;         // [rows, D]
+  ActBuf skip;      // when has_skip: [rows, D]
+  ActBuf bias;      // when has_bias: [D]
+  ActBuf gamma;     // [D]
+  ActBuf y;         // [rows, D]
+  ActBuf residual;  // when has_residual: [rows, D]
+  uint D;
+  float epsilon;
+  uint has_skip, has_bias, has_residual;
+} p;
+
+shared float partial[256];
+
+float sum_input(uint row, uint i) {
+  float s = float(p.x.v[row * p.D + i]);
+  if (p.has_skip != 0) s += float(p.skip.v[row * p.D + i]);
+  if (p.has_bias != 0) s += float(p.bias.v[i]);
+  return s;
+}
+
+void main() {
+  uint row = gl_WorkGroupID.x + gl_WorkGroupID.y * gl_NumWorkGroups.x;
+  uint tid = gl_LocalInvocationID.x;
+  float ss = 0.0;
+  for (uint i = tid; i < p.D; i += gl_WorkGroupSize.x) {
+    float s = sum_input(row, i);
+    ss += s * s;
+  }
+  ss = subgroupAdd(ss);
+  if (gl_SubgroupInvocationID == 0) partial[gl_SubgroupID] = ss;
+  barrier();
+  float total = 0.0;
+  for (uint i = 0; i < gl_NumSubgroups; i++) total += partial[i];
+  float inv = inversesqrt(total / float(p.D) + p.epsilon);
+  for (uint i = tid; i < p.D; i += gl_WorkGroupSize.x) {
+    float s = sum_input(row, i);
+    p.y.v[row * p.D + i] = TO_STORE(s * inv * float(p.gamma.v[i]));
+    if (p.has_residual != 0) p.residual.v[row * p.D + i] = TO_STORE(s);
+  }
+}

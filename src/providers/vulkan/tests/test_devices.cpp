@@ -1,0 +1,72 @@
+// The real device list, its JSON, the CLI, tuning and disable_metacommands on the test device.
+#include <nlohmann/json.hpp>
+
+#include "providers/vulkan/cli.h"
+#include "providers/vulkan/tests/vk_test_util.h"
+
+namespace ogx::vk::test {
+namespace {
+
+TEST(VulkanDevices, ListOrNoDeviceError) {
+  try {
+    auto devices = list_devices();
+    ASSERT_FALSE(devices.empty());
+    for (auto& d : devices) {
+      EXPECT_FALSE(d.name.empty());
+      EXPECT_GE(d.api_version, (uint32_t)VK_API_VERSION_1_0);
+      EXPECT_FALSE(d.heaps.empty());
+      EXPECT_GT(d.subgroup_size, 0u);
+    }
+    auto j = nlohmann::json::parse(devices_to_json(devices, devices[0].index));
+    ASSERT_EQ(j["devices"].size(), devices.size());
+    EXPECT_TRUE(j["devices"][0]["selected"].get<bool>());
+    EXPECT_TRUE(j["devices"][0].contains("memory_heaps"));
+    EXPECT_TRUE(j["devices"][0]["features"].contains("cooperative_matrix"));
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("no Vulkan device found"), std::string::npos) << e.what();
+    GTEST_SKIP() << e.what();
+  }
+}
+
+TEST(VulkanDevices, CliRuns) {
+  testing::internal::CaptureStdout();
+  int rc = cmd_devices({"--json"});
+  std::string out = testing::internal::GetCapturedStdout();
+  if (rc != 0) GTEST_SKIP() << "no Vulkan device";
+  EXPECT_TRUE(nlohmann::json::accept(out)) << out;
+  EXPECT_EQ(cmd_devices({"--bogus"}), 2);
+}
+
+class VulkanContextTest : public VulkanTest {};
+
+TEST_F(VulkanContextTest, TuningRowsAndPortableMode) {
+  Tuning tuned = tuning_for(ctx().info(), false);
+  Tuning portable = tuning_for(ctx().info(), true);
+  EXPECT_EQ(portable.row, "generic");
+  EXPECT_FALSE(portable.vendor_tuned);
+  if (ctx().info().type == DeviceType::cpu) {
+    EXPECT_EQ(tuned.row, "cpu-driver");
+  }
+  EXPECT_LE(tuned.matvec_threads, ctx().info().max_workgroup_invocations);
+}
+
+TEST_F(VulkanContextTest, ValidationMessengerIsLive) {
+  // A buffer with no usage flags violates VUID-VkBufferCreateInfo-usage-requiredbitmask: the messenger must see it.
+  int before = Instance::validation_message_count();
+  VkBufferCreateInfo info{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
+  info.size = 64;
+  info.usage = 0;
+  VkBuffer buffer = VK_NULL_HANDLE;
+  vkCreateBuffer(ctx().device(), &info, nullptr, &buffer);
+  if (buffer) vkDestroyBuffer(ctx().device(), buffer, nullptr);
+  int seen = Instance::validation_message_count() - before;
+  EXPECT_GE(seen, 1) << "the validation layer is not active";
+  expect_validation_messages(seen);
+}
+
+TEST_F(VulkanContextTest, EveryShaderBuilds) {
+  for (const auto& name : shader_names()) EXPECT_NO_THROW(ctx().pipelines().get(name)) << name;
+}
+
+}  // namespace
+}  // namespace ogx::vk::test

@@ -1,0 +1,134 @@
+// MatMul (fp32/fp16, matvec and tiled paths), MatMulNBits int4 with and without zero points, batched MatMul.
+// References: plain loops in float64 over the values the device holds (inputs rounded to the storage dtype).
+#include "providers/vulkan/kernels/matmul.h"
+#include "providers/vulkan/tests/vk_test_util.h"
+
+namespace ogx::vk::test {
+namespace {
+
+using kernels::MatMulWeight;
+
+// fp16 storage: inputs are exact fp16 values, accumulation is fp32 on the device, and the output is rounded to
+// fp16 (relative error 2^-11 ~ 4.9e-4) — so 2e-3 relative plus a small absolute term for cancellation in sums of
+// K products of magnitude <= 1.
+double rel_tol(DType t) { return t == DType::f16 ? 2e-3 : 1e-4; }
+double abs_tol(DType t, int64_t K) { return (t == DType::f16 ? 2e-3 : 1e-5) * std::sqrt((double)K); }
+
+struct MatMulCase {
+  int64_t M, K, N;
+  DType dtype;
+};
+
+class VulkanMatMulTest : public VulkanTest, public ::testing::WithParamInterface<MatMulCase> {};
+
+TEST_P(VulkanMatMulTest, MatchesReference) {
+  auto [M, K, N, dt] = GetParam();
+  uint32_t seed = (uint32_t)(M * 1000003 + K * 101 + N);
+  auto a = round_to(random_values(M * K, seed), dt);
+  auto b = round_to(random_values(K * N, seed + 1), dt);  // ONNX layout [K, N]
+  auto bias = round_to(random_values(N, seed + 2), dt);
+  MatMulWeight w = kernels::upload_matmul_weight(ctx(), "w", host_tensor(b, dt, {K, N}));
+  TensorView av = upload(a, dt, {M, K}), biasv = upload(bias, dt, {N}), c = empty(dt, {M, N});
+  TensorView c2 = empty(dt, {M, N});
+  CommandRecorder rec(ctx());
+  rec.begin();
+  kernels::matmul(rec, av, w, &biasv, c);
+  kernels::matmul(rec, av, w, nullptr, c2);
+  rec.end();
+  rec.run();
+  std::vector<double> want(M * N), want2(M * N);
+  for (int64_t m = 0; m < M; m++)
+    for (int64_t n = 0; n < N; n++) {
+      double s = 0;
+      for (int64_t k = 0; k < K; k++) s += (double)a[m * K + k] * b[k * N + n];
+      want[m * N + n] = s + bias[n];
+      want2[m * N + n] = s;
+    }
+  expect_close(download(c), want, rel_tol(dt), abs_tol(dt, K), "matmul+bias");
+  expect_close(download(c2), want2, rel_tol(dt), abs_tol(dt, K), "matmul");
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, VulkanMatMulTest,
+                         ::testing::Values(MatMulCase{1, 64, 48, DType::f32}, MatMulCase{1, 259, 37, DType::f32},
+                                           MatMulCase{2, 512, 130, DType::f32}, MatMulCase{1, 256, 96, DType::f16},
+                                           MatMulCase{1, 100, 33, DType::f16}, MatMulCase{7, 67, 45, DType::f32},
+                                           MatMulCase{33, 128, 70, DType::f32}, MatMulCase{40, 96, 100, DType::f16},
+                                           MatMulCase{64, 64, 64, DType::f32}));
+
+struct NBitsCase {
+  int64_t M, K, N, block;
+  bool zero_points;
+  DType dtype;
+};
+
+class VulkanMatMulNBitsTest : public VulkanTest, public ::testing::WithParamInterface<NBitsCase> {};
+
+TEST_P(VulkanMatMulNBitsTest, MatchesDequantizedReference) {
+  auto [M, K, N, bs, with_zp, dt] = GetParam();
+  std::mt19937 rng((uint32_t)(K * 7 + N * 13 + bs + with_zp));
+  int64_t nb = (K + bs - 1) / bs, zp_stride = (nb + 1) / 2;
+  Tensor packed(DType::u8, {N, nb, bs / 2});
+  for (int64_t i = 0; i < packed.numel(); i++) packed.data<uint8_t>()[i] = (uint8_t)(rng() & 0xff);
+  auto scales = round_to(random_values(N * nb, (uint32_t)rng(), 0.01f, 0.2f), dt);
+  Tensor zp(DType::u8, {N * zp_stride});
+  for (int64_t i = 0; i < zp.numel(); i++) zp.data<uint8_t>()[i] = (uint8_t)(rng() & 0xff);
+  auto a = round_to(random_values(M * K, (uint32_t)rng()), dt);
+  MatMulWeight w = kernels::upload_matmul_nbits(ctx(), "q", packed, host_tensor(scales, dt, {N * nb}),
+                                                with_zp ? &zp : nullptr, K, N, bs);
+  TensorView av = upload(a, dt, {M, K}), c = empty(dt, {M, N});
+  CommandRecorder rec(ctx());
+  rec.begin();
+  kernels::matmul(rec, av, w, nullptr, c);
+  rec.end();
+  rec.run();
+  std::vector<double> want(M * N);
+  for (int64_t n = 0; n < N; n++)
+    for (int64_t m = 0; m < M; m++) {
+      double s = 0;
+      for (int64_t k = 0; k < K; k++) {
+        int64_t blk = k / bs, within = k % bs;
+        uint8_t byte = packed.data<uint8_t>()[(n * nb + blk) * (bs / 2) + within / 2];
+        int q = within % 2 == 0 ? byte & 15 : byte >> 4;
+        int z = 8;
+        if (with_zp) {
+          uint8_t zb = zp.data<uint8_t>()[n * zp_stride + blk / 2];
+          z = blk % 2 == 0 ? zb & 15 : zb >> 4;
+        }
+        s += (double)a[m * K + k] * (q - z) * scales[n * nb + blk];
+      }
+      want[m * N + n] = s;
+    }
+  expect_close(download(c), want, rel_tol(dt), abs_tol(dt, K), "MatMulNBits");
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, VulkanMatMulNBitsTest,
+                         ::testing::Values(NBitsCase{1, 128, 40, 32, false, DType::f32},
+                                           NBitsCase{1, 96, 33, 32, true, DType::f32},  // K not a block multiple
+                                           NBitsCase{1, 256, 64, 64, true, DType::f16},
+                                           NBitsCase{2, 160, 17, 16, true, DType::f16},
+                                           NBitsCase{9, 128, 50, 32, true, DType::f32},
+                                           NBitsCase{20, 64, 24, 16, false, DType::f16}));
+
+TEST_F(VulkanTest, BatchedMatMulBroadcastsB) {
+  int64_t B = 3, M = 5, K = 19, N = 7;
+  auto a = random_values(B * M * K, 5), b = random_values(K * N, 6);
+  TensorView av = upload(a, DType::f32, {B, M, K}), bv = upload(b, DType::f32, {1, K, N});
+  TensorView c = empty(DType::f32, {B, M, N});
+  CommandRecorder rec(ctx());
+  rec.begin();
+  kernels::matmul_batched(rec, av, bv, c);
+  rec.end();
+  rec.run();
+  std::vector<double> want(B * M * N);
+  for (int64_t i = 0; i < B; i++)
+    for (int64_t m = 0; m < M; m++)
+      for (int64_t n = 0; n < N; n++) {
+        double s = 0;
+        for (int64_t k = 0; k < K; k++) s += (double)a[(i * M + m) * K + k] * b[k * N + n];
+        want[(i * M + m) * N + n] = s;
+      }
+  expect_close(download(c), want, 1e-4, 1e-5, "batched matmul");
+}
+
+}  // namespace
+}  // namespace ogx::vk::test

@@ -1,0 +1,25 @@
+// Per-device kernel parameters (workgroup and tile sizes). tuning.cpp holds the ONE table of per-vendor choices;
+// kernels receive these as specialization constants and never branch on the vendor themselves.
+#pragma once
+#include <cstdint>
+#include <string>
+
+#include "providers/vulkan/device_list.h"
+
+namespace ogx::vk {
+
+struct Tuning {
+  uint32_t matvec_threads = 128;      // threads per workgroup of the matvec kernels
+  uint32_t matvec_rows = 4;           // output columns (weight rows) per matvec workgroup
+  uint32_t matmul_tile = 32;          // output tile edge (M and N) of the tiled matmul, multiple of 16
+  uint32_t reduce_threads = 256;      // threads of row-reduction kernels (norms, softmax, argmax)
+  uint32_t attention_split = 256;     // KV positions per workgroup in flash-decoding
+  uint32_t attention_threads = 128;   // threads per attention workgroup
+  bool vendor_tuned = false;          // a vendor row below was applied (false with disable_metacommands)
+  std::string row;                    // which table row applied, for logs and `ogx devices`
+};
+
+// portable_only (disable_metacommands): the generic row only.
+Tuning tuning_for(const DeviceInfo& device, bool portable_only);
+
+}  // namespace ogx::vk
