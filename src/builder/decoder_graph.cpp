@@ -255,7 +255,7 @@ class Decoder {
     std::string q, k, v;
     if (packed) {
       q = matmul(A + "/qkv_proj", AW + ".qkv_proj", concat_rows(qkv, AW + ".qkv_proj"), in);
-      if (!bias.empty()) q = add_bias(A + "/qkv_proj", AW + ".qkv_proj", concat_rows(bias, "qkv bias"), q);
+      if (!bias.empty()) q = add_bias(A + "/qkv_proj", AW + ".qkv_proj", concat_vectors(bias, AW + ".qkv_proj bias"), q);
     } else {
       const char* n[] = {"q_proj", "k_proj", "v_proj"};
       std::string* outs[] = {&q, &k, &v};
@@ -304,9 +304,9 @@ class Decoder {
       g_.node("Sigmoid", "", M + "/act_fn/Sigmoid", {g}, {M + "/act_fn/Sigmoid/output_0"});
       act = M + "/act_fn/Mul/output_0";
       g_.node("Mul", "", M + "/act_fn/Mul", {g, M + "/act_fn/Sigmoid/output_0"}, {act});
-    } else {  // gelu_pytorch_tanh
-      act = M + "/act_fn/Gelu/output_0";
-      g_.node("Gelu", "", M + "/act_fn/Gelu", {g}, {act}, {Attr::s("approximate", "tanh")});
+    } else {  // gelu_pytorch_tanh: com.microsoft FastGelu, as the reference builder does
+      act = M + "/act_fn/FastGelu/output_0";
+      g_.node("FastGelu", kMS, M + "/act_fn/FastGelu", {g}, {act});
     }
     g_.node("Mul", "", M + "/Mul", {act, u}, {M + "/Mul/output_0"});
     return matmul(M + "/down_proj", MW + ".down_proj",

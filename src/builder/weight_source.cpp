@@ -75,6 +75,20 @@ Source concat_rows(const std::vector<Source>& parts, const std::string& name) {
   return s;
 }
 
+Source concat_vectors(const std::vector<Source>& parts, const std::string& name) {
+  Source s;
+  s.name = name;
+  s.rows = 1;
+  for (const auto& p : parts) s.cols += p.cols;
+  s.read = [parts](int64_t, int64_t, float* out) {
+    for (const auto& p : parts) {
+      p.read(0, 1, out);
+      out += p.cols;
+    }
+  };
+  return s;
+}
+
 Source slice_rows(const Source& src, int64_t row0, int64_t nrows, const std::string& name) {
   if (row0 + nrows > src.rows) throw_error("tensor ", src.name, " has ", src.rows, " rows, need ", row0 + nrows);
   Source s;

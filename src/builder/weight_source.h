@@ -31,6 +31,7 @@ std::unique_ptr<WeightProvider> make_safetensors_provider(std::shared_ptr<SafeTe
 std::unique_ptr<WeightProvider> make_random_provider(uint64_t seed, bool with_biases);
 
 Source concat_rows(const std::vector<Source>& parts, const std::string& name);
+Source concat_vectors(const std::vector<Source>& parts, const std::string& name);  // 1-D: one row
 Source slice_rows(const Source& s, int64_t row0, int64_t nrows, const std::string& name);
 Source add_constant(const Source& s, float c);  // (1 + w) norms
 std::vector<float> read_all(const Source& s);

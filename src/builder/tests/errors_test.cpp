@@ -1,1 +1,135 @@
+// Bad inputs give ogx::Error messages naming the tensor / field at fault.
+#include <filesystem>
+#include <fstream>
 
+#include <nlohmann/json.hpp>
+
+#include "builder/builder.h"
+#include "builder/safetensors.h"
+#include "common/error.h"
+#include "test_util.h"
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace ogx::builder::test {
+namespace {
+
+std::string llama_config_text() { return read_file(golden_dir() + "/llama/hf/config.json"); }
+
+void write_text(const std::string& path, const std::string& s) { std::ofstream(path, std::ios::binary) << s; }
+
+// A safetensors file with the given tensors (fp32 zeros unless dtype says otherwise).
+void write_safetensors(const std::string& path, const std::vector<std::tuple<std::string, std::string, std::vector<int64_t>>>& ts) {
+  json h = json::object();
+  size_t off = 0;
+  for (const auto& [name, dtype, shape] : ts) {
+    size_t n = dtype == "F32" || dtype == "I32" ? 4 : dtype == "I8" ? 1 : 2;
+    for (int64_t d : shape) n *= d;
+    h[name] = {{"dtype", dtype}, {"shape", shape}, {"data_offsets", {off, off + n}}};
+    off += n;
+  }
+  std::string hs = h.dump();
+  uint64_t len = hs.size();
+  std::ofstream out(path, std::ios::binary);
+  out.write(reinterpret_cast<const char*>(&len), 8);
+  out << hs << std::string(off, '\0');
+}
+
+std::string build_error(const std::string& dir) {
+  BuildOptions o;
+  o.input_dir = dir;
+  o.num_threads = 1;
+  try {
+    build_model(o);
+  } catch (const ogx::Error& e) {
+    return e.what();
+  }
+  return "<no error>";
+}
+
+class BuilderErrors : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!have_goldens()) GTEST_SKIP() << "golden models not found under " << golden_dir();
+    dir_ = temp_dir("errors");
+    write_text(dir_ + "/config.json", llama_config_text());
+  }
+  void TearDown() override {
+    if (!dir_.empty()) fs::remove_all(dir_);
+  }
+  std::string dir_;
+};
+
+TEST_F(BuilderErrors, MissingTensorIsNamed) {
+  write_safetensors(dir_ + "/model.safetensors", {{"model.embed_tokens.weight", "F32", {2048, 64}}});
+  EXPECT_THAT(build_error(dir_), ::testing::HasSubstr("missing tensor model.layers.0.input_layernorm.weight"));
+}
+
+TEST_F(BuilderErrors, WrongShapeIsNamed) {
+  write_safetensors(dir_ + "/model.safetensors", {{"model.embed_tokens.weight", "F32", {2048, 32}}});
+  EXPECT_THAT(build_error(dir_),
+              ::testing::HasSubstr("tensor model.embed_tokens.weight has shape [2048, 32], expected [2048, 64]"));
+}
+
+TEST_F(BuilderErrors, TruncatedFile) {
+  std::string full = read_file(golden_dir() + "/llama/hf/model.safetensors");
+  write_text(dir_ + "/model.safetensors", full.substr(0, full.size() / 2));
+  std::string msg = build_error(dir_);
+  EXPECT_THAT(msg, ::testing::HasSubstr("truncated"));
+  EXPECT_THAT(msg, ::testing::HasSubstr("tensor model."));
+  write_text(dir_ + "/model.safetensors", full.substr(0, 5));
+  EXPECT_THAT(build_error(dir_), ::testing::HasSubstr("truncated safetensors file"));
+}
+
+TEST_F(BuilderErrors, UnknownDtypeIsNamed) {
+  write_safetensors(dir_ + "/model.safetensors", {{"model.embed_tokens.weight", "I8", {2048, 64}}});
+  EXPECT_THAT(build_error(dir_),
+              ::testing::HasSubstr("tensor model.embed_tokens.weight has unsupported dtype I8"));
+}
+
+TEST_F(BuilderErrors, UnsupportedArchitecture) {
+  json c = json::parse(llama_config_text());
+  c["architectures"] = {"GPT2LMHeadModel"};
+  write_text(dir_ + "/config.json", c.dump());
+  EXPECT_THAT(build_error(dir_), ::testing::HasSubstr("unsupported architecture GPT2LMHeadModel"));
+}
+
+TEST_F(BuilderErrors, MissingConfigField) {
+  json c = json::parse(llama_config_text());
+  c.erase("hidden_size");
+  write_text(dir_ + "/config.json", c.dump());
+  EXPECT_THAT(build_error(dir_), ::testing::HasSubstr("field hidden_size"));
+}
+
+TEST_F(BuilderErrors, UnsupportedRopeScaling) {
+  json c = json::parse(llama_config_text());
+  c["rope_scaling"] = {{"rope_type", "yarn"}, {"factor", 4.0}};
+  write_text(dir_ + "/config.json", c.dump());
+  EXPECT_THAT(build_error(dir_), ::testing::HasSubstr("unsupported rope_scaling type yarn"));
+}
+
+TEST_F(BuilderErrors, ShardedIndexNamesMissingShardTensor) {
+  write_safetensors(dir_ + "/a.safetensors", {{"model.embed_tokens.weight", "F32", {2048, 64}}});
+  json idx = {{"weight_map", {{"model.embed_tokens.weight", "a.safetensors"}, {"model.norm.weight", "a.safetensors"}}}};
+  write_text(dir_ + "/model.safetensors.index.json", idx.dump());
+  EXPECT_THAT(build_error(dir_), ::testing::HasSubstr("tensor model.norm.weight is not in shard a.safetensors"));
+}
+
+TEST(Safetensors, ShardedAndDtypes) {
+  std::string dir = temp_dir("shards");
+  write_safetensors(dir + "/a.safetensors", {{"x", "BF16", {2, 3}}});
+  write_safetensors(dir + "/b.safetensors", {{"y", "F16", {4}}});
+  json idx = {{"weight_map", {{"x", "a.safetensors"}, {"y", "b.safetensors"}}}};
+  write_text(dir + "/model.safetensors.index.json", idx.dump());
+  SafeTensors st = SafeTensors::open_dir(dir);
+  EXPECT_EQ(st.get("x").shape, (std::vector<int64_t>{2, 3}));
+  EXPECT_EQ(st.get("y").dtype, StDtype::F16);
+  std::vector<float> v(3, 1.0f);
+  st.read_rows(st.get("x"), 1, 1, v.data());
+  EXPECT_EQ(v, (std::vector<float>{0, 0, 0}));
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace ogx::builder::test
