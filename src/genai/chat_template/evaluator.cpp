@@ -52,7 +52,7 @@ Value Interp::eval(const Expr& e, const ScopePtr& scope) {
       Value d = Value::make_dict();
       for (size_t k = 0; k + 1 < e.items.size(); k += 2) {
         Value key = eval(*e.items[k], scope);
-        d.dict->set(to_str(key), eval(*e.items[k + 1], scope));
+        d.dict->set(dict_key(key), eval(*e.items[k + 1], scope));
       }
       return d;
     }

@@ -38,7 +38,11 @@ Value f_lower(Interp&, const Value& v, CallArgs&) { return Value::string(py_lowe
 Value f_title(Interp&, const Value& v, CallArgs&) { return Value::string(py_title(to_str(v))); }
 Value f_capitalize(Interp&, const Value& v, CallArgs&) { return Value::string(py_capitalize(to_str(v))); }
 Value f_string(Interp&, const Value& v, CallArgs&) { return Value::string(to_str(v)); }
-Value f_safe(Interp&, const Value& v, CallArgs&) { return v.is_string() ? v : Value::string(to_str(v)); }
+Value f_safe(Interp&, const Value& v, CallArgs&) {
+  Value r = Value::string(to_str(v));
+  r.is_markup = true;
+  return r;
+}
 
 Value f_length(Interp& in, const Value& v, CallArgs&) {
   if (!v.is_string() && !v.is_list() && !v.is_dict() && !v.is_undefined())
@@ -135,9 +139,11 @@ Value f_indent(Interp&, const Value& v, CallArgs& a) {
   return Value::string(rv);
 }
 
-Value f_escape(Interp&, const Value& v, CallArgs&) {
+}  // namespace
+
+std::string html_escape(const std::string& s) {
   std::string out;
-  for (char c : to_str(v)) {
+  for (char c : s) {
     switch (c) {
       case '&': out += "&amp;"; break;
       case '<': out += "&lt;"; break;
@@ -147,7 +153,15 @@ Value f_escape(Interp&, const Value& v, CallArgs&) {
       default: out += c;
     }
   }
-  return Value::string(out);
+  return out;
+}
+
+namespace {
+Value f_escape(Interp&, const Value& v, CallArgs&) {
+  if (v.is_markup) return v;
+  Value r = Value::string(html_escape(to_str(v)));
+  r.is_markup = true;
+  return r;
 }
 
 Value f_format(Interp& in, const Value& v, CallArgs& a) {

@@ -24,6 +24,7 @@ Value f_first(Interp& in, const Value& v, CallArgs&) {
   return items.empty() ? Value::undefined("first") : items.front();
 }
 Value f_last(Interp& in, const Value& v, CallArgs&) {
+  if (v.is_generator) in.fail("'generator' object is not reversible");
   ValueList items = items_of(in, v);
   return items.empty() ? Value::undefined("last") : items.back();
 }
@@ -51,8 +52,15 @@ Value f_reverse(Interp& in, const Value& v, CallArgs&) {
   return Value::make_list(std::move(items));
 }
 
+Value generator(ValueList items) {
+  Value g = Value::make_list(std::move(items));
+  g.is_generator = true;
+  return g;
+}
+
 Value f_map(Interp& in, const Value& v, CallArgs& a) {
   ValueList out;
+  if (!truthy(v)) return generator({});
   const Value* attr = a.get("attribute", size_t(-1));
   if (attr) {
     const Value* def = a.get("default", size_t(-1));
@@ -60,7 +68,7 @@ Value f_map(Interp& in, const Value& v, CallArgs& a) {
       Value r = get_attribute_path(in, x, to_str(*attr));
       out.push_back(r.is_undefined() && def ? *def : r);
     }
-    return Value::make_list(std::move(out));
+    return generator(std::move(out));
   }
   if (a.args.empty()) in.fail("map filter needs a filter name or attribute=");
   std::string name = to_str(a.args[0]);
@@ -72,7 +80,7 @@ Value f_map(Interp& in, const Value& v, CallArgs& a) {
     CallArgs c = rest;
     out.push_back(apply_filter(in, name, x, c));
   }
-  return Value::make_list(std::move(out));
+  return generator(std::move(out));
 }
 
 // select / reject / selectattr / rejectattr
@@ -84,18 +92,19 @@ Value select_impl(Interp& in, const Value& v, CallArgs& a, bool by_attr, bool wa
     attr = to_str(a.args[at++]);
   }
   std::string test = a.args.size() > at ? to_str(a.args[at++]) : "";
-  if (!test.empty() && !has_test(test)) in.fail("no test named '" + test + "'");
+  if (!test.empty() && !has_test(test) && truthy(v)) in.fail("no test named '" + test + "'");
   CallArgs targs;
   targs.args.assign(a.args.begin() + std::min(at, a.args.size()), a.args.end());
   targs.kwargs = a.kwargs;
   ValueList out;
+  if (!truthy(v)) return generator({});
   for (auto& x : items_of(in, v)) {
     Value subject = by_attr ? get_attribute_path(in, x, attr) : x;
     CallArgs c = targs;
     bool r = test.empty() ? truthy(subject) : apply_test(in, test, subject, c);
     if (r == want) out.push_back(x);
   }
-  return Value::make_list(std::move(out));
+  return generator(std::move(out));
 }
 Value f_select(Interp& in, const Value& v, CallArgs& a) { return select_impl(in, v, a, false, true); }
 Value f_reject(Interp& in, const Value& v, CallArgs& a) { return select_impl(in, v, a, false, false); }
@@ -141,7 +150,7 @@ Value f_dictsort(Interp& in, const Value& v, CallArgs& a) {
   bool case_sensitive = cs && truthy(*cs), reverse = rev && truthy(*rev);
   int pos = by && by->is_string() && *by->s == "value" ? 1 : 0;
   ValueList out;
-  for (auto& kv : v.dict->items) out.push_back(Value::make_tuple({Value::string(kv.first), kv.second}));
+  for (auto& kv : v.dict->items) out.push_back(Value::make_tuple({key_value(kv.first), kv.second}));
   std::stable_sort(out.begin(), out.end(), [&](const Value& p, const Value& q) {
     int c = checked_compare(in, sort_key(in, (*p.list)[pos], "", case_sensitive), sort_key(in, (*q.list)[pos], "", case_sensitive));
     return reverse ? c > 0 : c < 0;
@@ -212,7 +221,7 @@ Value f_items(Interp& in, const Value& v, CallArgs&) {
   if (v.is_undefined()) return Value::make_list();
   if (!v.is_dict()) in.fail("items filter needs a mapping");
   ValueList out;
-  for (auto& kv : v.dict->items) out.push_back(Value::make_tuple({Value::string(kv.first), kv.second}));
+  for (auto& kv : v.dict->items) out.push_back(Value::make_tuple({key_value(kv.first), kv.second}));
   return Value::make_list(std::move(out));
 }
 

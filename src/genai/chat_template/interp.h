@@ -100,6 +100,7 @@ std::string py_replace(const std::string& s, const std::string& from, const std:
 ValueList py_split(const std::string& s, const Value* sep, int64_t maxsplit, bool from_right);
 Value py_slice(const Value& seq, const Value& start, const Value& stop, const Value& step);
 std::string py_percent(Interp& in, const std::string& fmt, const ValueList& args, const Value& whole);
+std::string html_escape(const std::string& s);
 std::string str_repeat(const Interp& in, const std::string& s, int64_t n);
 
 }  // namespace ogx::jinja

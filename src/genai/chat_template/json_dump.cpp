@@ -68,7 +68,9 @@ struct Writer {
     for (size_t k = 0; k < items.size(); ++k) {
       if (k) out += fmt.item_sep;
       newline(level + 1);
-      out += json_quote(items[k]->first) + fmt.key_sep;
+      Value key = key_value(items[k]->first);
+      std::string ks = key.is_string() ? *key.s : key.is_none() ? "null" : to_str(key);
+      out += json_quote(ks) + fmt.key_sep;
       write(items[k]->second, level + 1);
     }
     newline(level);
@@ -81,7 +83,10 @@ struct Writer {
       case Kind::Bool: out += v.b ? "true" : "false"; break;
       case Kind::Int: case Kind::Float: number(v); break;
       case Kind::String: out += json_quote(*v.s); break;
-      case Kind::List: list(v, level); break;
+      case Kind::List:
+        if (v.is_generator) throw_error("Object of type generator is not JSON serializable");
+        list(v, level);
+        break;
       case Kind::Dict: dict(v, level); break;
       default: throw_error("Object of type ", type_name(v), " is not JSON serializable");
     }

@@ -187,18 +187,18 @@ Value dict_method(Interp& in, const std::string& name, const Value& self, CallAr
   ValueDict& d = *self.dict;
   if (name == "items") {
     ValueList out;
-    for (auto& kv : d.items) out.push_back(Value::make_tuple({Value::string(kv.first), kv.second}));
+    for (auto& kv : d.items) out.push_back(Value::make_tuple({key_value(kv.first), kv.second}));
     return Value::make_list(std::move(out));
   }
   if (name == "keys" || name == "values") {
     ValueList out;
-    for (auto& kv : d.items) out.push_back(name == "keys" ? Value::string(kv.first) : kv.second);
+    for (auto& kv : d.items) out.push_back(name == "keys" ? key_value(kv.first) : kv.second);
     return Value::make_list(std::move(out));
   }
   if (name == "get") {
     const Value* k = arg(a, "key", 0);
     const Value* def = arg(a, "default", 1);
-    const Value* v = k && k->is_string() ? d.find(*k->s) : nullptr;
+    const Value* v = k && (k->is_string() || k->is_number() || k->is_none()) ? d.find(dict_key(*k)) : nullptr;
     return v ? *v : def ? *def : Value::none();
   }
   if (name == "copy") {
@@ -279,9 +279,11 @@ Value get_item(Interp& in, const Value& obj, const Value& key) {
         if (const Value* v = obj.dict->find(*key.s)) return *v;
         return get_attr(in, obj, *key.s);
       }
+      if (key.is_number() || key.is_none())
+        if (const Value* v = obj.dict->find(dict_key(key))) return *v;
       break;
     case Kind::List: case Kind::String:
-      if (key.kind == Kind::Int || key.kind == Kind::Bool) {
+      if ((key.kind == Kind::Int || key.kind == Kind::Bool) && !obj.is_generator) {
         int64_t n = (int64_t)length(obj), i = key.as_int();
         if (i < 0) i += n;
         if (i < 0 || i >= n) break;

@@ -91,7 +91,14 @@ Value binary_op(Interp& in, const std::string& op, const Value& a, const Value& 
   if (op == "+") {
     if (a.is_string() && b.is_string()) {
       in.check_size(a.s->size() + b.s->size());
-      return Value::string(*a.s + *b.s);
+      if (a.is_markup == b.is_markup) {
+        Value r = Value::string(*a.s + *b.s);
+        r.is_markup = a.is_markup;
+        return r;
+      }
+      Value r = Value::string(a.is_markup ? *a.s + html_escape(*b.s) : html_escape(*a.s) + *b.s);
+      r.is_markup = true;
+      return r;
     }
     if (a.is_list() && b.is_list()) {
       in.check_size(a.list->size() + b.list->size());
@@ -126,8 +133,8 @@ bool contains(const Value& container, const Value& item) {
         if (equals(v, item)) return true;
       return false;
     case Kind::Dict:
-      if (!item.is_string()) return false;
-      return container.dict->find(*item.s) != nullptr;
+      if (!item.is_string() && !item.is_number() && !item.is_none()) return false;
+      return container.dict->find(dict_key(item)) != nullptr;
     default: throw_error("argument of type '", type_name(container), "' is not iterable");
   }
 }

@@ -69,6 +69,25 @@ Value Value::function(std::string name, NativeFn fn) {
   return v;
 }
 
+std::string dict_key(const Value& k) {
+  switch (k.kind) {
+    case Kind::String: return *k.s;
+    case Kind::Bool: case Kind::Int: return "\x02i" + std::to_string(k.as_int());
+    case Kind::Float:
+      if (k.f == (double)(int64_t)k.f) return "\x02i" + std::to_string((int64_t)k.f);
+      return "\x02f" + python_float_repr(k.f);
+    case Kind::None: return "\x02n";
+    default: throw_error("unhashable type: '", type_name(k), "'");
+  }
+}
+
+Value key_value(const std::string& k) {
+  if (k.empty() || k[0] != '\x02') return Value::string(k);
+  if (k[1] == 'i') return Value::integer(std::stoll(k.substr(2)));
+  if (k[1] == 'f') return Value::number(std::stod(k.substr(2)));
+  return Value::none();
+}
+
 const char* type_name(const Value& v) {
   switch (v.kind) {
     case Kind::Undefined: return "Undefined";
@@ -91,7 +110,7 @@ bool truthy(const Value& v) {
     case Kind::Int: return v.i != 0;
     case Kind::Float: return v.f != 0;
     case Kind::String: return !v.s->empty();
-    case Kind::List: return !v.list->empty();
+    case Kind::List: return v.is_generator || !v.list->empty();
     case Kind::Dict: return v.is_namespace || !v.dict->items.empty();
     case Kind::Func: return true;
   }
@@ -170,7 +189,7 @@ static std::string repr_depth(const Value& v, int depth) {
     case Kind::Int: return std::to_string(v.i);
     case Kind::Float: return python_float_repr(v.f);
     case Kind::String: return py_str_repr(*v.s);
-    case Kind::List: return seq_repr(v, depth);
+    case Kind::List: return v.is_generator ? "<generator object>" : seq_repr(v, depth);
     case Kind::Dict: {
       if (v.is_namespace) return "<Namespace>";
       std::string out = "{";
@@ -178,7 +197,7 @@ static std::string repr_depth(const Value& v, int depth) {
       for (auto& kv : v.dict->items) {
         if (!first) out += ", ";
         first = false;
-        out += py_str_repr(kv.first) + ": " + repr_depth(kv.second, depth + 1);
+        out += repr_depth(key_value(kv.first), depth + 1) + ": " + repr_depth(kv.second, depth + 1);
       }
       return out + "}";
     }
@@ -267,7 +286,9 @@ size_t length(const Value& v) {
   switch (v.kind) {
     case Kind::Undefined: return 0;
     case Kind::String: return is_ascii(*v.s) ? v.s->size() : utf8_chars(*v.s).size();
-    case Kind::List: return v.list->size();
+    case Kind::List:
+      if (v.is_generator) throw_error("object of type 'generator' has no len()");
+      return v.list->size();
     case Kind::Dict: return v.dict->items.size();
     default: throw_error("object of type '", type_name(v), "' has no len()");
   }
@@ -279,7 +300,7 @@ ValueList iterate(const Value& v) {
     case Kind::List: return *v.list;
     case Kind::Dict: {
       ValueList out;
-      for (auto& kv : v.dict->items) out.push_back(Value::string(kv.first));
+      for (auto& kv : v.dict->items) out.push_back(key_value(kv.first));
       return out;
     }
     case Kind::String: {

@@ -45,6 +45,8 @@ struct Value {
   bool b = false;
   bool is_tuple = false;      // List printed as a tuple
   bool is_namespace = false;  // Dict created by namespace(): attributes assignable
+  bool is_generator = false;  // List produced lazily in Python (map/select/...): always truthy, no len()/JSON
+  bool is_markup = false;     // String marked safe (Markup): `+` escapes plain strings joined to it
   int64_t i = 0;
   double f = 0;
   std::shared_ptr<std::string> s;  // String, or the name of an Undefined (may be null)
@@ -75,6 +77,9 @@ struct Value {
   int64_t as_int() const { return kind == Kind::Bool ? int64_t(b) : i; }
 };
 
+// Dict keys are strings; other keys (ints, None, ...) are stored encoded with a \x02 prefix.
+std::string dict_key(const Value& k);
+Value key_value(const std::string& k);
 const char* type_name(const Value& v);
 bool truthy(const Value& v);
 // str(v) as Python prints it ({{ v }}): None, True, 1.0, ['a', 1], {'k': 'v'}; Undefined → "".
