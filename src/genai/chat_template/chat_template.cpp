@@ -56,6 +56,7 @@ std::string apply_impl(const std::string& source, const J& messages, bool add_ge
     for (auto it = extra.begin(); it != extra.end(); ++it) ctx[it.key()] = it.value();
   else if (!extra.is_null())
     throw_error("apply_chat_template: extra_context must be a JSON object");
+  if (!ctx.contains("documents")) ctx["documents"] = nullptr;  // transformers always passes documents=None
   ctx["messages"] = messages;
   ctx["tools"] = tools;
   ctx["add_generation_prompt"] = add_generation_prompt;
