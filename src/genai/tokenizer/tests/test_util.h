@@ -2,11 +2,14 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <functional>
+#include <map>
 #include <sstream>
 #include <string>
 
 #include <nlohmann/json.hpp>
 
+#include "common/error.h"
 #include "genai/tokenizer/tokenizer.h"
 
 namespace ogx::tok::test {
