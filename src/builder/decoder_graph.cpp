@@ -1,6 +1,7 @@
 #include "builder/decoder_graph.h"
 
 #include <cmath>
+#include <memory>
 
 #include "builder/rope.h"
 #include "builder/tensor_fill.h"
@@ -177,20 +178,13 @@ class Decoder {
     if (rope_made_) return;
     rope_made_ = true;
     const int64_t half = c_.head_dim / 2;
-    const HfConfig* cp = &c_;
+    auto inv = std::make_shared<std::vector<float>>(rope_inv_freq(c_));
     for (bool sin : {false, true}) {
       Source s;
       s.name = sin ? "sin_cache" : "cos_cache";
       s.rows = c_.max_position;
       s.cols = half;
-      s.read = [cp, sin, half](int64_t r0, int64_t n, float* out) {
-        std::vector<float> inv = rope_inv_freq(*cp);
-        for (int64_t t = 0; t < n; t++)
-          for (int64_t i = 0; i < half; i++) {
-            float f = (float)(r0 + t) * inv[i];
-            out[t * half + i] = sin ? std::sin(f) : std::cos(f);
-          }
-      };
+      s.read = [inv, sin](int64_t r0, int64_t n, float* out) { rope_rows(*inv, sin, r0, n, out); };
       g_.initializer(s.name, T_, {c_.max_position, half}, fill_float(s, T_, false));
     }
   }

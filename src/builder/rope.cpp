@@ -33,16 +33,13 @@ std::vector<float> rope_inv_freq(const HfConfig& c) {
   return inv;
 }
 
-std::vector<float> rope_cache(const HfConfig& c, bool sin) {
-  std::vector<float> inv = rope_inv_freq(c);
+void rope_rows(const std::vector<float>& inv, bool sin, int64_t row0, int64_t n, float* out) {
   const int64_t half = (int64_t)inv.size();
-  std::vector<float> out(c.max_position * half);
-  for (int64_t t = 0; t < c.max_position; t++)
+  for (int64_t t = 0; t < n; t++)
     for (int64_t i = 0; i < half; i++) {
-      float f = (float)t * inv[i];
-      out[t * half + i] = sin ? std::sin(f) : std::cos(f);
+      float f = (float)(row0 + t) * inv[i];
+      out[t * half + i] = (float)(sin ? std::sin((double)f) : std::cos((double)f));
     }
-  return out;
 }
 
 }  // namespace ogx::builder

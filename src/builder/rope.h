@@ -8,7 +8,8 @@
 namespace ogx::builder {
 
 std::vector<float> rope_inv_freq(const HfConfig& c);
-// cos (sin == false) or sin cache, row-major [c.max_position, head_dim / 2].
-std::vector<float> rope_cache(const HfConfig& c, bool sin);
+// Rows [row0, row0 + n) of the cos (sin == false) or sin cache, row-major [max_position, inv.size()].
+// cos/sin of the fp32 angle are correctly rounded (PyTorch's kernels, used by the reference, are within 1 ulp).
+void rope_rows(const std::vector<float>& inv, bool sin, int64_t row0, int64_t n, float* out);
 
 }  // namespace ogx::builder

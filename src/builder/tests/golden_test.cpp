@@ -4,9 +4,9 @@
 //
 // Documented differences from the reference (not reproduced on purpose):
 //  - value_info: the reference lists shapes of every intermediate tensor; we emit none (optional in ONNX).
-//  - cos_cache/sin_cache: computed with the C library's cosf/sinf in fp32; the reference uses PyTorch's
-//    vectorized kernels. Values may differ in the last bit; compared with a 2-ulp tolerance (fp32) /
-//    1-ulp (fp16).
+//  - cos_cache/sin_cache (fp32 only): we round cos/sin of the fp32 angle correctly; the reference uses
+//    PyTorch's vectorized fp32 kernels, which are within 1 ulp (about 5% of the llama golden's values differ
+//    by exactly 1 ulp). Compared with a 1-ulp tolerance; fp16 caches are bit-exact.
 #include <cmath>
 #include <cstring>
 #include <filesystem>
@@ -86,7 +86,7 @@ void compare_initializers(const onnx::ModelProto& got, const std::string& got_di
     const std::string &x = gb[b.name()], &y = rb[b.name()];
     ASSERT_EQ(x.size(), y.size());
     if (b.name() == "cos_cache" || b.name() == "sin_cache") {
-      EXPECT_LE(max_ulp(x, y, b.data_type()), b.data_type() == onnx::TensorProto::FLOAT ? 2 : 1);
+      EXPECT_LE(max_ulp(x, y, b.data_type()), b.data_type() == onnx::TensorProto::FLOAT ? 1 : 0);
     } else {
       EXPECT_TRUE(x == y) << "bytes differ";
     }

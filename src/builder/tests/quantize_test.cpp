@@ -39,7 +39,9 @@ void check_roundtrip(bool symmetric) {
   const float tol = symmetric ? 1.0f : 0.5f;
   for (int64_t k = 0; k < l.K; k++) EXPECT_LE(std::fabs(x[k] - y[k]), std::fabs(s[k / l.block]) * tol + 1e-6f) << k;
   for (int64_t k = l.K; k < l.q_row_bytes() * 2; k++) EXPECT_EQ((q[k / 2] >> (k % 2 ? 4 : 0)) & 0xf, 0) << "padding";
-  if (!symmetric) EXPECT_EQ(zp[1] >> 4, 8) << "unused zero-point nibble keeps 8";
+  if (!symmetric) {
+    EXPECT_EQ(zp[1] >> 4, 8) << "unused zero-point nibble keeps 8";
+  }
 }
 
 TEST(Int4Quantize, SymmetricRoundTrip) { check_roundtrip(true); }
