@@ -1,6 +1,7 @@
 #include "providers/vulkan/memory.h"
 
 #include <algorithm>
+#include <cstring>
 
 namespace ogx::vk {
 
@@ -17,6 +18,30 @@ void RawBuffer::destroy() {
   if (buffer) vkDestroyBuffer(device, buffer, nullptr);
   if (memory) vkFreeMemory(device, memory, nullptr);
   *this = RawBuffer{};
+}
+
+HostVisibleBuffer::HostVisibleBuffer(DeviceAllocator& allocator, const std::string& name, VkDeviceSize bytes)
+    : buf_(allocator.create_host_buffer(name, bytes, false)) {}
+
+HostVisibleBuffer& HostVisibleBuffer::operator=(HostVisibleBuffer&& o) noexcept {
+  if (this != &o) {
+    buf_.destroy();
+    buf_ = o.buf_;
+    o.buf_ = RawBuffer{};
+  }
+  return *this;
+}
+
+void HostVisibleBuffer::write(const void* data, VkDeviceSize bytes, VkDeviceSize offset) {
+  OGX_CHECK(offset + bytes <= buf_.size, "HostVisibleBuffer write of ", bytes, " bytes overruns ", buf_.size);
+  std::memcpy(static_cast<char*>(buf_.mapped) + offset, data, bytes);
+}
+
+TensorView HostVisibleBuffer::view(DType dtype, Shape shape) const {
+  TensorView v{buf_.slice(), dtype, std::move(shape)};
+  OGX_CHECK((VkDeviceSize)v.numel() * dtype_size(dtype) <= buf_.size, "HostVisibleBuffer view too large");
+  v.mem.size = (VkDeviceSize)v.numel() * dtype_size(dtype);
+  return v;
 }
 
 DeviceBuffer& DeviceBuffer::operator=(DeviceBuffer&& o) noexcept {

@@ -46,6 +46,23 @@ struct RawBuffer {
 
 class DeviceAllocator;
 
+// A small host-visible, device-addressable buffer for values that change every step (sequence lengths, positions):
+// the host writes it between replays of a recorded step; submission makes the writes visible to the device.
+class HostVisibleBuffer {
+ public:
+  HostVisibleBuffer() = default;
+  HostVisibleBuffer(DeviceAllocator& allocator, const std::string& name, VkDeviceSize bytes);
+  HostVisibleBuffer(HostVisibleBuffer&& o) noexcept : buf_(o.buf_) { o.buf_ = RawBuffer{}; }
+  HostVisibleBuffer& operator=(HostVisibleBuffer&& o) noexcept;
+  ~HostVisibleBuffer() { buf_.destroy(); }
+  void write(const void* data, VkDeviceSize bytes, VkDeviceSize offset = 0);  // only while no step using it runs
+  TensorView view(DType dtype, Shape shape) const;
+  BufferSlice slice() const { return buf_.slice(); }
+
+ private:
+  RawBuffer buf_;  // host-visible, coherent, mapped
+};
+
 // A sub-allocated device-local tensor buffer; returns its range to the allocator when destroyed.
 class DeviceBuffer {
  public:

@@ -1,0 +1,124 @@
+#include "providers/vulkan/kernels/attention.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "providers/vulkan/kernels/kernel_util.h"
+
+namespace ogx::vk::kernels {
+
+namespace {
+
+constexpr int64_t kPrefillMaxHead = 128;     // gqa_prefill.comp MAXD
+constexpr uint32_t kPrefillShared = 27 * 1024;  // bytes of shared memory gqa_prefill.comp declares (about)
+
+struct Dims {
+  int64_t B, S, Hq, Hkv, D, max_seq;
+};
+
+Dims check(const GqaParams& pr, const GqaTensors& t) {
+  Dims d;
+  OGX_CHECK(pr.num_heads > 0 && pr.kv_num_heads > 0 && pr.num_heads % pr.kv_num_heads == 0,
+            "GroupQueryAttention: num_heads ", pr.num_heads, " must be a multiple of kv_num_heads ", pr.kv_num_heads);
+  OGX_CHECK(t.k_cache.shape.size() == 4, "GroupQueryAttention: KV cache must be [B, Hkv, max_seq, D], got ",
+            shape_str(t.k_cache.shape));
+  d.B = t.k_cache.shape[0], d.Hkv = t.k_cache.shape[1], d.max_seq = t.k_cache.shape[2], d.D = t.k_cache.shape[3];
+  d.Hq = pr.num_heads;
+  d.S = t.query.shape.size() == 3 ? t.query.shape[1] : 0;
+  OGX_CHECK(d.Hkv == pr.kv_num_heads && t.v_cache.shape == t.k_cache.shape, "GroupQueryAttention: caches ",
+            shape_str(t.k_cache.shape), "/", shape_str(t.v_cache.shape), " do not match kv_num_heads ", pr.kv_num_heads);
+  int64_t q_row = t.key ? d.Hq * d.D : (d.Hq + 2 * d.Hkv) * d.D;
+  OGX_CHECK(t.query.shape.size() == 3 && t.query.shape[0] == d.B && t.query.shape[2] == q_row,
+            "GroupQueryAttention: query ", shape_str(t.query.shape), " must be [", d.B, ", S, ", q_row, "]");
+  if (t.key) OGX_CHECK(t.value && t.key->numel() == d.B * d.S * d.Hkv * d.D && t.value->numel() == t.key->numel(),
+                       "GroupQueryAttention: key/value must be [B, S, ", d.Hkv * d.D, "]");
+  OGX_CHECK(t.output.numel() == d.B * d.S * d.Hq * d.D, "GroupQueryAttention: output ", shape_str(t.output.shape),
+            " must hold [B, S, ", d.Hq * d.D, "]");
+  OGX_CHECK(t.seqlens_k.dtype == DType::i32 && t.seqlens_k.numel() == d.B && t.total_sequence_length.dtype == DType::i32,
+            "GroupQueryAttention: seqlens_k must be int32 [B] and total_sequence_length int32 [1]");
+  OGX_CHECK(d.D <= 256 && d.D % 2 == 0, "GroupQueryAttention: head size ", d.D, " must be even and <= 256");
+  if (pr.do_rotary)
+    OGX_CHECK(t.cos_cache && t.sin_cache && t.cos_cache->shape.back() * 2 == d.D,
+              "GroupQueryAttention: do_rotary needs cos/sin caches [max_pos, ", d.D / 2, "]");
+  return d;
+}
+
+}  // namespace
+
+GqaWorkspace make_gqa_workspace(Context& ctx, int64_t B, int64_t S_max, int64_t Hq, int64_t D, int64_t max_seq) {
+  GqaWorkspace ws;
+  ws.nsplit = std::clamp<int64_t>((max_seq + ctx.tuning().attention_split - 1) / ctx.tuning().attention_split, 1, 16);
+  ws.q_rotated = ctx.memory().allocate("gqa.q_rotated", (VkDeviceSize)(B * Hq * S_max * D * 4));
+  ws.partials = ctx.memory().allocate("gqa.partials", (VkDeviceSize)(B * S_max * Hq * ws.nsplit * (D + 2) * 4));
+  return ws;
+}
+
+void group_query_attention(CommandRecorder& rec, const GqaParams& pr, const GqaTensors& t, GqaWorkspace& ws) {
+  Dims d = check(pr, t);
+  const char* ty = storage_suffix(t.query.dtype, "GroupQueryAttention");
+  OGX_CHECK(ws.q_rotated.size() >= (VkDeviceSize)(d.B * d.Hq * d.S * d.D * 4), "GroupQueryAttention: workspace too small");
+  Context& ctx = rec.context();
+  size_t es = dtype_size(t.query.dtype);
+  uint64_t k_addr = t.key ? addr(*t.key) : addr(t.query) + d.Hq * d.D * es;
+  uint64_t v_addr = t.value ? addr(*t.value) : addr(t.query) + (d.Hq + d.Hkv) * d.D * es;
+  uint32_t q_row = (uint32_t)t.query.shape[2], kv_row = t.key ? (uint32_t)(d.Hkv * d.D) : q_row;
+  BufferSlice q_rot = ws.q_rotated.slice().sub(0, d.B * d.Hq * d.S * d.D * 4);
+  BufferSlice cos_mem = t.cos_cache ? t.cos_cache->mem : t.query.mem, sin_mem = t.sin_cache ? t.sin_cache->mem : t.query.mem;
+  {
+    struct {
+      uint64_t q, k, v, seqlens, total, cos_c, sin_c, q_out, k_cache, v_cache;
+      uint32_t B, S, Hq, Hkv, D, max_seq, q_row, kv_row, rotary, interleaved, max_pos;
+    } p{addr(t.query), k_addr, v_addr, addr(t.seqlens_k), addr(t.total_sequence_length),
+        pr.do_rotary ? addr(*t.cos_cache) : 0, pr.do_rotary ? addr(*t.sin_cache) : 0, q_rot.address,
+        addr(t.k_cache), addr(t.v_cache), (uint32_t)d.B, (uint32_t)d.S, (uint32_t)d.Hq, (uint32_t)d.Hkv,
+        (uint32_t)d.D, (uint32_t)d.max_seq, q_row, kv_row, pr.do_rotary, pr.rotary_interleaved,
+        pr.do_rotary ? (uint32_t)t.cos_cache->shape[0] : 0};
+    const Pipeline& pl = ctx.pipelines().get(std::string("gqa_prepare_") + ty);
+    uint32_t gx, gy;
+    grid_2d(div_up(d.B * d.S * (d.Hq + 2 * d.Hkv) * d.D, 256), &gx, &gy);
+    BufferSlice kin = t.key ? t.key->mem : t.query.mem, vin = t.value ? t.value->mem : t.query.mem;
+    rec.dispatch(pl, &p, sizeof(p), gx, gy, 1,
+                 {t.query.mem, kin, vin, t.seqlens_k.mem, t.total_sequence_length.mem, cos_mem, sin_mem},
+                 {q_rot, t.k_cache.mem, t.v_cache.mem});
+  }
+  float scale = pr.scale != 0.0f ? pr.scale : 1.0f / std::sqrt((float)d.D);
+  int32_t window = (int32_t)pr.local_window_size;
+  if (d.S > 1 && d.D <= kPrefillMaxHead && ctx.info().max_shared_memory >= kPrefillShared) {
+    struct {
+      uint64_t q, k_cache, v_cache, seqlens, total, out;
+      uint32_t B, S, Hq, Hkv, D, max_seq;
+      float scale, softcap;
+      int32_t window;
+    } p{q_rot.address, addr(t.k_cache), addr(t.v_cache), addr(t.seqlens_k), addr(t.total_sequence_length),
+        addr(t.output), (uint32_t)d.B, (uint32_t)d.S, (uint32_t)d.Hq, (uint32_t)d.Hkv, (uint32_t)d.D,
+        (uint32_t)d.max_seq, scale, pr.softcap, window};
+    const Pipeline& pl = ctx.pipelines().get(std::string("gqa_prefill_") + ty);
+    rec.dispatch(pl, &p, sizeof(p), div_up(d.S, 16), (uint32_t)d.Hq, (uint32_t)d.B,
+                 {q_rot, t.k_cache.mem, t.v_cache.mem, t.seqlens_k.mem, t.total_sequence_length.mem}, {t.output.mem});
+    return;
+  }
+  uint32_t nsplit = d.S == 1 ? (uint32_t)ws.nsplit : 1;
+  BufferSlice partials = ws.partials.slice().sub(0, d.B * d.S * d.Hq * nsplit * (d.D + 2) * 4);
+  OGX_CHECK(ws.partials.size() >= partials.size, "GroupQueryAttention: workspace too small for S = ", d.S);
+  {
+    struct {
+      uint64_t q, k_cache, v_cache, seqlens, total, partial;
+      uint32_t B, S, Hq, Hkv, D, max_seq, nsplit;
+      float scale, softcap;
+      int32_t window;
+    } p{q_rot.address, addr(t.k_cache), addr(t.v_cache), addr(t.seqlens_k), addr(t.total_sequence_length),
+        partials.address, (uint32_t)d.B, (uint32_t)d.S, (uint32_t)d.Hq, (uint32_t)d.Hkv, (uint32_t)d.D,
+        (uint32_t)d.max_seq, nsplit, scale, pr.softcap, window};
+    const Pipeline& pl = ctx.pipelines().get(std::string("gqa_decode_") + ty, {ctx.tuning().attention_threads});
+    rec.dispatch(pl, &p, sizeof(p), nsplit, (uint32_t)d.Hq, (uint32_t)(d.B * d.S),
+                 {q_rot, t.k_cache.mem, t.v_cache.mem, t.seqlens_k.mem, t.total_sequence_length.mem}, {partials});
+  }
+  struct {
+    uint64_t partial, out;
+    uint32_t Hq, D, nsplit;
+  } p{partials.address, addr(t.output), (uint32_t)d.Hq, (uint32_t)d.D, nsplit};
+  const Pipeline& pl = ctx.pipelines().get(std::string("gqa_combine_") + ty);
+  rec.dispatch(pl, &p, sizeof(p), (uint32_t)d.Hq, (uint32_t)(d.B * d.S), 1, {partials}, {t.output.mem});
+}
+
+}  // namespace ogx::vk::kernels

@@ -1,0 +1,43 @@
+// com.microsoft GroupQueryAttention on the device, with the KV cache shared between past and present
+// (past_present_share_buffer): new keys/values are written into [B, Hkv, max_seq, D] caches in place.
+// Decode (S == 1) uses flash-decoding (split over the KV length + combine); prompts use a causal tiled kernel.
+// Sequence lengths come from device tensors (seqlens_k, total_sequence_length) so recorded steps replay.
+#pragma once
+#include "providers/vulkan/command_recorder.h"
+#include "providers/vulkan/context.h"
+
+namespace ogx::vk::kernels {
+
+struct GqaParams {
+  int64_t num_heads = 0;     // Hq
+  int64_t kv_num_heads = 0;  // Hkv; Hq / Hkv is the group size (1, 2, 4, ...)
+  float scale = 0.0f;        // 0: 1 / sqrt(D)
+  float softcap = 0.0f;      // 0: off
+  int64_t local_window_size = -1;
+  bool do_rotary = false;
+  bool rotary_interleaved = false;
+};
+
+struct GqaTensors {
+  TensorView query;                  // [B, S, Hq*D], or packed QKV [B, S, (Hq + 2 Hkv) * D] when key is null
+  const TensorView* key = nullptr;   // [B, S, Hkv*D]
+  const TensorView* value = nullptr; // [B, S, Hkv*D]
+  TensorView k_cache, v_cache;       // [B, Hkv, max_seq, D]
+  TensorView seqlens_k;              // int32 [B]: valid keys - 1 per batch row
+  TensorView total_sequence_length;  // int32 [1]
+  const TensorView* cos_cache = nullptr;  // [max_pos, D/2] when do_rotary
+  const TensorView* sin_cache = nullptr;
+  TensorView output;                 // [B, S, Hq*D]
+};
+
+// Scratch for one attention call shape; reusable across layers and steps.
+struct GqaWorkspace {
+  DeviceBuffer q_rotated;  // f32 [B, Hq, S_max, D]
+  DeviceBuffer partials;   // f32 [B * S_max, Hq, nsplit, D + 2]
+  int64_t nsplit = 1;
+};
+GqaWorkspace make_gqa_workspace(Context& ctx, int64_t B, int64_t S_max, int64_t Hq, int64_t D, int64_t max_seq);
+
+void group_query_attention(CommandRecorder& rec, const GqaParams& params, const GqaTensors& t, GqaWorkspace& ws);
+
+}  // namespace ogx::vk::kernels

@@ -1,0 +1,63 @@
+// GroupQueryAttention step 1: optional rotary on q and k (position = past + s), q to the fp32 scratch
+// [B, Hq, S, D], new k and v into the caches [B, Hkv, max_seq, D] at past + s.
+// q/k/v are read through row strides so a packed QKV tensor [B, S, (Hq + 2 Hkv) * D] works too.
+#version 460
+#include "common.glsl"
+#include "attention_common.glsl"
+
+layout(local_size_x = 256) in;
+
+layout(push_constant) uniform Push {
+  ActBuf q;          // [B, S, q_row] (row = q_row elements)
+  ActBuf k;          // [B, S, kv_row]
+  ActBuf v;          // [B, S, kv_row]
+  I32Buf seqlens;    // int32 [B]
+  I32Buf total;      // int32 [1]
+  ActBuf cos_c;      // when rotary: [max_pos, D / 2]
+  ActBuf sin_c;
+  F32Buf q_out;      // [B, Hq, S, D]
+  ActBuf k_cache;    // [B, Hkv, max_seq, D]
+  ActBuf v_cache;    // [B, Hkv, max_seq, D]
+  uint B, S, Hq, Hkv, D, max_seq;
+  uint q_row, kv_row;
+  uint rotary, interleaved, max_pos;
+} p;
+
+float rotate(ActBuf src, uint base, uint j, int position) {
+  float xj = float(src.v[base + j]);
+  if (p.rotary == 0) return xj;
+  uint half_dim = p.D / 2;
+  bool first;
+  uint idx, pair;
+  if (p.interleaved != 0) {
+    idx = j / 2; first = (j % 2) == 0; pair = first ? j + 1 : j - 1;
+  } else {
+    first = j < half_dim; idx = first ? j : j - half_dim; pair = first ? j + half_dim : j - half_dim;
+  }
+  uint pc = uint(clamp(position, 0, int(p.max_pos) - 1));
+  float c = float(p.cos_c.v[pc * half_dim + idx]), sn = float(p.sin_c.v[pc * half_dim + idx]);
+  float xp = float(src.v[base + pair]);
+  return first ? xj * c - xp * sn : xj * c + xp * sn;
+}
+
+void main() {
+  uint heads = p.Hq + 2 * p.Hkv;
+  uint i = gl_GlobalInvocationID.x + gl_GlobalInvocationID.y * gl_NumWorkGroups.x * gl_WorkGroupSize.x;
+  if (i >= p.B * p.S * heads * p.D) return;
+  uint j = i % p.D, h = (i / p.D) % heads, s = (i / (p.D * heads)) % p.S, b = i / (p.D * heads * p.S);
+  int past = past_of(p.seqlens, p.total, b, p.S);
+  int position = past + int(s);
+  if (h < p.Hq) {
+    float r = rotate(p.q, (b * p.S + s) * p.q_row + h * p.D, j, position);
+    p.q_out.v[((b * p.Hq + h) * p.S + s) * p.D + j] = r;
+    return;
+  }
+  if (position < 0 || position >= int(p.max_seq)) return;
+  uint kvh = h < p.Hq + p.Hkv ? h - p.Hq : h - p.Hq - p.Hkv;
+  uint dst = ((b * p.Hkv + kvh) * p.max_seq + uint(position)) * p.D + j;
+  uint src = (b * p.S + s) * p.kv_row + kvh * p.D;
+  if (h < p.Hq + p.Hkv)
+    p.k_cache.v[dst] = TO_STORE(rotate(p.k, src, j, position));
+  else
+    p.v_cache.v[dst] = p.v.v[src + j];
+}

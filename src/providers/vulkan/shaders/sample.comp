@@ -1,0 +1,169 @@
+// Next-token choice on the device, one workgroup (256 threads) per batch row; the token id is written as int64 so it
+// can feed the next step's Gather directly.
+//   mode 0: argmax (lowest index among equal maxima).
+//   mode 1: top-k / top-p / temperature sampling. The k = min(top_k, MAXK) largest logits are found by an exact
+//     radix select (4 passes of 8-bit digits over order-preserving keys), sorted (bitonic), softmaxed with the
+//     temperature, cut to the smallest prefix whose probability reaches top_p, and sampled with u from a per-row
+//     PCG state kept in a device buffer (advanced on every call). top_k = 0 means MAXK candidates.
+#version 460
+#include "common.glsl"
+
+layout(local_size_x = 256) in;
+const uint T = 256, MAXK = 1024;
+
+layout(push_constant) uniform Push {
+  ActBuf logits;   // [B, V]
+  U32Buf tokens;   // int64 [B]
+  U32Buf rng;      // uint [B] PCG state (mode 1)
+  uint V, mode, top_k;
+  float top_p, temperature;
+} p;
+
+shared uint hist[256];
+shared uint sh_prefix, sh_remaining, sh_count;
+shared float cand_val[MAXK];
+shared uint cand_idx[MAXK];
+shared float red_v[T];
+shared uint red_i[T];
+
+uint key_of(float f) {  // larger float -> larger key
+  uint u = floatBitsToUint(f);
+  return (u & 0x80000000u) != 0 ? ~u : (u | 0x80000000u);
+}
+
+void write_token(uint b, uint id) {
+  p.tokens.v[2 * b] = id;
+  p.tokens.v[2 * b + 1] = 0;
+}
+
+void argmax_row(uint b) {
+  uint tid = gl_LocalInvocationID.x;
+  float best = -1.0 / 0.0;
+  uint best_i = 0xffffffffu;
+  for (uint i = tid; i < p.V; i += T) {
+    float x = float(p.logits.v[b * p.V + i]);
+    if (x > best || best_i == 0xffffffffu) { best = x; best_i = i; }
+  }
+  red_v[tid] = best;
+  red_i[tid] = best_i;
+  barrier();
+  for (uint w = T / 2; w > 0; w /= 2) {
+    if (tid < w) {
+      float ov = red_v[tid + w];
+      uint oi = red_i[tid + w];
+      if (oi != 0xffffffffu && (ov > red_v[tid] || (ov == red_v[tid] && oi < red_i[tid]) || red_i[tid] == 0xffffffffu)) {
+        red_v[tid] = ov;
+        red_i[tid] = oi;
+      }
+    }
+    barrier();
+  }
+  if (tid == 0) write_token(b, red_i[0]);
+}
+
+// Exact key of the k-th largest logit.
+uint kth_key(uint b, uint k) {
+  uint tid = gl_LocalInvocationID.x;
+  if (tid == 0) { sh_prefix = 0; sh_remaining = k; }
+  for (int pass = 3; pass >= 0; pass--) {
+    hist[tid] = 0;
+    barrier();
+    uint shift = uint(pass) * 8;
+    uint mask_hi = pass == 3 ? 0u : (0xffffffffu << (shift + 8));
+    uint prefix = sh_prefix;
+    for (uint i = tid; i < p.V; i += T) {
+      uint key = key_of(float(p.logits.v[b * p.V + i]));
+      if ((key & mask_hi) == (prefix & mask_hi)) atomicAdd(hist[(key >> shift) & 0xffu], 1u);
+    }
+    barrier();
+    if (tid == 0) {
+      uint remaining = sh_remaining;
+      for (int d = 255; d >= 0; d--) {
+        if (hist[d] >= remaining) { sh_prefix = prefix | (uint(d) << shift); break; }
+        remaining -= hist[d];
+      }
+      sh_remaining = remaining;
+    }
+    barrier();
+  }
+  return sh_prefix;
+}
+
+uint pcg_next(inout uint state) {
+  state = state * 747796405u + 2891336453u;
+  uint word = ((state >> ((state >> 28u) + 4u)) ^ state) * 277803737u;
+  return (word >> 22u) ^ word;
+}
+
+void sample_row(uint b) {
+  uint tid = gl_LocalInvocationID.x;
+  uint k = min(p.top_k == 0 ? MAXK : min(p.top_k, MAXK), p.V);
+  uint threshold = kth_key(b, k);
+  if (tid == 0) sh_count = 0;
+  for (uint i = tid; i < MAXK; i += T) { cand_val[i] = -1.0 / 0.0; cand_idx[i] = 0xffffffffu; }
+  barrier();
+  for (uint i = tid; i < p.V; i += T) {
+    float x = float(p.logits.v[b * p.V + i]);
+    if (key_of(x) > threshold) { uint slot = atomicAdd(sh_count, 1u); cand_val[slot] = x; cand_idx[slot] = i; }
+  }
+  barrier();
+  for (uint i = tid; i < p.V; i += T) {  // ties at the threshold fill the remaining slots
+    float x = float(p.logits.v[b * p.V + i]);
+    if (key_of(x) == threshold) {
+      uint slot = atomicAdd(sh_count, 1u);
+      if (slot < k) { cand_val[slot] = x; cand_idx[slot] = i; }
+    }
+  }
+  barrier();
+  // Bitonic sort of the first n candidates (n = k rounded up to a power of two; the rest are -inf),
+  // descending by value then ascending by index.
+  uint n = 1;
+  while (n < k) n *= 2;
+  for (uint size = 2; size <= n; size *= 2) {
+    for (uint stride = size / 2; stride > 0; stride /= 2) {
+      for (uint i = tid; i < n; i += T) {
+        uint j = i ^ stride;
+        if (j > i) {
+          bool desc = (i & size) == 0;
+          float vi = cand_val[i], vj = cand_val[j];
+          uint ii = cand_idx[i], ij = cand_idx[j];
+          bool i_first = vi > vj || (vi == vj && ii < ij);
+          if (i_first != desc) {
+            cand_val[i] = vj; cand_val[j] = vi;
+            cand_idx[i] = ij; cand_idx[j] = ii;
+          }
+        }
+      }
+      barrier();
+    }
+  }
+  if (tid == 0) {
+    float t = max(p.temperature, 1e-6);
+    float top = cand_val[0];
+    float total = 0.0;
+    for (uint i = 0; i < k; i++) total += exp((cand_val[i] - top) / t);
+    uint keep = k;  // top-p: smallest prefix with probability >= top_p
+    float cum = 0.0;
+    for (uint i = 0; i < k; i++) {
+      cum += exp((cand_val[i] - top) / t) / total;
+      if (cum >= p.top_p) { keep = i + 1; break; }
+    }
+    float kept = 0.0;
+    for (uint i = 0; i < keep; i++) kept += exp((cand_val[i] - top) / t);
+    uint state = p.rng.v[b];
+    float u = float(pcg_next(state) >> 8) * (1.0 / 16777216.0);
+    p.rng.v[b] = state;
+    float target = u * kept, run = 0.0;
+    uint choice = cand_idx[keep - 1];
+    for (uint i = 0; i < keep; i++) {
+      run += exp((cand_val[i] - top) / t);
+      if (run > target) { choice = cand_idx[i]; break; }
+    }
+    write_token(b, choice);
+  }
+}
+
+void main() {
+  if (p.mode == 0) argmax_row(gl_WorkGroupID.x);
+  else sample_row(gl_WorkGroupID.x);
+}

@@ -1,0 +1,119 @@
+// Argmax and top-k / top-p / temperature sampling on the device: exact argmax with ties, support of the sampled
+// tokens, and frequencies against the softmax probabilities over many rows sampled in one dispatch.
+#include "providers/vulkan/kernels/sampling.h"
+#include "providers/vulkan/tests/vk_test_util.h"
+
+#include <algorithm>
+#include <numeric>
+
+namespace ogx::vk::test {
+namespace {
+
+class VulkanSamplingTest : public VulkanTest {
+ protected:
+  std::vector<int64_t> run(const kernels::SamplingParams& params, const std::vector<float>& logits, int64_t B,
+                           int64_t V, DType dt, uint64_t seed = 1) {
+    TensorView lv = upload(logits, dt, {B, V}), tokens = empty(DType::i64, {B});
+    auto state = kernels::seed_sampling_state(seed, B);
+    TensorView rng = upload_i32(std::vector<int32_t>(state.begin(), state.end()), {B});
+    CommandRecorder rec(ctx());
+    rec.begin();
+    kernels::sample_tokens(rec, params, lv, tokens, rng);
+    rec.end();
+    rec.run();
+    Tensor h = ctx().transfers().download_tensor(tokens);
+    return std::vector<int64_t>(h.data<int64_t>(), h.data<int64_t>() + B);
+  }
+};
+
+TEST_F(VulkanSamplingTest, ArgmaxLowestIndexOnTies) {
+  for (DType dt : {DType::f32, DType::f16}) {
+    int64_t B = 3, V = 5003;
+    auto logits = round_to(random_values(B * V, 90, -10, 10), dt);
+    logits[0 * V + 4000] = 20, logits[0 * V + 17] = 20;  // tie: 17 wins
+    logits[1 * V + 5002] = 30;
+    logits[2 * V + 0] = 25;
+    auto got = run({}, logits, B, V, dt);
+    EXPECT_EQ(got, (std::vector<int64_t>{17, 5002, 0})) << dtype_name(dt);
+  }
+}
+
+TEST_F(VulkanSamplingTest, TopKOneIsArgmax) {
+  int64_t B = 4, V = 777;
+  auto logits = random_values(B * V, 91, -5, 5);
+  kernels::SamplingParams sp;
+  sp.greedy = false, sp.top_k = 1, sp.temperature = 0.7f;
+  auto got = run(sp, logits, B, V, DType::f32);
+  for (int64_t b = 0; b < B; b++)
+    EXPECT_EQ(got[b], std::max_element(logits.begin() + b * V, logits.begin() + (b + 1) * V) - (logits.begin() + b * V));
+}
+
+// Rows share one logit vector; each row has its own random state, so B rows are B independent draws.
+std::vector<double> frequencies(const std::vector<int64_t>& tokens, int64_t V) {
+  std::vector<double> f(V, 0.0);
+  for (auto t : tokens) f[t] += 1.0 / tokens.size();
+  return f;
+}
+
+TEST_F(VulkanSamplingTest, TopKTemperatureFrequencies) {
+  int64_t V = 300, B = 2000, K = 5;
+  float temp = 0.8f;
+  auto row = random_values(V, 92, -3, 3);
+  std::vector<float> logits;
+  for (int64_t b = 0; b < B; b++) logits.insert(logits.end(), row.begin(), row.end());
+  kernels::SamplingParams sp;
+  sp.greedy = false, sp.top_k = (uint32_t)K, sp.temperature = temp;
+  auto f = frequencies(run(sp, logits, B, V, DType::f32, 7), V);
+  std::vector<int64_t> order(V);
+  std::iota(order.begin(), order.end(), 0);
+  std::sort(order.begin(), order.end(), [&](int64_t a, int64_t b) { return row[a] > row[b]; });
+  double z = 0;
+  for (int64_t i = 0; i < K; i++) z += std::exp(row[order[i]] / temp);
+  double outside = 1.0;
+  for (int64_t i = 0; i < K; i++) {
+    double p = std::exp(row[order[i]] / temp) / z;
+    outside -= f[order[i]];
+    EXPECT_NEAR(f[order[i]], p, 4 * std::sqrt(p * (1 - p) / B) + 1e-3) << "rank " << i;  // ~4 sigma
+  }
+  EXPECT_NEAR(outside, 0.0, 1e-9) << "tokens outside the top-k were sampled";
+}
+
+TEST_F(VulkanSamplingTest, TopPKeepsTheNucleus) {
+  int64_t V = 64, B = 2000;
+  std::vector<float> row(V);
+  for (int64_t i = 0; i < V; i++) row[i] = (float)std::log(1.0 / (i + 1));  // p ~ 1 / (i + 1), descending
+  std::vector<float> logits;
+  for (int64_t b = 0; b < B; b++) logits.insert(logits.end(), row.begin(), row.end());
+  kernels::SamplingParams sp;
+  sp.greedy = false, sp.top_p = 0.5f;
+  auto f = frequencies(run(sp, logits, B, V, DType::f16, 11), V);
+  std::vector<double> p(V);
+  double z = 0;
+  for (int64_t i = 0; i < V; i++) z += (p[i] = 1.0 / (i + 1));
+  double cum = 0;
+  int64_t keep = 0;
+  while (cum < 0.5) cum += p[keep++] / z;
+  double kept = 0;
+  for (int64_t i = 0; i < keep; i++) kept += p[i];
+  for (int64_t i = 0; i < V; i++) {
+    double want = i < keep ? p[i] / kept : 0.0;
+    EXPECT_NEAR(f[i], want, 4 * std::sqrt(want * (1 - want) / B) + 1e-3) << "token " << i << " keep " << keep;
+  }
+}
+
+TEST_F(VulkanSamplingTest, LargeVocabTopKSupport) {
+  int64_t V = 32000, B = 64, K = 40;
+  auto row = random_values(V, 93, -8, 8);
+  std::vector<float> logits;
+  for (int64_t b = 0; b < B; b++) logits.insert(logits.end(), row.begin(), row.end());
+  kernels::SamplingParams sp;
+  sp.greedy = false, sp.top_k = (uint32_t)K, sp.temperature = 5.0f;
+  auto got = run(sp, logits, B, V, DType::f32, 3);
+  std::vector<float> sorted = row;
+  std::nth_element(sorted.begin(), sorted.begin() + (K - 1), sorted.end(), std::greater<float>());
+  float kth = sorted[K - 1];
+  for (auto t : got) EXPECT_GE(row[t], kth) << "token " << t << " is not in the top " << K;
+}
+
+}  // namespace
+}  // namespace ogx::vk::test
