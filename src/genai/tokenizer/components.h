@@ -5,6 +5,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -18,15 +19,32 @@ struct Normalizer {
   virtual void normalize(std::string& s) const = 0;
 };
 
-// A piece of text being pre-tokenized. `at_start`: the piece begins the original input (Metaspace "first").
-struct Piece {
-  std::string text;
-  bool at_start = false;
+// Non-owning callable reference (cheap to pass down the pre-tokenizer chain).
+template <typename F>
+class FnRef;
+template <typename R, typename... A>
+class FnRef<R(A...)> {
+ public:
+  template <typename F>
+    requires(!std::is_same_v<std::decay_t<F>, FnRef>)
+  FnRef(F&& f) : obj_(const_cast<void*>(static_cast<const void*>(&f))),  // NOLINT: implicit by design
+                 call_([](void* o, A... a) -> R { return (*static_cast<std::remove_reference_t<F>*>(o))(a...); }) {}
+  R operator()(A... a) const { return call_(obj_, a...); }
+
+ private:
+  void* obj_;
+  R (*call_)(void*, A...);
 };
 
+// Receives one piece; `at_start`: the piece begins the original input (Metaspace prepend_scheme "first").
+// The view is valid only during the call.
+using PieceSink = FnRef<void(std::string_view, bool)>;
+
+// Pre-tokenizers split each piece independently, so the chain runs depth-first: no list of all pieces of a
+// long text is ever materialised.
 struct PreTokenizer {
   virtual ~PreTokenizer() = default;
-  virtual void pre_tokenize(std::vector<Piece>& pieces) const = 0;
+  virtual void split(std::string_view text, bool at_start, PieceSink emit) const = 0;
 };
 
 struct Model {

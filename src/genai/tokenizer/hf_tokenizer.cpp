@@ -99,13 +99,12 @@ void HfBackend::encode_normalized(std::string_view text, bool at_start, std::vec
   std::vector<Segment> segs;
   if (norm_matcher_.empty()) segs.push_back({-1, 0, s.size()});
   else norm_matcher_.split(s, segs);
-  std::vector<Piece> pieces;
+  std::string_view sv = s;
   for (const auto& seg : segs) {
     if (seg.id >= 0) { ids.push_back(seg.id); continue; }
-    pieces.clear();
-    pieces.push_back({s.substr(seg.begin, seg.end - seg.begin), at_start && seg.begin == 0});
-    if (pre_) pre_->pre_tokenize(pieces);
-    for (const auto& p : pieces) model_->tokenize(p.text, ids);
+    std::string_view text = sv.substr(seg.begin, seg.end - seg.begin);
+    if (pre_) pre_->split(text, at_start && seg.begin == 0, [&](std::string_view piece, bool) { model_->tokenize(piece, ids); });
+    else model_->tokenize(text, ids);
   }
 }
 

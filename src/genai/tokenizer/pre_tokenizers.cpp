@@ -1,8 +1,10 @@
 // Pre-tokenizers: ByteLevel, Split, Metaspace, Digits, Whitespace, WhitespaceSplit, Punctuation,
 // BertPreTokenizer, CharDelimiterSplit, Sequence. Split semantics follow Hugging Face's
-// SplitDelimiterBehavior (Removed, Isolated, MergedWithPrevious, MergedWithNext, Contiguous).
-#include <algorithm>
+// SplitDelimiterBehavior (Removed, Isolated, MergedWithPrevious, MergedWithNext, Contiguous), computed in one
+// streaming pass over the match intervals.
 #include <functional>
+
+#include <unicode/uchar.h>
 
 #include "common/error.h"
 #include "genai/tokenizer/components.h"
@@ -10,14 +12,11 @@
 #include "genai/tokenizer/regex.h"
 #include "genai/tokenizer/unicode.h"
 
-#include <unicode/uchar.h>
-
 namespace ogx::tok {
 
 namespace {
 
 enum class Behavior { Removed, Isolated, MergedWithPrevious, MergedWithNext, Contiguous };
-using Ranges = std::vector<std::pair<size_t, size_t>>;
 
 Behavior parse_behavior(const json& j, const std::string& path, Behavior def) {
   std::string b = jstr_or(j, "behavior", path, "");
@@ -30,94 +29,94 @@ Behavior parse_behavior(const json& j, const std::string& path, Behavior def) {
   throw_error("tokenizer.json: ", jpath(path, "behavior"), ": unknown split behavior '", b, "'");
 }
 
-// Splits `p` given the delimiter matches (sorted, non-overlapping), appending the pieces to `out`.
-void split_piece(Piece&& p, const Ranges& matches, Behavior behavior, bool invert, std::vector<Piece>& out) {
-  struct Iv { size_t b, e; bool m; };
-  std::vector<Iv> ivs;
-  size_t pos = 0;
-  for (auto [b, e] : matches) {
-    if (b > pos) ivs.push_back({pos, b, invert});
-    ivs.push_back({b, e, !invert});
-    pos = e;
+// Turns a stream of delimiter matches into pieces according to the behaviour.
+class Splitter {
+ public:
+  Splitter(std::string_view text, bool at_start, Behavior b, bool invert, PieceSink emit)
+      : text_(text), at_start_(at_start), behavior_(b), invert_(invert), emit_(emit) {}
+  void match(size_t b, size_t e) {
+    if (b > pos_) interval(pos_, b, invert_);
+    interval(b, e, !invert_);
+    pos_ = e;
   }
-  if (pos < p.text.size()) ivs.push_back({pos, p.text.size(), invert});
+  void finish() {
+    if (pos_ < text_.size()) interval(pos_, text_.size(), invert_);
+    if (has_pending_) out(pb_, pe_);
+  }
 
-  std::vector<std::pair<size_t, size_t>> res;
-  switch (behavior) {
-    case Behavior::Removed:
-      for (auto& iv : ivs) if (!iv.m) res.emplace_back(iv.b, iv.e);
-      break;
-    case Behavior::Isolated:
-      for (auto& iv : ivs) res.emplace_back(iv.b, iv.e);
-      break;
-    case Behavior::MergedWithPrevious: {
-      bool prev = false;
-      for (auto& iv : ivs) {
-        if (iv.m && !prev && !res.empty()) res.back().second = iv.e;
-        else res.emplace_back(iv.b, iv.e);
-        prev = iv.m;
-      }
-      break;
-    }
-    case Behavior::MergedWithNext: {
-      bool prev = false;
-      for (size_t k = ivs.size(); k-- > 0;) {
-        auto& iv = ivs[k];
-        if (iv.m && !prev && !res.empty()) res.back().first = iv.b;
-        else res.emplace_back(iv.b, iv.e);
-        prev = iv.m;
-      }
-      std::reverse(res.begin(), res.end());
-      break;
-    }
-    case Behavior::Contiguous: {
-      bool prev = false;
-      bool first = true;
-      for (auto& iv : ivs) {
-        if (!first && iv.m == prev) res.back().second = iv.e;
-        else res.emplace_back(iv.b, iv.e);
-        prev = iv.m;
-        first = false;
-      }
-      break;
+ private:
+  void out(size_t b, size_t e) {
+    if (b == e) return;
+    emit_(text_.substr(b, e - b), at_start_ && b == 0);
+  }
+  void set_pending(size_t b, size_t e, bool m) { pb_ = b; pe_ = e; pm_ = m; has_pending_ = true; }
+  void interval(size_t b, size_t e, bool m) {
+    switch (behavior_) {
+      case Behavior::Removed:
+        if (!m) out(b, e);
+        break;
+      case Behavior::Isolated:
+        out(b, e);
+        break;
+      case Behavior::MergedWithPrevious:  // a match joins the piece before it (unless that was a match)
+        if (m && !prev_m_ && has_pending_) pe_ = e;
+        else {
+          if (has_pending_) out(pb_, pe_);
+          set_pending(b, e, m);
+        }
+        prev_m_ = m;
+        break;
+      case Behavior::MergedWithNext:  // a match joins the non-match after it
+        if (has_pending_ && pm_ && !m) {
+          out(pb_, e);
+          has_pending_ = false;
+        } else {
+          if (has_pending_) out(pb_, pe_);
+          if (m) set_pending(b, e, m);
+          else { out(b, e); has_pending_ = false; }
+        }
+        break;
+      case Behavior::Contiguous:
+        if (has_pending_ && pm_ == m) pe_ = e;
+        else {
+          if (has_pending_) out(pb_, pe_);
+          set_pending(b, e, m);
+        }
+        break;
     }
   }
-  if (res.size() == 1 && res[0].first == 0 && res[0].second == p.text.size()) {
-    out.push_back(std::move(p));
-    return;
-  }
-  bool first = true;
-  for (auto [b, e] : res) {
-    if (b == e) continue;
-    out.push_back({p.text.substr(b, e - b), first && p.at_start && b == 0});
-    first = false;
-  }
+
+  std::string_view text_;
+  bool at_start_;
+  Behavior behavior_;
+  bool invert_;
+  PieceSink emit_;
+  size_t pos_ = 0;
+  bool has_pending_ = false, pm_ = false, prev_m_ = false;
+  size_t pb_ = 0, pe_ = 0;
+};
+
+void split_regex(const Regex& re, std::string_view text, bool at_start, Behavior b, bool invert, PieceSink emit) {
+  Splitter s(text, at_start, b, invert, emit);
+  re.for_each_match(text, [&](size_t mb, size_t me) { s.match(mb, me); });
+  s.finish();
 }
 
-// Each character satisfying `pred` is one match.
-Ranges char_matches(const std::string& s, const std::function<bool(char32_t)>& pred) {
-  Ranges r;
-  for (size_t i = 0; i < s.size();) {
+void split_chars(const std::function<bool(char32_t)>& pred, std::string_view text, bool at_start, Behavior b,
+                 PieceSink emit) {
+  Splitter s(text, at_start, b, false, emit);
+  for (size_t i = 0; i < text.size();) {
     size_t st = i;
-    if (pred(next_cp(s, i))) r.emplace_back(st, i);
+    if (pred(next_cp(text, i))) s.match(st, i);
   }
-  return r;
+  s.finish();
 }
 
-Ranges literal_matches(const std::string& s, const std::string& lit) {
-  Ranges r;
-  if (lit.empty()) return r;
-  for (size_t pos = s.find(lit); pos != std::string::npos; pos = s.find(lit, pos + lit.size()))
-    r.emplace_back(pos, pos + lit.size());
-  return r;
-}
-
-template <typename F>
-void for_each_split(std::vector<Piece>& pieces, F&& f) {
-  std::vector<Piece> out;
-  out.reserve(pieces.size() * 2);
-  for (auto& p : pieces) f(std::move(p), out);
-  pieces.swap(out);
+void split_literal(const std::string& lit, std::string_view text, bool at_start, Behavior b, bool invert, PieceSink emit) {
+  Splitter s(text, at_start, b, invert, emit);
+  if (!lit.empty())
+    for (size_t p = text.find(lit); p != std::string_view::npos; p = text.find(lit, p + lit.size())) s.match(p, p + lit.size());
+  s.finish();
 }
 
 const char* kGpt2Pattern = "'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)|\\s+";
@@ -125,25 +124,23 @@ const char* kGpt2Pattern = "'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\
 struct ByteLevelPre : PreTokenizer {
   bool add_prefix_space = true;
   std::unique_ptr<Regex> re;
-  void pre_tokenize(std::vector<Piece>& pieces) const override {
+  void split(std::string_view text, bool at_start, PieceSink emit) const override {
+    std::string with_space;
+    if (add_prefix_space && (text.empty() || text[0] != ' ')) {
+      with_space.reserve(text.size() + 1);
+      with_space += ' ';
+      with_space += text;
+      text = with_space;
+    }
     const auto& table = byte_to_chars();
-    for_each_split(pieces, [&](Piece&& p, std::vector<Piece>& out) {
-      if (add_prefix_space && (p.text.empty() || p.text[0] != ' ')) p.text.insert(0, " ");
-      size_t first = out.size();
-      if (re) {
-        Ranges m;
-        re->find_all(p.text, m);
-        split_piece(std::move(p), m, Behavior::Isolated, false, out);
-      } else {
-        out.push_back(std::move(p));
-      }
-      for (size_t k = first; k < out.size(); ++k) {
-        std::string mapped;
-        mapped.reserve(out[k].text.size() * 2);
-        for (unsigned char c : out[k].text) mapped += table[c];
-        out[k].text.swap(mapped);
-      }
-    });
+    std::string mapped;
+    auto map_emit = [&](std::string_view piece, bool start) {
+      mapped.clear();
+      for (unsigned char c : piece) mapped += table[c];
+      emit(mapped, start);
+    };
+    if (re) split_regex(*re, text, at_start, Behavior::Isolated, false, map_emit);
+    else if (!text.empty()) map_emit(text, at_start);
   }
 };
 
@@ -152,64 +149,56 @@ struct SplitPre : PreTokenizer {
   std::unique_ptr<Regex> re;
   Behavior behavior = Behavior::Isolated;
   bool invert = false;
-  void pre_tokenize(std::vector<Piece>& pieces) const override {
-    for_each_split(pieces, [&](Piece&& p, std::vector<Piece>& out) {
-      Ranges m;
-      if (re) re->find_all(p.text, m);
-      else m = literal_matches(p.text, literal);
-      split_piece(std::move(p), m, behavior, invert, out);
-    });
+  void split(std::string_view text, bool at_start, PieceSink emit) const override {
+    if (re) split_regex(*re, text, at_start, behavior, invert, emit);
+    else split_literal(literal, text, at_start, behavior, invert, emit);
   }
 };
 
 struct CharPredPre : PreTokenizer {
-  std::vector<std::pair<std::function<bool(char32_t)>, Behavior>> steps;
-  void pre_tokenize(std::vector<Piece>& pieces) const override {
-    for (const auto& [pred, beh] : steps) {
-      for_each_split(pieces, [&](Piece&& p, std::vector<Piece>& out) {
-        split_piece(std::move(p), char_matches(p.text, pred), beh, false, out);
-      });
-    }
+  std::function<bool(char32_t)> pred;
+  Behavior behavior;
+  CharPredPre(std::function<bool(char32_t)> p, Behavior b) : pred(std::move(p)), behavior(b) {}
+  void split(std::string_view text, bool at_start, PieceSink emit) const override {
+    split_chars(pred, text, at_start, behavior, emit);
   }
 };
 
 struct MetaspacePre : PreTokenizer {
   std::string rep = "\xE2\x96\x81";
   std::string scheme = "always";
-  bool split = true;
-  void pre_tokenize(std::vector<Piece>& pieces) const override {
-    for_each_split(pieces, [&](Piece&& p, std::vector<Piece>& out) {
-      std::string t;
-      t.reserve(p.text.size() + 8);
-      for (char c : p.text) {
-        if (c == ' ') t += rep;
-        else t += c;
-      }
-      bool starts = t.compare(0, rep.size(), rep) == 0;
-      if (!starts && (scheme == "always" || (scheme == "first" && p.at_start))) t.insert(0, rep);
-      p.text.swap(t);
-      if (split) split_piece(std::move(p), literal_matches(p.text, rep), Behavior::MergedWithNext, false, out);
-      else out.push_back(std::move(p));
-    });
+  bool split_ = true;
+  void split(std::string_view text, bool at_start, PieceSink emit) const override {
+    std::string t;
+    t.reserve(text.size() + 8);
+    for (char c : text) {
+      if (c == ' ') t += rep;
+      else t += c;
+    }
+    bool starts = t.compare(0, rep.size(), rep) == 0;
+    if (!starts && (scheme == "always" || (scheme == "first" && at_start))) t.insert(0, rep);
+    if (split_) split_literal(rep, t, at_start, Behavior::MergedWithNext, false, emit);
+    else if (!t.empty()) emit(t, at_start);
   }
 };
 
 struct WhitespacePre : PreTokenizer {
   Regex re{"\\w+|[^\\w\\s]+", "Whitespace"};
-  void pre_tokenize(std::vector<Piece>& pieces) const override {
-    for_each_split(pieces, [&](Piece&& p, std::vector<Piece>& out) {
-      Ranges m;
-      re.find_all(p.text, m);
-      split_piece(std::move(p), m, Behavior::Removed, true, out);
-    });
+  void split(std::string_view text, bool at_start, PieceSink emit) const override {
+    split_regex(re, text, at_start, Behavior::Removed, true, emit);
   }
 };
 
 struct SequencePre : PreTokenizer {
   std::vector<std::unique_ptr<PreTokenizer>> items;
-  void pre_tokenize(std::vector<Piece>& pieces) const override {
-    for (const auto& p : items) p->pre_tokenize(pieces);
+  void run(size_t i, std::string_view text, bool at_start, PieceSink emit) const {
+    if (i == items.size()) {
+      emit(text, at_start);
+      return;
+    }
+    items[i]->split(text, at_start, [&](std::string_view t, bool s) { run(i + 1, t, s, emit); });
   }
+  void split(std::string_view text, bool at_start, PieceSink emit) const override { run(0, text, at_start, emit); }
 };
 
 bool is_numeric(char32_t c) { return U_GET_GC_MASK(static_cast<UChar32>(c)) & U_GC_N_MASK; }
@@ -246,42 +235,30 @@ std::unique_ptr<PreTokenizer> make_pre_tokenizer(const json& j, const std::strin
   if (type == "Metaspace") {
     auto m = std::make_unique<MetaspacePre>();
     m->rep = jstr_or(j, "replacement", path, m->rep);
-    m->split = jbool_or(j, "split", path, true);
+    m->split_ = jbool_or(j, "split", path, true);
     if (j.contains("prepend_scheme")) m->scheme = jstr_or(j, "prepend_scheme", path, "always");
     else m->scheme = jbool_or(j, "add_prefix_space", path, true) ? "always" : "never";
     if (m->scheme != "always" && m->scheme != "first" && m->scheme != "never")
       throw_error("tokenizer.json: ", jpath(path, "prepend_scheme"), ": unknown value '", m->scheme, "'");
     return m;
   }
-  if (type == "Digits") {
-    auto d = std::make_unique<CharPredPre>();
-    d->steps.emplace_back(is_numeric, jbool_or(j, "individual_digits", path, false) ? Behavior::Isolated : Behavior::Contiguous);
-    return d;
-  }
+  if (type == "Digits")
+    return std::make_unique<CharPredPre>(is_numeric, jbool_or(j, "individual_digits", path, false) ? Behavior::Isolated
+                                                                                                 : Behavior::Contiguous);
   if (type == "Whitespace") return std::make_unique<WhitespacePre>();
-  if (type == "WhitespaceSplit") {
-    auto d = std::make_unique<CharPredPre>();
-    d->steps.emplace_back(is_whitespace, Behavior::Removed);
-    return d;
-  }
-  if (type == "Punctuation") {
-    auto d = std::make_unique<CharPredPre>();
-    d->steps.emplace_back(is_punctuation, parse_behavior(j, path, Behavior::Isolated));
-    return d;
-  }
+  if (type == "WhitespaceSplit") return std::make_unique<CharPredPre>(is_whitespace, Behavior::Removed);
+  if (type == "Punctuation") return std::make_unique<CharPredPre>(is_punctuation, parse_behavior(j, path, Behavior::Isolated));
   if (type == "BertPreTokenizer") {
-    auto d = std::make_unique<CharPredPre>();
-    d->steps.emplace_back(is_whitespace, Behavior::Removed);
-    d->steps.emplace_back(is_punctuation, Behavior::Isolated);
-    return d;
+    auto seq = std::make_unique<SequencePre>();
+    seq->items.push_back(std::make_unique<CharPredPre>(is_whitespace, Behavior::Removed));
+    seq->items.push_back(std::make_unique<CharPredPre>(is_punctuation, Behavior::Isolated));
+    return seq;
   }
   if (type == "CharDelimiterSplit") {
     std::string delim = jstr(j, "delimiter", path);
     size_t i = 0;
     char32_t dc = delim.empty() ? 0 : next_cp(delim, i);
-    auto d = std::make_unique<CharPredPre>();
-    d->steps.emplace_back([dc](char32_t c) { return c == dc; }, Behavior::Removed);
-    return d;
+    return std::make_unique<CharPredPre>([dc](char32_t c) { return c == dc; }, Behavior::Removed);
   }
   throw_error("tokenizer.json: ", jpath(path, "type"), ": unknown pre-tokenizer type '", type, "'");
 }

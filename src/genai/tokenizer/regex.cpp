@@ -52,30 +52,28 @@ Regex::~Regex() {
   if (impl_ && impl_->code) pcre2_code_free(impl_->code);
 }
 
-void Regex::find_all(std::string_view text, std::vector<std::pair<size_t, size_t>>& out) const {
+bool Regex::find(std::string_view text, size_t start, size_t& b, size_t& e) const {
   MatchData& m = thread_match_data();
   auto subject = reinterpret_cast<PCRE2_SPTR>(text.data());
-  size_t pos = 0;
+  size_t pos = start;
   while (pos <= text.size()) {
     int rc = impl_->jit ? pcre2_jit_match(impl_->code, subject, text.size(), pos, 0, m.md, m.ctx)
                         : pcre2_match(impl_->code, subject, text.size(), pos, PCRE2_NO_UTF_CHECK, m.md, m.ctx);
-    if (rc == PCRE2_ERROR_NOMATCH) break;
+    if (rc == PCRE2_ERROR_NOMATCH) return false;
     if (rc < 0) {
       PCRE2_UCHAR buf[256];
       pcre2_get_error_message(rc, buf, sizeof(buf));
       throw_error("regex match failed: ", reinterpret_cast<char*>(buf));
     }
     PCRE2_SIZE* ov = pcre2_get_ovector_pointer(m.md);
-    size_t b = ov[0], e = ov[1];
-    if (e == b) {  // empty match: skip one character
-      if (b >= text.size()) break;
-      pos = b + 1;
-      while (pos < text.size() && (static_cast<unsigned char>(text[pos]) & 0xC0) == 0x80) ++pos;
-      continue;
-    }
-    out.emplace_back(b, e);
-    pos = e;
+    b = ov[0];
+    e = ov[1];
+    if (e > b) return true;
+    if (b >= text.size()) return false;  // empty match: retry from the next character
+    pos = b + 1;
+    while (pos < text.size() && (static_cast<unsigned char>(text[pos]) & 0xC0) == 0x80) ++pos;
   }
+  return false;
 }
 
 std::string regex_escape(std::string_view literal) {

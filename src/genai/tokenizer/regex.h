@@ -16,7 +16,20 @@ class Regex {
   Regex(const Regex&) = delete;
   Regex& operator=(const Regex&) = delete;
   // All non-overlapping matches [begin, end) in valid UTF-8 text, left to right.
-  void find_all(std::string_view text, std::vector<std::pair<size_t, size_t>>& out) const;
+  void find_all(std::string_view text, std::vector<std::pair<size_t, size_t>>& out) const {
+    for_each_match(text, [&](size_t b, size_t e) { out.emplace_back(b, e); });
+  }
+  // Calls f(begin, end) for every non-empty match, left to right.
+  template <typename F>
+  void for_each_match(std::string_view text, F&& f) const {
+    size_t pos = 0, b, e;
+    while (find(text, pos, b, e)) {
+      f(b, e);
+      pos = e;
+    }
+  }
+  // First non-empty match at or after `start`; false if none.
+  bool find(std::string_view text, size_t start, size_t& b, size_t& e) const;
 
  private:
   struct Impl;

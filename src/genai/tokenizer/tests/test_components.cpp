@@ -17,10 +17,8 @@ std::string norm(const std::string& spec, const std::string& s) {
 
 std::vector<std::string> pre(const std::string& spec, const std::string& s) {
   auto p = make_pre_tokenizer(json::parse(spec), "pre_tokenizer");
-  std::vector<Piece> pieces{{s, true}};
-  p->pre_tokenize(pieces);
   std::vector<std::string> out;
-  for (auto& x : pieces) out.push_back(x.text);
+  p->split(s, true, [&](std::string_view t, bool) { out.emplace_back(t); });
   return out;
 }
 
