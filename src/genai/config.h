@@ -1,0 +1,89 @@
+// genai_config.json: the model folder's description of the decoder graph, its I/O names, session options and
+// search defaults. Unknown keys produce a warning (newer builders add keys); wrong types or values are errors
+// naming the JSON path.
+#pragma once
+#include <nlohmann/json_fwd.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "exec/session.h"
+
+namespace ogx::genai {
+
+struct ProviderEntry {
+  std::string name;                 // as written: "dml", "vulkan", "cuda", "cpu", ...
+  OptionList options;               // that provider's key/values
+  OptionList device_filtering;      // device_filtering_options of the same entry
+};
+
+struct SessionConfig {
+  std::optional<int> intra_op_num_threads;
+  std::string log_id;
+  std::vector<ProviderEntry> providers;  // order of preference; empty = CPU
+};
+
+struct DecoderConfig {
+  std::string filename = "model.onnx";
+  int head_size = 0, hidden_size = 0, num_attention_heads = 0, num_hidden_layers = 0, num_key_value_heads = 0;
+  int sliding_window = 0;
+  SessionConfig session;
+  // inputs
+  std::string input_ids = "input_ids", attention_mask = "attention_mask", position_ids = "position_ids";
+  std::string past_key_names = "past_key_values.%d.key", past_value_names = "past_key_values.%d.value";
+  // outputs
+  std::string logits = "logits";
+  std::string present_key_names = "present.%d.key", present_value_names = "present.%d.value";
+};
+
+struct ModelConfig {
+  std::string type;
+  int bos_token_id = -1;
+  std::vector<int> eos_token_ids;
+  int pad_token_id = -1;
+  int context_length = 0;
+  int vocab_size = 0;
+  DecoderConfig decoder;
+};
+
+struct SearchConfig {
+  bool do_sample = false;
+  int max_length = 0;  // 0: context_length
+  int min_length = 0;
+  int num_beams = 1;
+  int num_return_sequences = 1;
+  bool past_present_share_buffer = true;
+  double repetition_penalty = 1.0;
+  double temperature = 1.0;
+  int top_k = 50;
+  double top_p = 1.0;
+  bool early_stopping = true;
+  double length_penalty = 1.0;
+  int no_repeat_ngram_size = 0;
+  double diversity_penalty = 0.0;
+  int64_t random_seed = -1;  // -1: nondeterministic
+  int batch_size = 1;
+};
+
+struct Config {
+  std::string model_dir;
+  ModelConfig model;
+  SearchConfig search;
+
+  static Config load(const std::string& model_dir);  // reads MODEL_DIR/genai_config.json
+  static Config parse(const std::string& json_text, const std::string& model_dir);
+  // Applies a JSON overlay (same schema, partial) on top of this config.
+  void overlay(const std::string& json_text);
+
+  void clear_providers();
+  void append_provider(const std::string& name);
+  // Sets a provider option, appending the provider if absent. Device filtering keys go to device_filtering.
+  void set_provider_option(const std::string& provider, const std::string& key, const std::string& value);
+};
+
+// "dml" and "vulkan" name the same provider; returns the canonical name ("cpu", "vulkan") or throws listing the
+// known ones.
+std::string canonical_provider(const std::string& name);
+bool is_device_filtering_key(const std::string& key);
+
+}  // namespace ogx::genai

@@ -1,0 +1,145 @@
+#include "genai/generator.h"
+
+#include <cstring>
+
+#include "common/half.h"
+
+namespace ogx::genai {
+
+void GeneratorParams::set_search_option(const std::string& name, double v) {
+  SearchConfig& s = search;
+  auto as_int = [&](int& dst) {
+    OGX_CHECK(v == (double)(int64_t)v, "search option '", name, "' must be an integer, got ", v);
+    dst = (int)v;
+  };
+  if (name == "max_length") as_int(s.max_length);
+  else if (name == "min_length") as_int(s.min_length);
+  else if (name == "top_k") as_int(s.top_k);
+  else if (name == "num_beams") as_int(s.num_beams);
+  else if (name == "num_return_sequences") as_int(s.num_return_sequences);
+  else if (name == "no_repeat_ngram_size") as_int(s.no_repeat_ngram_size);
+  else if (name == "batch_size") as_int(s.batch_size);
+  else if (name == "top_p") s.top_p = v;
+  else if (name == "temperature") s.temperature = v;
+  else if (name == "repetition_penalty") s.repetition_penalty = v;
+  else if (name == "length_penalty") s.length_penalty = v;
+  else if (name == "diversity_penalty") s.diversity_penalty = v;
+  else if (name == "random_seed") s.random_seed = (int64_t)v;
+  else if (name == "do_sample") s.do_sample = v != 0;
+  else if (name == "past_present_share_buffer") s.past_present_share_buffer = v != 0;
+  else if (name == "early_stopping") s.early_stopping = v != 0;
+  else throw_error("unknown search option '", name, "'");
+  OGX_CHECK(s.max_length >= 0 && s.min_length >= 0 && s.top_k >= 0, "search option '", name, "' must be >= 0");
+  OGX_CHECK(s.top_p > 0 && s.top_p <= 1, "top_p must be in (0, 1]");
+  OGX_CHECK(s.temperature > 0, "temperature must be > 0");
+  OGX_CHECK(s.repetition_penalty > 0, "repetition_penalty must be > 0");
+}
+
+namespace {
+int resolve_max_length(const Model& m, const SearchConfig& s) {
+  int ml = s.max_length > 0 ? s.max_length : m.config().model.context_length;
+  OGX_CHECK(ml > 0, "max_length is not set (search.max_length and model.context_length are 0)");
+  if (m.config().model.context_length > 0) ml = std::min(ml, m.config().model.context_length);
+  return ml;
+}
+
+Tensor int_tensor(DType dt, Shape shape, const std::vector<int64_t>& values) {
+  Tensor t(dt, std::move(shape));
+  for (size_t i = 0; i < values.size(); i++) {
+    if (dt == DType::i64) t.data<int64_t>()[i] = values[i];
+    else t.data<int32_t>()[i] = (int32_t)values[i];
+  }
+  return t;
+}
+}  // namespace
+
+Generator::Generator(std::shared_ptr<const Model> model, const GeneratorParams& params)
+    : model_(std::move(model)),
+      search_(params.search),
+      max_length_(resolve_max_length(*model_, params.search)),
+      kv_(*model_, 1, max_length_, params.search.past_present_share_buffer),
+      sampler_(params.search, model_->config().model.eos_token_ids) {
+  OGX_CHECK(search_.batch_size == 1, "batch_size ", search_.batch_size, " is not supported yet (only 1)");
+  OGX_CHECK(search_.num_beams == 1, "beam search (num_beams=", search_.num_beams, ") is not supported yet");
+}
+
+void Generator::append_tokens(const std::vector<int32_t>& ids) {
+  OGX_CHECK(!ids.empty(), "append_tokens: no tokens given (empty prompt)");
+  int vocab = model_->io().vocab_size;
+  for (int32_t id : ids)
+    OGX_CHECK(id >= 0 && (vocab <= 0 || id < vocab), "token id ", id, " is out of range [0, ", vocab, ")");
+  OGX_CHECK(sequence_.size() + ids.size() <= (size_t)max_length_, "max_length ", max_length_, " is smaller than the ",
+            sequence_.size() + ids.size(), " tokens of the sequence");
+  std::vector<int32_t> run_ids = pending_;
+  run_ids.insert(run_ids.end(), ids.begin(), ids.end());
+  run(run_ids);
+  sequence_.insert(sequence_.end(), ids.begin(), ids.end());
+  pending_.clear();
+}
+
+void Generator::run(const std::vector<int32_t>& ids) {
+  const DecoderConfig& d = model_->config().model.decoder;
+  const DecoderIO& io = model_->io();
+  int64_t past = kv_.length(), S = (int64_t)ids.size(), total = past + S;
+  OGX_CHECK(total <= max_length_, "sequence of ", total, " tokens exceeds max_length ", max_length_);
+  std::vector<NamedTensor> in, out;
+  in.emplace_back(d.input_ids, int_tensor(io.input_ids_dtype, {1, S}, std::vector<int64_t>(ids.begin(), ids.end())));
+  if (io.has_attention_mask) in.emplace_back(d.attention_mask, int_tensor(io.mask_dtype, {1, total}, std::vector<int64_t>(total, 1)));
+  if (io.has_position_ids) {
+    std::vector<int64_t> pos(S);
+    for (int64_t i = 0; i < S; i++) pos[i] = past + i;
+    in.emplace_back(d.position_ids, int_tensor(io.position_dtype, {1, S}, pos));
+  }
+  out.emplace_back(d.logits, Tensor());
+  kv_.bind(total, in, out);
+  model_->session().run(in, out);
+  kv_.commit(out, total);
+  const Tensor& lg = out[0].second;
+  OGX_CHECK(lg.rank() == 3 && lg.dim(1) == S, "logits output has shape ", shape_str(lg.shape()), ", expected [1,", S,
+            ",vocab]");
+  int64_t V = lg.dim(2);
+  logits_.resize(V);
+  int64_t off = (S - 1) * V;
+  for (int64_t i = 0; i < V; i++) logits_[i] = (float)lg.get_f64(off + i);
+}
+
+void Generator::generate_next_token() {
+  OGX_CHECK(!sequence_.empty(), "generate_next_token: append a prompt first");
+  OGX_CHECK(!is_done(), "generate_next_token: generation is done (EOS or max_length reached)");
+  if (!pending_.empty()) {
+    run(pending_);
+    pending_.clear();
+  } else if (logits_.empty()) {  // after a rewind: recompute the last position
+    kv_.rewind(sequence_.size() - 1);
+    run({sequence_.back()});
+  }
+  std::vector<float> l = logits_;
+  int32_t tok = sampler_.next(l, sequence_);
+  sequence_.push_back(tok);
+  pending_ = {tok};
+}
+
+bool Generator::is_done() const {
+  if (sequence_.size() >= (size_t)max_length_) return true;
+  return !pending_.empty() && sampler_.is_eos(sequence_.back());
+}
+
+void Generator::set_logits(const std::vector<float>& logits) {
+  OGX_CHECK(logits_.empty() || logits.size() == logits_.size(), "set_logits: expected ", logits_.size(),
+            " values, got ", logits.size());
+  if (!pending_.empty()) {  // the pending token's forward pass is replaced by the caller's logits
+    run(pending_);
+    pending_.clear();
+  }
+  logits_ = logits;
+}
+
+void Generator::rewind_to(size_t length) {
+  OGX_CHECK(length <= sequence_.size(), "rewind_to(", length, "): the sequence has ", sequence_.size(), " tokens");
+  sequence_.resize(length);
+  pending_.clear();
+  logits_.clear();
+  kv_.rewind(std::min<int64_t>(kv_.length(), (int64_t)length));
+}
+
+}  // namespace ogx::genai

@@ -1,0 +1,43 @@
+// The decoder's key/value cache, in the two modes of ONNX Runtime GenAI:
+//  - shared (past_present_share_buffer): one buffer per layer and K/V, [B, Nkv, capacity, H], bound as both the
+//    past input and the present output; the model writes new positions in place. Capacity grows in chunks up to
+//    max_length, so a model with a 131072 context does not reserve 131072 positions for a short chat.
+//  - separate: past inputs are the previous step's present outputs, [B, Nkv, length, H].
+#pragma once
+#include <string>
+#include <vector>
+
+#include "exec/session.h"
+#include "genai/model.h"
+
+namespace ogx::genai {
+
+class KvCache {
+ public:
+  KvCache(const Model& model, int batch, int max_length, bool shared);
+
+  // Makes room for `total` positions (shared mode) and adds past inputs / present outputs for the next run.
+  void bind(int64_t total, std::vector<NamedTensor>& inputs, std::vector<NamedTensor>& outputs);
+  // Takes the present outputs of a run as the new state.
+  void commit(const std::vector<NamedTensor>& outputs, int64_t total);
+  // Forgets positions from `length` on.
+  void rewind(int64_t length);
+
+  int64_t length() const { return length_; }
+  int64_t capacity() const { return capacity_; }
+  bool shared() const { return shared_; }
+  size_t bytes() const;
+
+ private:
+  void grow(int64_t needed);
+  const Model& model_;
+  int batch_;
+  int max_length_;
+  bool shared_;
+  int64_t length_ = 0;
+  int64_t capacity_ = 0;
+  std::vector<std::string> past_k_, past_v_, present_k_, present_v_;
+  std::vector<Tensor> k_, v_;  // per layer: [B, Nkv, capacity (shared) or length, H]
+};
+
+}  // namespace ogx::genai

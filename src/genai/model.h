@@ -1,0 +1,49 @@
+// A loaded model: its config, the ONNX graph, the session of the chosen provider, and the facts about the
+// decoder's I/O that the generator needs (KV dtype and shape, which optional inputs exist).
+#pragma once
+#include <memory>
+#include <string>
+
+#include "exec/session.h"
+#include "genai/config.h"
+
+namespace ogx::genai {
+
+struct DecoderIO {
+  DType input_ids_dtype = DType::i64;
+  DType mask_dtype = DType::i64;
+  DType position_dtype = DType::i64;
+  bool has_attention_mask = false;
+  bool has_position_ids = false;
+  DType kv_dtype = DType::f32;
+  int num_layers = 0;
+  int kv_heads = 0;   // per layer
+  int head_size = 0;
+  int vocab_size = 0;
+};
+
+class Model {
+ public:
+  static std::shared_ptr<Model> load(const Config& config);
+  static std::shared_ptr<Model> load(const std::string& model_dir) { return load(Config::load(model_dir)); }
+
+  const Config& config() const { return config_; }
+  Session& session() const { return *session_; }
+  const DecoderIO& io() const { return io_; }
+  const std::string& provider() const { return provider_; }  // "cpu" or "vulkan"
+  std::string device_type() const { return provider_ == "cpu" ? "cpu" : "gpu"; }
+  const std::string& type() const { return config_.model.type; }
+
+ private:
+  Config config_;
+  std::unique_ptr<Session> session_;
+  DecoderIO io_;
+  std::string provider_;
+};
+
+// Builds the provider's session; defined by the provider table (provider_table.cpp).
+std::unique_ptr<Session> create_provider_session(const std::string& canonical_provider,
+                                                 std::shared_ptr<const ogx::Model> model, const SessionOptions& opts);
+std::vector<std::string> available_providers();
+
+}  // namespace ogx::genai

@@ -1,0 +1,17 @@
+// Options shared by the commands that load a model: --provider, --provider-option KEY=VALUE, --threads.
+#pragma once
+#include <memory>
+#include <set>
+#include <string>
+
+#include "args.h"
+#include "genai/model.h"
+
+namespace ogx::cli {
+
+inline const std::set<std::string> kModelValueFlags = {"provider", "provider-option", "threads"};
+
+// Loads MODEL_DIR's config and applies the command-line provider choices.
+genai::Config model_config(const std::string& dir, const Args& a);
+
+}  // namespace ogx::cli
