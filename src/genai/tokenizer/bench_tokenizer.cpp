@@ -33,7 +33,7 @@ int main(int argc, char** argv) {
       std::string t = e["text"].get<std::string>();
       bool ascii = !t.empty();
       for (unsigned char c : t) ascii = ascii && c < 0x80;
-      if (ascii && t.find("<|") == std::string::npos && t.find("<s>") == std::string::npos) english += t + "\n";
+      if (ascii && t.find("<|") == std::string::npos && t.find("s>") == std::string::npos) english += t + "\n";
     }
     std::string text;
     while (text.size() < min_mb * 1e6) text += english;

@@ -99,8 +99,13 @@ std::shared_ptr<Tokenizer> Tokenizer::load(const std::string& dir) {
     t->backend_ = make_hf_backend(parse_json(read_file(dir + "/tokenizer.json.xz"), dir + "/tokenizer.json.xz"));
   } else if (file_exists(dir + "/tokenizer.model")) {
     t->backend_ = make_sentencepiece_backend(dir + "/tokenizer.model");
-    // SentencePiece Llama-style models add BOS unless the config says otherwise.
-    if (config.empty()) config = "{\"add_bos_token\": true}";
+    // Without tokenizer_config.json: Llama-style defaults (add BOS; <s>, </s>, <unk> when the model has them).
+    if (config.empty()) {
+      json c = {{"add_bos_token", true}};
+      for (auto [key, piece] : {std::pair{"bos_token", "<s>"}, {"eos_token", "</s>"}, {"unk_token", "<unk>"}})
+        if (t->backend_->token_to_id(piece) >= 0) c[key] = piece;
+      config = c.dump();
+    }
   } else {
     throw_error(dir, ": no tokenizer.json, tokenizer.json.xz or tokenizer.model");
   }
