@@ -66,6 +66,12 @@ void CommandRecorder::fill_zero(const BufferSlice& dst) {
   vkCmdFillBuffer(cb_, dst.buffer, dst.offset, dst.size, 0);
 }
 
+void CommandRecorder::write_timestamp(VkQueryPool pool, uint32_t query) {
+  OGX_CHECK(recording_, "CommandRecorder::write_timestamp outside begin()/end()");
+  vkCmdResetQueryPool(cb_, pool, query, 1);
+  vkCmdWriteTimestamp(cb_, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, pool, query);
+}
+
 void CommandRecorder::end() {
   OGX_CHECK(recording_, "CommandRecorder::end without begin()");
   barrier();  // make results visible to transfers and later submissions

@@ -33,6 +33,8 @@ class CommandRecorder {
   void dispatch(const Pipeline& pipeline, const void* push, uint32_t push_bytes, uint32_t groups_x, uint32_t groups_y,
                 uint32_t groups_z, std::initializer_list<BufferSlice> reads, std::initializer_list<BufferSlice> writes);
   void fill_zero(const BufferSlice& dst);  // a transfer write, tracked like a dispatch write
+  // Resets `query` of `pool` and writes a timestamp after all earlier commands (for measurements).
+  void write_timestamp(VkQueryPool pool, uint32_t query);
   void end();
 
   // Submits the recorded sequence (1 vkQueueSubmit) and returns its timeline value; replays when called again.

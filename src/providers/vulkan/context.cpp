@@ -23,7 +23,7 @@ Context::Context(const ContextOptions& options) : options_(options) {
   for (size_t i = 0; i < physical.size(); i++) devices.push_back(describe_device(physical[i], (int)i));
   int chosen = select_device(devices, options.provider);
   info_ = devices[chosen];
-  tuning_ = tuning_for(info_, options.provider.disable_metacommands);
+  tuning_ = options.tuning ? *options.tuning : tuning_for(info_, options.provider.disable_metacommands);
   create_device(physical[chosen]);
   VkPhysicalDeviceMemoryProperties mem;
   vkGetPhysicalDeviceMemoryProperties(physical[chosen], &mem);

@@ -3,6 +3,7 @@
 #pragma once
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "providers/vulkan/device_selection.h"
@@ -20,6 +21,7 @@ struct ContextOptions {
   VkDeviceSize block_bytes = 256ull << 20;     // device-local block size sub-allocated into tensors
   VkDeviceSize staging_bytes = 64ull << 20;    // upload heap: host memory used while loading weights
   VkDeviceSize readback_bytes = 16ull << 20;   // readback ring
+  std::optional<Tuning> tuning;                // replaces the table's row (tests of every row, tuning work)
 };
 
 class Context {

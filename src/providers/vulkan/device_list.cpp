@@ -123,6 +123,7 @@ void read_properties(VkPhysicalDevice device, DeviceInfo& info) {
   info.max_push_constants = pr.limits.maxPushConstantsSize;
   info.max_workgroup_invocations = pr.limits.maxComputeWorkGroupInvocations;
   info.max_shared_memory = pr.limits.maxComputeSharedMemorySize;
+  info.timestamp_period = pr.limits.timestampComputeAndGraphics ? pr.limits.timestampPeriod : 0.0f;
 }
 
 }  // namespace

@@ -49,6 +49,7 @@ struct DeviceInfo {
   uint32_t max_push_constants = 0;        // bytes
   uint32_t max_workgroup_invocations = 0;
   uint32_t max_shared_memory = 0;  // bytes per workgroup
+  float timestamp_period = 0;      // nanoseconds per timestamp tick (0: no compute timestamps)
   DeviceFeatures features;
 
   uint64_t device_local_bytes() const;  // sum of device-local heaps

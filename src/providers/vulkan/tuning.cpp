@@ -22,12 +22,20 @@ const Row kRows[] = {
 
 const Tuning kGeneric{128, 4, 32, 256, 256, 128};
 
+Tuning clamp_to(Tuning t, const DeviceInfo& device) {
+  uint32_t limit = device.max_workgroup_invocations ? device.max_workgroup_invocations : 128;
+  while (t.matvec_threads > limit) t.matvec_threads /= 2;
+  while (t.reduce_threads > limit) t.reduce_threads /= 2;
+  while (t.attention_threads > limit) t.attention_threads /= 2;
+  return t;
+}
+
 }  // namespace
 
 Tuning tuning_for(const DeviceInfo& device, bool portable_only) {
   Tuning t = kGeneric;
   t.row = "generic";
-  if (portable_only) return t;
+  if (portable_only) return clamp_to(t, device);
   for (const Row& r : kRows) {
     if (r.vendor_id && r.vendor_id != device.vendor_id) continue;
     if (r.type != DeviceType::other && r.type != device.type) continue;
@@ -36,11 +44,21 @@ Tuning tuning_for(const DeviceInfo& device, bool portable_only) {
     t.vendor_tuned = true;
     break;
   }
-  // Never exceed the device's limits.
-  while (t.matvec_threads > device.max_workgroup_invocations) t.matvec_threads /= 2;
-  while (t.reduce_threads > device.max_workgroup_invocations) t.reduce_threads /= 2;
-  while (t.attention_threads > device.max_workgroup_invocations) t.attention_threads /= 2;
-  return t;
+  return clamp_to(t, device);
+}
+
+std::vector<Tuning> tuning_rows(const DeviceInfo& device) {
+  std::vector<Tuning> rows;
+  Tuning g = kGeneric;
+  g.row = "generic";
+  rows.push_back(clamp_to(g, device));
+  for (const Row& r : kRows) {
+    Tuning t = r.values;
+    t.row = r.name;
+    t.vendor_tuned = true;
+    rows.push_back(clamp_to(t, device));
+  }
+  return rows;
 }
 
 }  // namespace ogx::vk

@@ -3,6 +3,7 @@
 #pragma once
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "providers/vulkan/device_list.h"
 
@@ -21,5 +22,8 @@ struct Tuning {
 
 // portable_only (disable_metacommands): the generic row only.
 Tuning tuning_for(const DeviceInfo& device, bool portable_only);
+
+// Every row of the table (the generic row first), clamped to `device`'s limits: tests run the kernels with each.
+std::vector<Tuning> tuning_rows(const DeviceInfo& device);
 
 }  // namespace ogx::vk

@@ -1,0 +1,112 @@
+// Every row of the tuning table must compute the same results: the vendor rows (e.g. 256-thread matvec, 64-wide
+// tiles) run here on the test device through a context with that row forced. Checks matvec (fp16, int4), tiled
+// matmul, RMSNorm and attention (decode with splits, prompt) against the default context's results.
+#include "providers/vulkan/kernels/attention.h"
+#include "providers/vulkan/kernels/matmul.h"
+#include "providers/vulkan/kernels/norm.h"
+#include "providers/vulkan/tests/vk_test_util.h"
+
+namespace ogx::vk::test {
+namespace {
+
+struct Outputs {
+  std::vector<float> matvec, matvec_q4, matmul, norm, attn_decode, attn_prompt;
+};
+
+std::vector<float> fetch(Context& ctx, const TensorView& t) {
+  Tensor h = ctx.transfers().download_tensor(t);
+  std::vector<float> out(h.numel());
+  for (size_t i = 0; i < out.size(); i++) out[i] = f16_to_f32(h.data<uint16_t>()[i]);
+  return out;
+}
+
+Outputs run_all(Context& ctx) {
+  const DType dt = DType::f16;
+  std::vector<DeviceBuffer> keep;
+  auto up = [&](const std::vector<float>& v, Shape s) {
+    Tensor t = host_tensor(v, dt, s);
+    keep.push_back(ctx.memory().allocate("t", t.bytes()));
+    TensorView view = keep.back().view(dt, s);
+    ctx.transfers().upload_tensor(view, t);
+    return view;
+  };
+  auto out = [&](DType d, Shape s) {
+    keep.push_back(ctx.memory().allocate("o", shape_numel(s) * dtype_size(d)));
+    ctx.transfers().fill_zero(keep.back().slice());
+    return keep.back().view(d, s);
+  };
+  auto up_i32 = [&](std::vector<int32_t> v) {
+    keep.push_back(ctx.memory().allocate("i", v.size() * 4));
+    ctx.transfers().upload(keep.back().slice(), 0, v.data(), v.size() * 4);
+    return keep.back().view(DType::i32, {(int64_t)v.size()});
+  };
+  int64_t K = 320, N = 200, M = 70, D = 64, Hq = 8, Hkv = 2, max_seq = 600;
+  auto w = kernels::upload_matmul_weight(ctx, "w", host_tensor(random_values(K * N, 1), dt, {K, N}));
+  int64_t nb = K / 32;
+  Tensor packed(DType::u8, {N, nb, 16});
+  for (int64_t i = 0; i < packed.numel(); i++) packed.data<uint8_t>()[i] = (uint8_t)(i * 37 + 11);
+  auto wq = kernels::upload_matmul_nbits(ctx, "q", packed, host_tensor(random_values(N * nb, 2, 0.01f, 0.1f), dt, {N * nb}),
+                                         nullptr, K, N, 32);
+  TensorView x1 = up(random_values(K, 3), {1, K}), xm = up(random_values(M * K, 4), {M, K});
+  TensorView gamma = up(random_values(K, 5), {K});
+  TensorView o1 = out(dt, {1, N}), oq = out(dt, {1, N}), om = out(dt, {M, N}), on = out(dt, {M, K});
+  TensorView kc = up(random_values(Hkv * max_seq * D, 6), {1, Hkv, max_seq, D});
+  TensorView vc = up(random_values(Hkv * max_seq * D, 7), {1, Hkv, max_seq, D});
+  TensorView q1 = up(random_values((Hq + 2 * Hkv) * D, 8), {1, 1, (Hq + 2 * Hkv) * D});
+  TensorView qp = up(random_values(40 * (Hq + 2 * Hkv) * D, 9), {1, 40, (Hq + 2 * Hkv) * D});
+  TensorView od = out(dt, {1, 1, Hq * D}), op = out(dt, {1, 40, Hq * D});
+  kernels::GqaParams gp;
+  gp.num_heads = Hq, gp.kv_num_heads = Hkv;
+  auto ws = kernels::make_gqa_workspace(ctx, 1, 40, Hq, D, max_seq);
+  CommandRecorder rec(ctx);
+  rec.begin();
+  kernels::matmul(rec, x1, w, nullptr, o1);
+  kernels::matmul(rec, x1, wq, nullptr, oq);
+  kernels::matmul(rec, xm, w, nullptr, om);
+  kernels::rms_norm(rec, xm, gamma, 1e-5f, on);
+  kernels::GqaTensors t;
+  t.k_cache = kc, t.v_cache = vc;
+  t.query = qp, t.output = op, t.seqlens_k = up_i32({39}), t.total_sequence_length = up_i32({40});
+  kernels::group_query_attention(rec, gp, t, ws);  // prompt of 40 writes positions 0..39
+  rec.end();
+  rec.run();
+  rec.begin();
+  t.query = q1, t.output = od, t.seqlens_k = up_i32({550}), t.total_sequence_length = up_i32({551});
+  kernels::group_query_attention(rec, gp, t, ws);  // decode at position 550 over 551 keys
+  rec.end();
+  rec.run();
+  return {fetch(ctx, o1), fetch(ctx, oq), fetch(ctx, om), fetch(ctx, on), fetch(ctx, od), fetch(ctx, op)};
+}
+
+void expect_same(const std::vector<float>& a, const std::vector<float>& b, const std::string& what) {
+  // Different workgroup shapes sum in different orders (fp32), then round to fp16: allow 2 fp16 ulps relative.
+  std::vector<double> want(b.begin(), b.end());
+  expect_close(a, want, 2e-3, 2e-3, what.c_str());
+}
+
+class VulkanTuningRowsTest : public VulkanTest {};
+
+TEST_F(VulkanTuningRowsTest, EveryRowComputesTheSameResults) {
+  Outputs base = run_all(ctx());
+  for (const Tuning& row : tuning_rows(ctx().info())) {
+    ContextOptions o;
+    o.provider = ctx().options();
+    o.provider.hardware_type = ctx().info().type == DeviceType::cpu ? HardwareType::cpu : HardwareType::gpu;
+    o.instance.validation = true;
+    o.tuning = row;
+    o.staging_bytes = 4 << 20;
+    o.readback_bytes = 1 << 20;
+    o.block_bytes = 16 << 20;
+    Context other(o);
+    Outputs got = run_all(other);
+    expect_same(got.matvec, base.matvec, "matvec, row " + row.row);
+    expect_same(got.matvec_q4, base.matvec_q4, "matvec int4, row " + row.row);
+    expect_same(got.matmul, base.matmul, "matmul, row " + row.row);
+    expect_same(got.norm, base.norm, "rms norm, row " + row.row);
+    expect_same(got.attn_decode, base.attn_decode, "attention decode, row " + row.row);
+    expect_same(got.attn_prompt, base.attn_prompt, "attention prompt, row " + row.row);
+  }
+}
+
+}  // namespace
+}  // namespace ogx::vk::test
