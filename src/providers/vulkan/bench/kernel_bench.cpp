@@ -1,0 +1,218 @@
+// ogx_vulkan_bench: bandwidth of the decode matvec kernels (fp16 and int4 weights) at Llama-3.2-1B shapes, and the
+// cost of a dispatch and of a barrier inside a recorded sequence. GPU time comes from timestamps around a recorded
+// batch of dispatches; weights are cycled through enough copies (>= 256 MiB) that they stream from DRAM, not cache.
+//
+//   ogx_vulkan_bench [--quick] [--device-type gpu|cpu]
+//     --quick: small shapes and few repetitions (a smoke test on lavapipe)
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "common/half.h"
+#include "providers/vulkan/kernels/elementwise.h"
+#include "providers/vulkan/kernels/matmul.h"
+#include "providers/vulkan/transfer.h"
+
+namespace ogx::vk {
+namespace {
+
+struct Shape2 {
+  const char* name;
+  int64_t K, N;
+};
+
+uint32_t hash(uint64_t x) {
+  x ^= x >> 33;
+  x *= 0xff51afd7ed558ccdull;
+  x ^= x >> 33;
+  x *= 0xc4ceb9fe1a85ec53ull;
+  return (uint32_t)(x ^ (x >> 33));
+}
+
+// Deterministic pseudo-random fp16 in about [-0.25, 0.25] for element i of copy c.
+uint16_t weight_half(uint64_t c, uint64_t i) { return (uint16_t)(0x3000 | (hash(c * 0x9e3779b97f4a7c15ull + i) & 0x83ff)); }
+
+class Timer {
+ public:
+  explicit Timer(Context& ctx) : ctx_(ctx) {
+    VkQueryPoolCreateInfo qi{VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO};
+    qi.queryType = VK_QUERY_TYPE_TIMESTAMP;
+    qi.queryCount = 2;
+    OGX_VK(vkCreateQueryPool(ctx.device(), &qi, nullptr, &pool_));
+  }
+  ~Timer() { vkDestroyQueryPool(ctx_.device(), pool_, nullptr); }
+  VkQueryPool pool() const { return pool_; }
+  // Median of `runs` replays, in microseconds of GPU time between the two timestamps.
+  double median_us(CommandRecorder& rec, int runs) {
+    std::vector<double> t;
+    for (int i = 0; i < runs + 2; i++) {
+      rec.run();
+      uint64_t ts[2];
+      OGX_VK(vkGetQueryPoolResults(ctx_.device(), pool_, 0, 2, sizeof(ts), ts, 8,
+                                   VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT));
+      if (i >= 2) t.push_back((double)(ts[1] - ts[0]) * ctx_.info().timestamp_period * 1e-3);
+    }
+    std::sort(t.begin(), t.end());
+    return t[t.size() / 2];
+  }
+
+ private:
+  Context& ctx_;
+  VkQueryPool pool_ = VK_NULL_HANDLE;
+};
+
+kernels::MatMulWeight make_weight(Context& ctx, const Shape2& s, bool int4, uint64_t copy) {
+  kernels::MatMulWeight w;
+  w.dtype = DType::f16;
+  w.K = s.K, w.N = s.N;
+  w.int4 = int4;
+  if (!int4) {
+    w.data = ctx.memory().allocate(s.name, s.N * s.K * 2);
+    ctx.transfers().upload_generated(w.data.slice(), s.N * s.K * 2, [&](VkDeviceSize off, void* out, VkDeviceSize n) {
+      auto* h = static_cast<uint16_t*>(out);
+      for (VkDeviceSize i = 0; i < n / 2; i++) h[i] = weight_half(copy, off / 2 + i);
+    });
+    return w;
+  }
+  w.block_size = 32, w.nblocks = s.K / 32;
+  w.data = ctx.memory().allocate(s.name, s.N * s.K / 2);
+  ctx.transfers().upload_generated(w.data.slice(), s.N * s.K / 2, [&](VkDeviceSize off, void* out, VkDeviceSize n) {
+    auto* b = static_cast<uint8_t*>(out);
+    for (VkDeviceSize i = 0; i < n; i++) b[i] = (uint8_t)hash(copy * 7919 + off + i);
+  });
+  w.scales = ctx.memory().allocate("scales", s.N * w.nblocks * 2);
+  ctx.transfers().upload_generated(w.scales.slice(), s.N * w.nblocks * 2, [&](VkDeviceSize off, void* out, VkDeviceSize n) {
+    auto* h = static_cast<uint16_t*>(out);
+    for (VkDeviceSize i = 0; i < n / 2; i++) h[i] = f32_to_f16(0.01f + (hash(copy + 3 * (off / 2 + i)) % 100) * 1e-4f);
+  });
+  return w;
+}
+
+// Host reference of output column n of copy 0 (fp16 weights or int4 blocks) for x.
+double reference(const Shape2& s, bool int4, const std::vector<uint16_t>& x, int64_t n) {
+  double acc = 0;
+  for (int64_t k = 0; k < s.K; k++) {
+    double wv;
+    if (!int4) {
+      wv = f16_to_f32(weight_half(0, (uint64_t)(n * s.K + k)));
+    } else {
+      uint64_t byte_index = (uint64_t)(n * s.K / 2 + k / 2);
+      uint8_t byte = (uint8_t)hash(byte_index);
+      int q = k % 2 == 0 ? byte & 15 : byte >> 4;
+      uint64_t si = (uint64_t)(n * (s.K / 32) + k / 32);
+      wv = (q - 8) * (double)f16_to_f32(f32_to_f16(0.01f + (hash(3 * si) % 100) * 1e-4f));
+    }
+    acc += wv * f16_to_f32(x[k]);
+  }
+  return acc;
+}
+
+void bench_matvec(Context& ctx, Timer& timer, const Shape2& s, bool int4, bool quick) {
+  double bytes = int4 ? s.N * s.K / 2.0 + s.N * (s.K / 32) * 2.0 : s.N * s.K * 2.0;
+  int copies = (int)std::clamp<double>(std::ceil((quick ? 8e6 : 256e6 * 1.05) / bytes), 1, 64);
+  int reps = (int)std::clamp<double>(std::ceil((quick ? 16e6 : 2e9) / bytes), copies, 512);
+  std::vector<kernels::MatMulWeight> w;
+  for (int c = 0; c < copies; c++) w.push_back(make_weight(ctx, s, int4, (uint64_t)c));
+  std::vector<uint16_t> xh(s.K);
+  for (int64_t k = 0; k < s.K; k++) xh[k] = f32_to_f16((float)((int)(hash(k + 99) % 2001) - 1000) / 1000.0f);
+  DeviceBuffer xb = ctx.memory().allocate("x", s.K * 2);
+  ctx.transfers().upload(xb.slice(), 0, xh.data(), s.K * 2);
+  DeviceBuffer ob = ctx.memory().allocate("y", (VkDeviceSize)reps * s.N * 2);
+  TensorView x = xb.view(DType::f16, {1, s.K});
+  CommandRecorder rec(ctx);
+  rec.begin();
+  rec.write_timestamp(timer.pool(), 0);
+  for (int r = 0; r < reps; r++) {
+    TensorView y{ob.slice().sub((VkDeviceSize)r * s.N * 2, s.N * 2), DType::f16, {1, s.N}};
+    kernels::matmul(rec, x, w[r % copies], nullptr, y);
+  }
+  rec.write_timestamp(timer.pool(), 1);
+  rec.end();
+  double us = timer.median_us(rec, quick ? 2 : 5) / reps;
+  std::vector<uint16_t> y(s.N);
+  ctx.transfers().download(ob.slice(), 0, y.data(), s.N * 2);
+  double worst = 0;
+  for (int64_t n = 0; n < std::min<int64_t>(s.N, 64); n++) {
+    double want = reference(s, int4, xh, n);
+    worst = std::max(worst, std::fabs(f16_to_f32(y[n]) - want) / (std::fabs(want) + 0.05));
+  }
+  std::printf("| %-6s | %-16s | %8.2f | %9.1f | %6.1f%% | %4d x %3d | %.1e |\n", int4 ? "int4" : "fp16", s.name, us,
+              bytes / us * 1e-3, bytes / us * 1e-3 / 4470.0 * 100.0, reps, copies, worst);
+  std::fflush(stdout);
+}
+
+// Per-dispatch GPU time of `n` tiny dispatches, independent (no barriers) or chained (a barrier before each).
+void bench_dispatch(Context& ctx, Timer& timer, bool chained, int n) {
+  DeviceBuffer buf = ctx.memory().allocate("tiny", (VkDeviceSize)(n + 1) * 256);
+  ctx.transfers().fill_zero(buf.slice());
+  auto row = [&](int i) { return TensorView{buf.slice().sub((VkDeviceSize)i * 256, 256), DType::f32, {64}}; };
+  CommandRecorder rec(ctx);
+  auto t0 = std::chrono::steady_clock::now();
+  rec.begin();
+  rec.write_timestamp(timer.pool(), 0);
+  for (int i = 1; i <= n; i++)
+    kernels::binary(rec, kernels::BinaryOp::add, chained ? row(i - 1) : row(0), row(0), row(i));
+  rec.write_timestamp(timer.pool(), 1);
+  rec.end();
+  double record_us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
+  double us = timer.median_us(rec, 5);
+  auto h0 = std::chrono::steady_clock::now();
+  int replays = 20;
+  for (int i = 0; i < replays; i++) rec.run();
+  double replay_us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - h0).count() / replays;
+  std::printf("| %-11s | %6d | %6llu | %8.3f | %8.3f | %9.1f |\n", chained ? "chained" : "independent", n,
+              (unsigned long long)rec.stats().barriers, us / n, record_us / n, replay_us);
+}
+
+int run(int argc, char** argv) {
+  bool quick = false;
+  std::string type = "gpu";
+  for (int i = 1; i < argc; i++) {
+    std::string a = argv[i];
+    if (a == "--quick") quick = true;
+    else if (a == "--device-type" && i + 1 < argc) type = argv[++i];
+    else {
+      std::fprintf(stderr, "usage: ogx_vulkan_bench [--quick] [--device-type gpu|cpu]\n");
+      return 2;
+    }
+  }
+  ContextOptions o;
+  o.provider = parse_provider_options({{"hardware_device_type", type}});
+  o.block_bytes = 1ull << 30;
+  Context ctx(o);
+  const DeviceInfo& d = ctx.info();
+  std::printf("device: %s (vendor %u, driver %s %s), Vulkan %s, subgroup %u, tuning row %s, timestamp period %.3f ns\n",
+              d.name.c_str(), d.vendor_id, d.driver_name.c_str(), driver_version_string(d).c_str(),
+              api_version_string(d.api_version).c_str(), d.subgroup_size, ctx.tuning().row.c_str(), d.timestamp_period);
+  OGX_CHECK(d.timestamp_period > 0, "the device has no compute timestamps");
+  Timer timer(ctx);
+  std::vector<Shape2> shapes = {{"2048x2048 (q/o)", 2048, 2048}, {"2048x8192 (up)", 2048, 8192},
+                                {"8192x2048 (down)", 8192, 2048}, {"2048x128256 (lm)", 2048, 128256}};
+  if (quick) shapes = {{"256x512", 256, 512}, {"512x256", 512, 256}};
+  std::printf("\n| weights | K x N | us/matvec | GB/s | of 4.47 TB/s | dispatches x copies | max rel err |\n"
+              "|---|---|---|---|---|---|---|\n");
+  for (bool int4 : {false, true})
+    for (const auto& s : shapes) bench_matvec(ctx, timer, s, int4, quick);
+  std::printf("\n| sequence | dispatches | barriers | GPU us/dispatch | record us/dispatch | replay wall us |\n"
+              "|---|---|---|---|---|---|\n");
+  int n = quick ? 50 : 2000;
+  bench_dispatch(ctx, timer, false, n);
+  bench_dispatch(ctx, timer, true, n);
+  return 0;
+}
+
+}  // namespace
+}  // namespace ogx::vk
+
+int main(int argc, char** argv) {
+  try {
+    return ogx::vk::run(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "error: %s\n", e.what());
+    return 1;
+  }
+}
