@@ -96,7 +96,7 @@ void matmul(CommandRecorder& rec, const TensorView& a, const MatMulWeight& w, co
   uint32_t zp_stride = (uint32_t)((w.nblocks + 1) / 2);
   if (M <= 2) {
     const Tuning& tu = ctx.tuning();
-    uint32_t wide = (!w.int4 && K % 8 == 0) ? 1 : 0;
+    uint32_t wide = (K % 8 == 0 && a.mem.address % 16 == 0) ? 1 : 0;  // int4 rows are word-aligned anyway
     std::string shader = std::string(w.int4 ? "matvec_q4_" : "matvec_") + t;
     const Pipeline& pl = ctx.pipelines().get(shader, {tu.matvec_threads, tu.matvec_rows, wide});
     MatvecPush p{addr(a), w.data.slice().address, w.int4 ? w.scales.slice().address : 0,

@@ -7,7 +7,7 @@
 
 layout(local_size_x_id = 0) in;
 layout(constant_id = 1) const uint ROWS = 4;  // outputs per workgroup, <= 8
-layout(constant_id = 2) const uint WIDE = 1;  // fp weights: 16-byte loads (needs K % 8 == 0)
+layout(constant_id = 2) const uint WIDE = 1;  // 16-byte loads of fp weights and of x (K % 8 == 0, x 16-byte aligned)
 
 layout(push_constant) uniform Push {
   ActBuf x;       // [M, K]
@@ -24,6 +24,17 @@ layout(push_constant) uniform Push {
 shared float partial[8 * 64];
 
 void load_x8(uint m, uint k0, out float xs[8]) {
+  if (WIDE != 0) {
+#if STORE_F16
+    uvec4 q = U32x4Buf(p.x).v[(m * p.K + k0) / 8];
+    vec2 a = unpackHalf2x16(q.x), b = unpackHalf2x16(q.y), c = unpackHalf2x16(q.z), d = unpackHalf2x16(q.w);
+    xs = float[8](a.x, a.y, b.x, b.y, c.x, c.y, d.x, d.y);
+#else
+    vec4 a = F32x4Buf(p.x).v[(m * p.K + k0) / 4], b = F32x4Buf(p.x).v[(m * p.K + k0) / 4 + 1];
+    xs = float[8](a.x, a.y, a.z, a.w, b.x, b.y, b.z, b.w);
+#endif
+    return;
+  }
   for (uint i = 0; i < 8; i++) xs[i] = k0 + i < p.K ? float(p.x.v[m * p.K + k0 + i]) : 0.0;
 }
 
