@@ -1,0 +1,153 @@
+// Bad input never crashes: malformed model folders, configs and requests produce an ogx::Error that names the
+// problem, and the process stays usable (a good model still runs afterwards).
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "genai/generator.h"
+#include "shared_dir.h"
+
+namespace ogx::test {
+namespace {
+
+namespace fs = std::filesystem;
+
+// A private copy of a golden model folder that a test may damage.
+class ModelCopy {
+ public:
+  explicit ModelCopy(const std::string& src) {
+    dir_ = fs::temp_directory_path() / ("ogx_bad_" + std::to_string(::getpid()) + "_" + std::to_string(counter_++));
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+    for (auto& e : fs::directory_iterator(src)) {
+      fs::copy_file(e.path(), dir_ / e.path().filename());
+      fs::permissions(dir_ / e.path().filename(), fs::perms::owner_read | fs::perms::owner_write);
+    }
+  }
+  ~ModelCopy() { fs::remove_all(dir_); }
+  std::string dir() const { return dir_.string(); }
+  std::string file(const std::string& n) const { return (dir_ / n).string(); }
+  void write(const std::string& name, const std::string& text) const { std::ofstream(file(name)) << text; }
+  std::string read(const std::string& name) const {
+    std::ifstream f(file(name));
+    return std::string(std::istreambuf_iterator<char>(f), {});
+  }
+
+ private:
+  fs::path dir_;
+  static inline int counter_ = 0;
+};
+
+std::string golden(const std::string& variant = "fp32-cpu") { return shared_dir() + "/golden/models/llama/" + variant; }
+
+void expect_error(const std::function<void()>& f, const std::string& needle) {
+  try {
+    f();
+    ADD_FAILURE() << "expected an error mentioning '" << needle << "'";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << "message: " << e.what();
+  }
+}
+
+void expect_model_still_runs() {
+  auto m = genai::Model::load(golden());
+  genai::GeneratorParams p(*m);
+  p.search.max_length = 8;
+  genai::Generator g(m, p);
+  g.append_tokens({1, 2, 3});
+  g.generate_next_token();
+  EXPECT_EQ(g.token_count(), 4u);
+}
+
+TEST(BadInput, TruncatedWeightFileNamesTheTensor) {
+  OGX_REQUIRE_SHARED();
+  ModelCopy c(golden());
+  fs::resize_file(c.file("model.onnx.data"), fs::file_size(c.file("model.onnx.data")) / 2);
+  expect_error([&] { genai::Model::load(c.dir()); }, "past the end");
+  expect_model_still_runs();
+}
+
+TEST(BadInput, MissingWeightFile) {
+  OGX_REQUIRE_SHARED();
+  ModelCopy c(golden());
+  fs::remove(c.file("model.onnx.data"));
+  expect_error([&] { genai::Model::load(c.dir()); }, "model.onnx.data");
+}
+
+TEST(BadInput, GarbageModelFile) {
+  OGX_REQUIRE_SHARED();
+  ModelCopy c(golden());
+  c.write("model.onnx", "this is not a protobuf at all \x01\x02\x03");
+  expect_error([&] { genai::Model::load(c.dir()); }, "not a valid ONNX model");
+  expect_model_still_runs();
+}
+
+TEST(BadInput, MissingFolderOrConfig) {
+  expect_error([&] { genai::Model::load("/nonexistent/model"); }, "genai_config.json");
+}
+
+TEST(BadInput, ConfigWrongTypeNamesJsonPath) {
+  OGX_REQUIRE_SHARED();
+  ModelCopy c(golden());
+  std::string cfg = c.read("genai_config.json");
+  cfg.replace(cfg.find("\"num_hidden_layers\": 2"), 22, "\"num_hidden_layers\": \"two\"");
+  c.write("genai_config.json", cfg);
+  expect_error([&] { genai::Model::load(c.dir()); }, "model.decoder.num_hidden_layers");
+}
+
+TEST(BadInput, ConfigNotJson) {
+  OGX_REQUIRE_SHARED();
+  ModelCopy c(golden());
+  c.write("genai_config.json", "{ \"model\": ");
+  expect_error([&] { genai::Model::load(c.dir()); }, "not valid JSON");
+}
+
+TEST(BadInput, ConfigBadSearchValue) {
+  OGX_REQUIRE_SHARED();
+  ModelCopy c(golden());
+  std::string cfg = c.read("genai_config.json");
+  cfg.replace(cfg.find("\"top_p\": 1.0"), 12, "\"top_p\": 7.0");
+  c.write("genai_config.json", cfg);
+  expect_error([&] { genai::Model::load(c.dir()); }, "search.top_p");
+}
+
+TEST(BadInput, UnknownProviderListsKnownOnes) {
+  OGX_REQUIRE_SHARED();
+  auto c = genai::Config::load(golden());
+  expect_error([&] { c.append_provider("tpu"); }, "known: cpu, vulkan, dml");
+}
+
+TEST(BadInput, RequestErrors) {
+  OGX_REQUIRE_SHARED();
+  auto m = genai::Model::load(golden());
+  genai::GeneratorParams p(*m);
+  p.search.max_length = 4;
+  genai::Generator g(m, p);
+  expect_error([&] { g.append_tokens({}); }, "empty prompt");
+  expect_error([&] { g.append_tokens({1, 5000}); }, "out of range");
+  expect_error([&] { g.append_tokens({1, -3}); }, "out of range");
+  expect_error([&] { g.append_tokens({1, 2, 3, 4, 5}); }, "max_length 4 is smaller");
+  // The same generator is still usable after the errors.
+  g.append_tokens({1, 2});
+  g.generate_next_token();
+  EXPECT_EQ(g.token_count(), 3u);
+  expect_error([&] { p.set_search_option("top_p", 0); }, "top_p");
+  expect_error([&] { p.set_search_option("no_such_option", 1); }, "unknown search option");
+}
+
+TEST(BadInput, GenerationStopsAtMaxLength) {
+  OGX_REQUIRE_SHARED();
+  auto m = genai::Model::load(golden());
+  genai::GeneratorParams p(*m);
+  p.search.max_length = 5;
+  p.search.min_length = 5;
+  genai::Generator g(m, p);
+  g.append_tokens({1, 2});
+  while (!g.is_done()) g.generate_next_token();
+  EXPECT_EQ(g.token_count(), 5u);
+  expect_error([&] { g.generate_next_token(); }, "done");
+}
+
+}  // namespace
+}  // namespace ogx::test

@@ -1,0 +1,109 @@
+// Generator behaviour: KV modes agree, growth of the shared cache, rewind, seeded sampling, search options.
+#include <gtest/gtest.h>
+
+#include "genai/generator.h"
+#include "shared_dir.h"
+
+namespace ogx::test {
+namespace {
+
+std::string golden(const std::string& m = "llama") { return shared_dir() + "/golden/models/" + m + "/fp32-cpu"; }
+
+std::vector<int32_t> run(const std::shared_ptr<genai::Model>& m, genai::GeneratorParams p, std::vector<int32_t> prompt,
+                         int n) {
+  genai::Generator g(m, p);
+  g.append_tokens(prompt);
+  for (int i = 0; i < n && !g.is_done(); i++) g.generate_next_token();
+  return std::vector<int32_t>(g.sequence().begin() + prompt.size(), g.sequence().end());
+}
+
+TEST(Generator, SharedAndSeparateKvCacheGiveTheSameTokens) {
+  OGX_REQUIRE_SHARED();
+  auto m = genai::Model::load(golden());
+  genai::GeneratorParams p(*m);
+  p.search.min_length = 40;
+  p.search.max_length = 300;  // forces the shared cache to grow past its first 256-position chunk
+  p.search.past_present_share_buffer = true;
+  auto a = run(m, p, {1, 7, 9}, 290);
+  p.search.past_present_share_buffer = false;
+  auto b = run(m, p, {1, 7, 9}, 290);
+  EXPECT_EQ(a, b);
+  EXPECT_EQ(a.size(), 290u);  // 3 + 290 positions: past the 256-position first chunk
+}
+
+TEST(Generator, KvCacheIsSizedByTheRequestNotTheContext) {
+  OGX_REQUIRE_SHARED();
+  auto m = genai::Model::load(golden());
+  genai::GeneratorParams p(*m);  // max_length 4096 from genai_config.json
+  genai::KvCache kv(*m, 1, 4096, true);
+  std::vector<NamedTensor> in, out;
+  kv.bind(10, in, out);
+  EXPECT_LE(kv.capacity(), 256);
+}
+
+TEST(Generator, RewindThenContinueEqualsFreshRun) {
+  OGX_REQUIRE_SHARED();
+  auto m = genai::Model::load(golden());
+  genai::GeneratorParams p(*m);
+  p.search.max_length = 64;
+  genai::Generator g(m, p);
+  g.append_tokens({1, 100, 200});
+  for (int i = 0; i < 6; i++) g.generate_next_token();
+  g.rewind_to(3);
+  for (int i = 0; i < 6; i++) g.generate_next_token();
+  auto fresh = run(m, p, {1, 100, 200}, 6);
+  EXPECT_EQ(std::vector<int32_t>(g.sequence().begin() + 3, g.sequence().end()), fresh);
+}
+
+TEST(Generator, SameSeedSameTokens) {
+  OGX_REQUIRE_SHARED();
+  auto m = genai::Model::load(golden());
+  genai::GeneratorParams p(*m);
+  p.search.max_length = 40;
+  p.search.do_sample = true;
+  p.search.top_k = 20;
+  p.search.top_p = 0.9;
+  p.search.temperature = 0.8;
+  p.search.random_seed = 42;
+  auto a = run(m, p, {1, 5}, 30), b = run(m, p, {1, 5}, 30);
+  EXPECT_EQ(a, b);
+  p.search.random_seed = 43;
+  EXPECT_NE(a, run(m, p, {1, 5}, 30));
+}
+
+TEST(Generator, TopKOneIsGreedy) {
+  OGX_REQUIRE_SHARED();
+  auto m = genai::Model::load(golden());
+  genai::GeneratorParams p(*m);
+  p.search.max_length = 30;
+  auto greedy = run(m, p, {1, 5}, 20);
+  p.search.do_sample = true;
+  p.search.top_k = 1;
+  p.search.random_seed = 7;
+  EXPECT_EQ(run(m, p, {1, 5}, 20), greedy);
+}
+
+TEST(Search, RepetitionPenaltyAndNgramFollowHuggingFace) {
+  genai::SearchConfig s;
+  s.repetition_penalty = 2.0;
+  s.no_repeat_ngram_size = 2;
+  genai::Sampler sm(s, {0});
+  std::vector<float> l = {1.0f, 4.0f, -2.0f, 3.0f, 0.5f};
+  sm.process_logits(l, {1, 2, 1});  // seen: 1, 2; bigram (1, 2) exists so after "1", token 2 is banned
+  EXPECT_FLOAT_EQ(l[1], 2.0f);      // positive: divided
+  EXPECT_TRUE(std::isinf(l[2]) && l[2] < 0);
+  EXPECT_FLOAT_EQ(l[3], 3.0f);
+}
+
+TEST(Search, MinLengthSuppressesEos) {
+  genai::SearchConfig s;
+  s.min_length = 5;
+  genai::Sampler sm(s, {3});
+  std::vector<float> l = {0, 0, 0, 9};
+  EXPECT_NE(sm.next(l, {1, 2}), 3);
+  std::vector<float> l2 = {0, 0, 0, 9};
+  EXPECT_EQ(sm.next(l2, {1, 2, 3, 4, 5}), 3);
+}
+
+}  // namespace
+}  // namespace ogx::test
