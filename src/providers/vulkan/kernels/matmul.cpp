@@ -1,6 +1,8 @@
 #include "providers/vulkan/kernels/matmul.h"
 
+#include <algorithm>
 #include <cstring>
+#include <vector>
 
 #include "providers/vulkan/kernels/kernel_util.h"
 #include "providers/vulkan/transfer.h"
@@ -18,6 +20,8 @@ struct MatmulPush {
   uint64_t a, b, scales, zp, bias, c;
   uint32_t M, N, K, sbk, sbn, batch_stride_b, block_size, nblocks, zp_stride, has_zp, has_bias;
 };
+
+constexpr size_t kTransposeBytes = 4u << 20;  // host buffer of the weight transposition
 
 int64_t rows_of(const TensorView& t) { return t.numel() / t.shape.back(); }
 
@@ -40,14 +44,22 @@ MatMulWeight upload_matmul_weight(Context& ctx, const std::string& name, const T
   w.data = ctx.memory().allocate(name, b.bytes());
   const char* src = static_cast<const char*>(b.raw());
   int64_t K = w.K, N = w.N;
-  // Destination element j of [N, K] is source element (j % K, j / K) of [K, N].
-  ctx.transfers().upload_generated(w.data.slice(), b.bytes(), [&](VkDeviceSize off, void* out, VkDeviceSize n) {
-    char* dst = static_cast<char*>(out);
-    for (VkDeviceSize e = off / es, end = (off + n) / es; e < end; e++) {
-      int64_t row = (int64_t)e / K, k = (int64_t)e % K;
-      std::memcpy(dst + (e * es - off), src + ((size_t)k * N + row) * es, es);
+  // Groups of output rows [r0, r0 + R) of [N, K] are transposed in a bounded host buffer (reading source rows
+  // contiguously), then streamed through the upload heap.
+  int64_t R = std::clamp<int64_t>((int64_t)(kTransposeBytes / (K * es)), 1, N);
+  std::vector<char> tile((size_t)(R * K) * es);
+  for (int64_t r0 = 0; r0 < N; r0 += R) {
+    int64_t rows = std::min(R, N - r0);
+    for (int64_t k = 0; k < K; k++) {
+      const char* s = src + ((size_t)k * N + r0) * es;
+      if (es == 2) {
+        for (int64_t r = 0; r < rows; r++) std::memcpy(&tile[((size_t)r * K + k) * 2], s + r * 2, 2);
+      } else {
+        for (int64_t r = 0; r < rows; r++) std::memcpy(&tile[((size_t)r * K + k) * 4], s + r * 4, 4);
+      }
     }
-  });
+    ctx.transfers().upload(w.data.slice(), (VkDeviceSize)(r0 * K) * es, tile.data(), (VkDeviceSize)(rows * K) * es);
+  }
   return w;
 }
 

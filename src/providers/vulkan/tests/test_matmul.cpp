@@ -53,7 +53,8 @@ INSTANTIATE_TEST_SUITE_P(Shapes, VulkanMatMulTest,
                                            MatMulCase{2, 512, 130, DType::f32}, MatMulCase{1, 256, 96, DType::f16},
                                            MatMulCase{1, 100, 33, DType::f16}, MatMulCase{7, 67, 45, DType::f32},
                                            MatMulCase{33, 128, 70, DType::f32}, MatMulCase{40, 96, 100, DType::f16},
-                                           MatMulCase{64, 64, 64, DType::f32}));
+                                           MatMulCase{64, 64, 64, DType::f32},
+                                           MatMulCase{1, 1024, 1100, DType::f32}));  // transposed in 2 groups
 
 struct NBitsCase {
   int64_t M, K, N, block;
