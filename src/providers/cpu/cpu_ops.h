@@ -7,10 +7,11 @@ namespace ogx::cpu {
 void register_elementwise(KernelRegistry& r);    // elementwise.cpp: arithmetic, comparison, logic, Where
 void register_unary(KernelRegistry& r);          // unary.cpp: activations, math functions, Cast
 void register_shape_ops(KernelRegistry& r);      // shape_ops.cpp: Shape, Reshape, Transpose, Slice, Concat...
-void register_gather(KernelRegistry& r);         // gather.cpp: Gather, GatherElements, GatherND, GatherBlockQuantized
+void register_gather(KernelRegistry& r);         // gather.cpp: Gather, GatherElements
 void register_reduce(KernelRegistry& r);         // reduce.cpp: Reduce*, ArgMax/Min, Softmax, CumSum
 void register_matmul(KernelRegistry& r);         // matmul.cpp: MatMul, Gemm
-void register_matmul_nbits(KernelRegistry& r);   // matmul_nbits.cpp: com.microsoft MatMulNBits
+void register_matmul_nbits(KernelRegistry& r);   // matmul_nbits.cpp: com.microsoft MatMulNBits and
+                                                 // (gather_block_quantized.cpp) GatherBlockQuantized
 void register_norm(KernelRegistry& r);           // norm.cpp: (Skip)SimplifiedLayerNorm, (Skip)LayerNorm
 void register_rotary(KernelRegistry& r);         // rotary.cpp: com.microsoft RotaryEmbedding
 void register_attention(KernelRegistry& r);      // group_query_attention.cpp: com.microsoft GroupQueryAttention

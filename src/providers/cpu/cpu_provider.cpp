@@ -14,9 +14,7 @@ const KernelRegistry& kernel_registry() {
     register_gather(r);
     register_reduce(r);
     register_matmul(r);
-#ifndef OGX_NO_MATMUL_NBITS
     register_matmul_nbits(r);
-#endif
     register_norm(r);
     register_rotary(r);
     register_attention(r);

@@ -30,7 +30,7 @@ namespace nbits {
 // Test hook: forces the scalar kernels of this file; returns the previous setting.
 std::atomic<bool> g_force_scalar{false};
 bool set_force_scalar(bool on) { return g_force_scalar.exchange(on); }
-static bool use_avx2() { return cpu_has_avx2() && !g_force_scalar.load(std::memory_order_relaxed); }
+static bool use_avx2() { return cpu_has_avx2() && simd_enabled() && !g_force_scalar.load(std::memory_order_relaxed); }
 
 // Quantizes one row (K values, padded with zeros to nb * bs) the way MLAS QuantizeARow_CompInt8 does.
 void quantize_row_int8(const float* a, int64_t K, int64_t bs, int64_t nb, int8_t* q, float* scale) {

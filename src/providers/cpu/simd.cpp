@@ -84,6 +84,7 @@ bool cpu_has_avx2() {
 }
 
 bool set_simd_enabled(bool on) { return g_simd_on.exchange(on); }
+bool simd_enabled() { return g_simd_on.load(std::memory_order_relaxed); }
 
 void axpy_rows(int rows, const float* a, const float* x, float* const* y, int64_t n) { axpy_dispatch(rows, a, x, y, n); }
 void axpy_rows(int rows, const float* a, const f16_t* x, float* const* y, int64_t n) { axpy_dispatch(rows, a, x, y, n); }

@@ -23,5 +23,6 @@ void axpy_rows_scalar(int rows, const float* a, const bf16_t* x, float* const* y
 float dot_f32(const float* a, const float* b, int64_t n);
 // Forces the scalar path in tests (and on request); returns the previous setting.
 bool set_simd_enabled(bool on);
+bool simd_enabled();  // false after set_simd_enabled(false): fast kernels must take their scalar path
 
 }  // namespace ogx::cpu
