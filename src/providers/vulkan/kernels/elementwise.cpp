@@ -86,6 +86,21 @@ void silu_mul(CommandRecorder& rec, const TensorView& gate, const TensorView& up
   rec.dispatch(pl, &p, sizeof(p), gx, gy, 1, {gate.mem, up.mem}, {out.mem});
 }
 
+void cast(CommandRecorder& rec, const TensorView& in, const TensorView& out) {
+  storage_suffix(in.dtype, "Cast");
+  storage_suffix(out.dtype, "Cast");
+  OGX_CHECK(in.dtype != out.dtype, "Cast: a same-type cast is a copy, not a kernel");
+  OGX_CHECK(in.numel() == out.numel(), "Cast: ", shape_str(in.shape), " -> ", shape_str(out.shape), " sizes differ");
+  struct {
+    uint64_t in, out;
+    uint32_t n;
+  } p{addr(in), addr(out), (uint32_t)in.numel()};
+  const Pipeline& pl = rec.context().pipelines().get(in.dtype == DType::f32 ? "cast_f32_f16" : "cast_f16_f32");
+  uint32_t gx, gy;
+  grid_2d(div_up(p.n, 256), &gx, &gy);
+  rec.dispatch(pl, &p, sizeof(p), gx, gy, 1, {in.mem}, {out.mem});
+}
+
 void gather_rows(CommandRecorder& rec, const TensorView& table, const TensorView& ids, const TensorView& out) {
   const char* t = storage_suffix(table.dtype, "Gather");
   check_same_dtype(table, out, "Gather");

@@ -19,6 +19,9 @@ void silu_mul(CommandRecorder& rec, const TensorView& gate, const TensorView& up
 // out[i, :] = table[ids[i], :]. table: [V, D] f32/f16; ids: int64 [..]; out: [.., D].
 void gather_rows(CommandRecorder& rec, const TensorView& table, const TensorView& ids, const TensorView& out);
 
+// Cast between float32 and float16 (same element count).
+void cast(CommandRecorder& rec, const TensorView& in, const TensorView& out);
+
 // Numpy broadcast of two shapes; ogx::Error naming both when incompatible.
 Shape broadcast_shapes(const Shape& a, const Shape& b);
 

@@ -120,6 +120,31 @@ TEST_P(VulkanNormTest, GatherEmbedding) {
   expect_close(download(out), want, 0, 0, "gather");
 }
 
+TEST_F(VulkanTest, CastFloat32Float16BothWays) {
+  auto x = random_values(1000, 51, -70000, 70000);  // beyond fp16's range at the ends: inf
+  for (size_t i = 0; i < 20; i++) x[i] = random_values(20, 52, -1e-6f, 1e-6f)[i];  // subnormals
+  TensorView a = upload(x, DType::f32, {10, 100}), h = empty(DType::f16, {10, 100}), back = empty(DType::f32, {1000});
+  CommandRecorder rec(ctx());
+  rec.begin();
+  kernels::cast(rec, a, h);
+  kernels::cast(rec, h, back);
+  rec.end();
+  rec.run();
+  // Vulkan leaves the fp32 -> fp16 rounding mode to the device (nearest-even on lavapipe, possibly toward zero
+  // elsewhere): allow one fp16 ulp against the host's nearest-even; fp16 -> fp32 is exact.
+  auto want16 = round_to(x, DType::f16);
+  auto got16 = download(h), got32 = download(back);
+  for (size_t i = 0; i < x.size(); i++) {
+    if (std::isinf(want16[i]) && std::fabs(x[i]) > 65520.0f) {
+      ASSERT_TRUE(std::isinf(got16[i]) || std::fabs(got16[i]) == 65504.0f) << "element " << i << " = " << x[i];
+    } else {
+      double ulp = std::max(std::ldexp(std::fabs((double)want16[i]), -10), std::ldexp(1.0, -24));
+      ASSERT_NEAR(got16[i], want16[i], ulp) << "element " << i << " = " << x[i];
+    }
+    ASSERT_EQ(got32[i], got16[i]) << "element " << i;
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(DTypes, VulkanNormTest, ::testing::Values(DType::f32, DType::f16),
                          [](const auto& info) { return std::string(dtype_name(info.param)); });
 
