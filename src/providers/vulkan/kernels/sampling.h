@@ -10,7 +10,7 @@ constexpr uint32_t kMaxSampleCandidates = 1024;  // sample.comp MAXK: top_p alon
 
 struct SamplingParams {
   bool greedy = true;        // argmax (lowest index among ties)
-  uint32_t top_k = 0;        // 0: kMaxSampleCandidates; capped at kMaxSampleCandidates
+  uint32_t top_k = 0;        // 0: off (top-p over the whole vocabulary, nucleus capped at kMaxSampleCandidates)
   float top_p = 1.0f;
   float temperature = 1.0f;
 };

@@ -4,7 +4,8 @@
 //   mode 1: top-k / top-p / temperature sampling. The k = min(top_k, MAXK) largest logits are found by an exact
 //     radix select (4 passes of 8-bit digits over order-preserving keys), sorted (bitonic), softmaxed with the
 //     temperature, cut to the smallest prefix whose probability reaches top_p, and sampled with u from a per-row
-//     PCG state kept in a device buffer (advanced on every call). top_k = 0 means MAXK candidates.
+//     PCG state kept in a device buffer (advanced on every call). top_k = 0: top-p over the whole vocabulary's
+//     softmax, exact when the nucleus fits in MAXK candidates (else the MAXK most likely tokens are kept).
 #version 460
 #include "common.glsl"
 
@@ -137,11 +138,25 @@ void sample_row(uint b) {
       barrier();
     }
   }
+  float t = max(p.temperature, 1e-6);
+  float top = cand_val[0];
+  // Softmax denominator: over the k candidates with top_k (top-p then applies to the renormalised top-k), over the
+  // whole vocabulary without it (so the nucleus is exact whenever it fits in MAXK candidates).
+  float part = 0.0;
+  if (p.top_k == 0)
+    for (uint i = tid; i < p.V; i += T) part += exp((float(p.logits.v[b * p.V + i]) - top) / t);
+  red_v[tid] = part;
+  barrier();
+  for (uint w = T / 2; w > 0; w /= 2) {
+    if (tid < w) red_v[tid] += red_v[tid + w];
+    barrier();
+  }
   if (tid == 0) {
-    float t = max(p.temperature, 1e-6);
-    float top = cand_val[0];
     float total = 0.0;
-    for (uint i = 0; i < k; i++) total += exp((cand_val[i] - top) / t);
+    if (p.top_k != 0)
+      for (uint i = 0; i < k; i++) total += exp((cand_val[i] - top) / t);
+    else
+      total = red_v[0];
     uint keep = k;  // top-p: smallest prefix with probability >= top_p
     float cum = 0.0;
     for (uint i = 0; i < k; i++) {

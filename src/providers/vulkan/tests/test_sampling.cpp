@@ -101,6 +101,28 @@ TEST_F(VulkanSamplingTest, TopPKeepsTheNucleus) {
   }
 }
 
+TEST_F(VulkanSamplingTest, TopPWithoutTopKUsesTheWholeVocabulary) {
+  // 50 tokens at logit 5 and 4950 at 0: the first 42 hold half the full mass (renormalising over only the top 1024
+  // candidates would cut at 29); ties are ordered by index.
+  int64_t V = 5000, B = 1000;
+  std::vector<float> row(V, 0.0f);
+  for (int i = 0; i < 50; i++) row[i] = 5.0f;
+  std::vector<float> logits;
+  for (int64_t b = 0; b < B; b++) logits.insert(logits.end(), row.begin(), row.end());
+  kernels::SamplingParams sp;
+  sp.greedy = false, sp.top_p = 0.5f;
+  auto got = run(sp, logits, B, V, DType::f32, 5);
+  double z = 50 * std::exp(5.0) + 4950;
+  int64_t keep = (int64_t)std::ceil(0.5 * z / std::exp(5.0));
+  ASSERT_EQ(keep, 42);
+  int64_t max_seen = 0;
+  for (auto t : got) {
+    EXPECT_LT(t, keep);
+    max_seen = std::max(max_seen, t);
+  }
+  EXPECT_GE(max_seen, 35) << "the nucleus looks cut short";
+}
+
 TEST_F(VulkanSamplingTest, LargeVocabTopKSupport) {
   int64_t V = 32000, B = 64, K = 40;
   auto row = random_values(V, 93, -8, 8);
