@@ -2,6 +2,7 @@
 
 #include <cstdio>
 #include <iostream>
+#include <nlohmann/json.hpp>
 
 #include "common/error.h"
 #include "providers/vulkan/device_selection.h"
@@ -59,7 +60,7 @@ int cmd_devices(const std::vector<std::string>& args) {
       print_table(devices, selected);
     return 0;
   } catch (const Error& e) {
-    if (json) std::cout << "{\"devices\": [], \"error\": \"see stderr\"}\n";
+    if (json) std::cout << nlohmann::ordered_json({{"devices", nlohmann::json::array()}, {"error", e.what()}}).dump(2) << "\n";
     std::cerr << "error: " << e.what() << "\n";
     return 1;
   }

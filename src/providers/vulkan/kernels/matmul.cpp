@@ -114,8 +114,9 @@ void matmul(CommandRecorder& rec, const TensorView& a, const MatMulWeight& w, co
     MatvecPush p{addr(a), w.data.slice().address, w.int4 ? w.scales.slice().address : 0,
                  w.has_zero_points ? w.zero_points.slice().address : 0, addr_or_zero(bias), addr(c),
                  M, N, K, (uint32_t)w.block_size, (uint32_t)w.nblocks, zp_stride, w.has_zero_points, bias != nullptr};
-    OGX_CHECK(div_up(N, tu.matvec_rows) <= 65535u, "MatMul: N = ", N, " exceeds the matvec grid");
-    rec.dispatch(pl, &p, sizeof(p), div_up(N, tu.matvec_rows), M, 1,
+    uint32_t gx, gz;
+    grid_2d(div_up(N, tu.matvec_rows), &gx, &gz);
+    rec.dispatch(pl, &p, sizeof(p), gx, M, gz,
                  {a.mem, w.data.slice(), scales_mem, zp_mem, bias_mem}, {c.mem});
     return;
   }

@@ -8,7 +8,7 @@ namespace {
 
 struct NormPush {
   uint64_t x, skip, bias, gamma, y, residual;
-  uint32_t D;
+  uint32_t D, rows;
   float epsilon;
   uint32_t has_skip, has_bias, has_residual;
 };
@@ -28,11 +28,9 @@ void launch(CommandRecorder& rec, const TensorView& x, const TensorView* skip, c
   Context& ctx = rec.context();
   const Pipeline& pl = ctx.pipelines().get(std::string("rms_norm_") + t, {ctx.tuning().reduce_threads});
   NormPush p{addr(x), addr_or_zero(skip), addr_or_zero(bias), addr(gamma), addr(y), addr_or_zero(residual),
-             (uint32_t)D, epsilon, skip != nullptr, bias != nullptr, residual != nullptr};
+             (uint32_t)D, (uint32_t)(x.numel() / D), epsilon, skip != nullptr, bias != nullptr, residual != nullptr};
   uint32_t gx, gy;
   grid_2d((uint32_t)(x.numel() / D), &gx, &gy);
-  OGX_CHECK((uint64_t)gx * gy == (uint64_t)(x.numel() / D) || gy == 1,
-            "SimplifiedLayerNormalization: row count must be a multiple of 65535 above 65535 rows");
   rec.dispatch(pl, &p, sizeof(p), gx, gy, 1,
                {x.mem, gamma.mem, skip ? skip->mem : x.mem, bias ? bias->mem : x.mem},
                {y.mem, residual ? residual->mem : y.mem});

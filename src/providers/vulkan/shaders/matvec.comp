@@ -78,7 +78,8 @@ float dot_unit(uint n, uint unit, float xs[8]) {
 
 void main() {
   uint m = gl_WorkGroupID.y;
-  uint n0 = gl_WorkGroupID.x * ROWS;
+  uint n0 = (gl_WorkGroupID.x + gl_WorkGroupID.z * gl_NumWorkGroups.x) * ROWS;  // grid folded into x, z
+  if (n0 >= p.N) return;  // whole workgroup
   uint tid = gl_LocalInvocationID.x;
   uint units = (p.K + 7) / 8;
   float acc[8] = float[8](0, 0, 0, 0, 0, 0, 0, 0);

@@ -13,7 +13,7 @@ layout(push_constant) uniform Push {
   ActBuf gamma;     // [D]
   ActBuf y;         // [rows, D]
   ActBuf residual;  // when has_residual: [rows, D]
-  uint D;
+  uint D, rows;
   float epsilon;
   uint has_skip, has_bias, has_residual;
 } p;
@@ -29,6 +29,7 @@ float sum_input(uint row, uint i) {
 
 void main() {
   uint row = gl_WorkGroupID.x + gl_WorkGroupID.y * gl_NumWorkGroups.x;
+  if (row >= p.rows) return;  // whole workgroup: the grid is folded into 2-D
   uint tid = gl_LocalInvocationID.x;
   float ss = 0.0;
   for (uint i = tid; i < p.D; i += gl_WorkGroupSize.x) {

@@ -1,6 +1,7 @@
 // MatMul (fp32/fp16, matvec and tiled paths), MatMulNBits int4 with and without zero points, batched MatMul.
 // References: plain loops in float64 over the values the device holds (inputs rounded to the storage dtype).
 #include "providers/vulkan/kernels/matmul.h"
+#include "providers/vulkan/kernels/norm.h"
 #include "providers/vulkan/tests/vk_test_util.h"
 
 namespace ogx::vk::test {
@@ -109,6 +110,32 @@ INSTANTIATE_TEST_SUITE_P(Shapes, VulkanMatMulNBitsTest,
                                            NBitsCase{2, 160, 17, 16, true, DType::f16},
                                            NBitsCase{9, 128, 50, 32, true, DType::f32},
                                            NBitsCase{20, 64, 24, 16, false, DType::f16}));
+
+TEST_F(VulkanTest, GridsBeyond65535WorkgroupsFold) {
+  // N / rows-per-workgroup and the norm's row count exceed maxComputeWorkGroupCount's guaranteed 65535.
+  int64_t K = 8, N = 300000, rows = 70000, D = 4;
+  auto b = random_values(K * N, 61), a = random_values(K, 62), x = random_values(rows * D, 63);
+  auto w = kernels::upload_matmul_weight(ctx(), "wide", host_tensor(b, DType::f32, {K, N}));
+  TensorView av = upload(a, DType::f32, {1, K}), c = empty(DType::f32, {1, N});
+  TensorView xv = upload(x, DType::f32, {rows, D}), g = upload({1, 1, 1, 1}, DType::f32, {D});
+  TensorView y = empty(DType::f32, {rows, D});
+  CommandRecorder rec(ctx());
+  rec.begin();
+  kernels::matmul(rec, av, w, nullptr, c);
+  kernels::rms_norm(rec, xv, g, 1e-6f, y);
+  rec.end();
+  rec.run();
+  std::vector<double> want(N), want_y(rows * D);
+  for (int64_t n = 0; n < N; n++)
+    for (int64_t k = 0; k < K; k++) want[n] += (double)a[k] * b[k * N + n];
+  for (int64_t r = 0; r < rows; r++) {
+    double ss = 0;
+    for (int64_t d = 0; d < D; d++) ss += (double)x[r * D + d] * x[r * D + d];
+    for (int64_t d = 0; d < D; d++) want_y[r * D + d] = x[r * D + d] / std::sqrt(ss / D + 1e-6);
+  }
+  expect_close(download(c), want, 1e-4, 1e-5, "matvec over a folded grid");
+  expect_close(download(y), want_y, 1e-4, 1e-5, "rms norm over a folded grid");
+}
 
 TEST_F(VulkanTest, BatchedMatMulBroadcastsB) {
   int64_t B = 3, M = 5, K = 19, N = 7;
