@@ -57,11 +57,14 @@ DecoderIO inspect_graph(const Graph& g, const DecoderConfig& d) {
 }  // namespace
 
 std::shared_ptr<Model> Model::load(const Config& config) {
+  std::string path = (std::filesystem::path(config.model_dir) / config.model.decoder.filename).string();
+  return load(config, ogx::load_model(path));
+}
+
+std::shared_ptr<Model> Model::load(const Config& config, std::shared_ptr<const ogx::Model> graph_model) {
   auto m = std::shared_ptr<Model>(new Model());
   m->config_ = config;
   const DecoderConfig& d = config.model.decoder;
-  std::string path = (std::filesystem::path(config.model_dir) / d.filename).string();
-  auto graph_model = ogx::load_model(path);
   m->io_ = inspect_graph(graph_model->graph, d);
   m->io_.vocab_size = config.model.vocab_size;
   SessionOptions opts;

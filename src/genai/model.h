@@ -26,6 +26,8 @@ class Model {
  public:
   static std::shared_ptr<Model> load(const Config& config);
   static std::shared_ptr<Model> load(const std::string& model_dir) { return load(Config::load(model_dir)); }
+  // A decoder graph already in memory (e.g. built with random weights for a benchmark).
+  static std::shared_ptr<Model> load(const Config& config, std::shared_ptr<const ogx::Model> graph);
 
   const Config& config() const { return config_; }
   Session& session() const { return *session_; }

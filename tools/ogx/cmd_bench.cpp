@@ -1,5 +1,6 @@
-// ogx bench MODEL_DIR --prompt-len P --gen-len G [--repeats R] [--provider P] [--provider-option K=V]...
-//   [--threads N] [--json]
+// ogx bench (MODEL_DIR | --synthetic SHAPE.json [--precision fp32|fp16|int4]) --prompt-len P --gen-len G
+//   [--repeats R] [--provider P] [--provider-option K=V]... [--threads N] [--json]
+// --synthetic builds the model of a Hugging Face config's exact shape with seeded random weights in memory.
 // Prefill and decode speed (median over repeats) on seeded random prompt ids, and peak resident memory.
 #include <algorithm>
 #include <chrono>
@@ -11,7 +12,9 @@
 
 #include "commands.h"
 #include "genai/generator.h"
+#include "builder/builder.h"
 #include "model_options.h"
+#include "onnx/loader.h"
 
 namespace ogx::cli {
 namespace {
@@ -31,19 +34,61 @@ double peak_rss_mib() {
   return 0;
 }
 
+// Serves the built model's weight bytes as its external data file, keeping the build alive.
+class BuiltWeights : public ExternalDataSource {
+ public:
+  explicit BuiltWeights(std::shared_ptr<builder::BuiltModel> m) : m_(std::move(m)) {}
+  std::shared_ptr<Storage> get(const std::string&) override {
+    return Storage::borrow(m_->weights.data(), m_->weights.size(), m_);
+  }
+
+ private:
+  std::shared_ptr<builder::BuiltModel> m_;
+};
+
+std::shared_ptr<genai::Model> synthetic_model(const Args& a) {
+  builder::BuildOptions o;
+  o.config_path = a.get("synthetic");
+  o.random_weights = true;
+  std::string p = a.get("precision", "fp16");
+  if (p == "fp32") o.precision = builder::Precision::fp32;
+  else if (p == "fp16") o.precision = builder::Precision::fp16;
+  else if (p == "int4") o.precision = builder::Precision::int4;
+  else throw_error("--precision must be fp32, fp16 or int4, got '", p, "'");
+  std::string prov = a.get("provider", "cpu");
+  o.provider = genai::canonical_provider(prov) == "cpu" ? builder::Provider::cpu : builder::Provider::vulkan;
+  auto built = std::make_shared<builder::BuiltModel>(builder::build_model(o));
+  BuiltWeights src(built);
+  auto graph = load_model_proto(built->model, "", &src);
+  built->model.Clear();  // the graph IR holds what it needs; weights stay alive through the storage
+  genai::Config c = genai::Config::parse(built->genai_config.dump(), "");
+  c.clear_providers();
+  if (prov != "cpu") c.append_provider(prov);
+  for (const std::string& kv : a.get_all("provider-option")) {
+    auto eq = kv.find('=');
+    OGX_CHECK(eq != std::string::npos && !c.model.decoder.session.providers.empty(),
+              "--provider-option needs KEY=VALUE and a GPU provider");
+    c.set_provider_option(prov, kv.substr(0, eq), kv.substr(eq + 1));
+  }
+  if (a.has("threads")) c.model.decoder.session.intra_op_num_threads = a.get_int("threads", 0);
+  return genai::Model::load(c, graph);
+}
+
 }  // namespace
 
 int cmd_bench(const std::vector<std::string>& argv) {
   std::set<std::string> vals = kModelValueFlags;
-  vals.insert({"prompt-len", "gen-len", "repeats"});
+  vals.insert({"prompt-len", "gen-len", "repeats", "synthetic", "precision"});
   Args a(argv, vals, {"json"});
-  OGX_CHECK(a.positional().size() == 1, "usage: ogx bench MODEL_DIR --prompt-len P --gen-len G [--json]");
-  const std::string dir = a.positional()[0];
+  bool synthetic = a.has("synthetic");
+  OGX_CHECK(a.positional().size() == (synthetic ? 0u : 1u),
+            "usage: ogx bench (MODEL_DIR | --synthetic SHAPE.json [--precision P]) --prompt-len P --gen-len G [--json]");
+  const std::string dir = synthetic ? a.get("synthetic") : a.positional()[0];
   int P = a.get_int("prompt-len", 128), G = a.get_int("gen-len", 128), R = a.get_int("repeats", 3);
   OGX_CHECK(P >= 1 && G >= 1 && R >= 1, "--prompt-len, --gen-len and --repeats must be >= 1");
   using Clock = std::chrono::steady_clock;
   auto load0 = Clock::now();
-  auto model = genai::Model::load(model_config(dir, a));
+  auto model = synthetic ? synthetic_model(a) : genai::Model::load(model_config(dir, a));
   double load_ms = std::chrono::duration<double, std::milli>(Clock::now() - load0).count();
   int vocab = model->io().vocab_size > 0 ? model->io().vocab_size : 1000;
   std::mt19937 rng(1234);
@@ -72,6 +117,7 @@ int cmd_bench(const std::vector<std::string>& argv) {
   }
   nlohmann::json j;
   j["model"] = dir;
+  if (synthetic) j["precision"] = a.get("precision", "fp16");
   j["provider"] = model->provider();
   j["prompt_len"] = P;
   j["gen_len"] = G;
