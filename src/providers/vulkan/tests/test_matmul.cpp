@@ -57,6 +57,18 @@ INSTANTIATE_TEST_SUITE_P(Shapes, VulkanMatMulTest,
                                            MatMulCase{64, 64, 64, DType::f32},
                                            MatMulCase{1, 1024, 1100, DType::f32}));  // transposed in 2 groups
 
+// Seeded random shapes on top of the fixed ones: odd sizes, both paths, both dtypes.
+std::vector<MatMulCase> random_matmul_cases() {
+  std::mt19937 rng(2024);
+  std::vector<MatMulCase> out;
+  for (int i = 0; i < 8; i++) {
+    int64_t M = i % 2 == 0 ? 1 + rng() % 2 : 3 + rng() % 60;
+    out.push_back({M, 1 + (int64_t)(rng() % 300), 1 + (int64_t)(rng() % 200), i % 3 == 0 ? DType::f16 : DType::f32});
+  }
+  return out;
+}
+INSTANTIATE_TEST_SUITE_P(RandomShapes, VulkanMatMulTest, ::testing::ValuesIn(random_matmul_cases()));
+
 struct NBitsCase {
   int64_t M, K, N, block;
   bool zero_points;
@@ -110,6 +122,18 @@ INSTANTIATE_TEST_SUITE_P(Shapes, VulkanMatMulNBitsTest,
                                            NBitsCase{2, 160, 17, 16, true, DType::f16},
                                            NBitsCase{9, 128, 50, 32, true, DType::f32},
                                            NBitsCase{20, 64, 24, 16, false, DType::f16}));
+
+std::vector<NBitsCase> random_nbits_cases() {
+  std::mt19937 rng(4048);
+  std::vector<NBitsCase> out;
+  for (int i = 0; i < 6; i++) {
+    int64_t bs = 16 << (rng() % 3);
+    out.push_back({i % 2 == 0 ? 1 : 2 + (int64_t)(rng() % 40), bs + (int64_t)(rng() % 300), 1 + (int64_t)(rng() % 90),
+                   bs, rng() % 2 == 0, i % 3 == 1 ? DType::f32 : DType::f16});
+  }
+  return out;
+}
+INSTANTIATE_TEST_SUITE_P(RandomShapes, VulkanMatMulNBitsTest, ::testing::ValuesIn(random_nbits_cases()));
 
 TEST_F(VulkanTest, GridsBeyond65535WorkgroupsFold) {
   // N / rows-per-workgroup and the norm's row count exceed maxComputeWorkGroupCount's guaranteed 65535.
