@@ -5,11 +5,6 @@
 namespace ogx::genai {
 namespace {
 constexpr int64_t kChunk = 256;  // shared-mode capacity grows in multiples of this many positions
-
-std::string layer_name(const std::string& pattern, int i) {
-  size_t p = pattern.find("%d");
-  return pattern.substr(0, p) + std::to_string(i) + pattern.substr(p + 2);
-}
 }  // namespace
 
 KvCache::KvCache(const Model& model, int batch, int max_length, bool shared)

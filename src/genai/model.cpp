@@ -6,14 +6,13 @@
 #include "onnx/loader.h"
 
 namespace ogx::genai {
-namespace {
-
 std::string layer_name(const std::string& pattern, int i) {
-  std::string out;
   size_t p = pattern.find("%d");
   OGX_CHECK(p != std::string::npos, "genai_config.json: name template '", pattern, "' has no %d");
   return pattern.substr(0, p) + std::to_string(i) + pattern.substr(p + 2);
 }
+
+namespace {
 
 DecoderIO inspect_graph(const Graph& g, const DecoderConfig& d) {
   DecoderIO io;

@@ -43,6 +43,9 @@ class Model {
   std::string provider_;
 };
 
+// Expands a genai_config.json name template ("present.%d.key") for layer i; throws when it has no %d.
+std::string layer_name(const std::string& pattern, int i);
+
 // Builds the provider's session; defined by the provider table (provider_table.cpp).
 std::unique_ptr<Session> create_provider_session(const std::string& canonical_provider,
                                                  std::shared_ptr<const ogx::Model> model, const SessionOptions& opts);

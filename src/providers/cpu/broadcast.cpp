@@ -1,5 +1,7 @@
 #include "providers/cpu/broadcast.h"
 
+#include <cstring>
+
 namespace ogx::cpu {
 
 Shape broadcast_shapes(const std::vector<const Shape*>& shapes, const std::string& what) {
@@ -33,6 +35,19 @@ std::vector<int64_t> broadcast_strides(const Shape& in, const Shape& out) {
     s *= in[i];
   }
   return st;
+}
+
+std::vector<int64_t> contiguous_strides(const Shape& s) {
+  std::vector<int64_t> st(s.size(), 1);
+  for (int i = (int)s.size() - 2; i >= 0; i--) st[i] = st[i + 1] * s[i + 1];
+  return st;
+}
+
+void copy_strided(const char* src, char* dst, size_t es, const Shape& out, std::vector<int64_t> strides) {
+  std::array<std::vector<int64_t>, 1> st{std::move(strides)};
+  for_each_broadcast<1>(out, st, [&](int64_t i, const std::array<int64_t, 1>& o) {
+    std::memcpy(dst + i * (int64_t)es, src + o[0] * (int64_t)es, es);
+  });
 }
 
 }  // namespace ogx::cpu

@@ -2,6 +2,7 @@
 // broadcast). for_each_broadcast walks the output in order, calling fn(out_index, in_offsets...).
 #pragma once
 #include <array>
+#include <cstddef>
 #include <vector>
 
 #include "common/tensor.h"
@@ -11,6 +12,10 @@ namespace ogx::cpu {
 Shape broadcast_shapes(const std::vector<const Shape*>& shapes, const std::string& what);
 // Strides of `in` aligned to `out` (right-aligned, 0 on broadcast dims).
 std::vector<int64_t> broadcast_strides(const Shape& in, const Shape& out);
+// Element strides of a dense row-major tensor of this shape.
+std::vector<int64_t> contiguous_strides(const Shape& s);
+// dst[i] = src[offset(i)] for every element i of `out`, offsets walking `strides` (elements of es bytes).
+void copy_strided(const char* src, char* dst, size_t es, const Shape& out, std::vector<int64_t> strides);
 
 // Visits every output element; offs[k] is the element offset into input k.
 template <size_t N, typename Fn>

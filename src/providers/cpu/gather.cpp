@@ -1,6 +1,7 @@
 // Gather (embedding lookup and shape picking), GatherElements.
 #include <cstring>
 
+#include "providers/cpu/broadcast.h"
 #include "providers/cpu/cpu_ops.h"
 #include "providers/cpu/type_dispatch.h"
 
@@ -42,8 +43,7 @@ void gather_elements_kernel(KernelContext& ctx) {
   if (axis < 0) axis += r;
   OGX_CHECK(axis >= 0 && axis < r && idx.rank() == r, ctx.node().describe(), ": bad axis or index rank");
   Tensor& y = ctx.output(0, x.dtype(), idx.shape());
-  std::vector<int64_t> xs(r, 1);
-  for (int64_t i = r - 2; i >= 0; i--) xs[i] = xs[i + 1] * x.shape()[i + 1];
+  std::vector<int64_t> xs = contiguous_strides(x.shape());
   size_t es = dtype_size(x.dtype());
   for (int64_t i = 0; i < idx.numel(); i++) {
     int64_t rem = i, off = 0;

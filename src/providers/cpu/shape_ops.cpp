@@ -99,17 +99,9 @@ void transpose_kernel(KernelContext& ctx) {
   }
   Tensor& y = ctx.output(0, x.dtype(), s);
   // input strides permuted into output order
-  std::vector<int64_t> in_st(r, 1);
-  for (int i = r - 2; i >= 0; i--) in_st[i] = in_st[i + 1] * x.shape()[i + 1];
-  std::array<std::vector<int64_t>, 1> st;
-  st[0].resize(r);
-  for (int i = 0; i < r; i++) st[0][i] = in_st[perm[i] < 0 ? perm[i] + r : perm[i]];
-  size_t es = dtype_size(x.dtype());
-  const char* px = (const char*)x.raw();
-  char* py = (char*)y.raw();
-  for_each_broadcast<1>(s, st, [&](int64_t i, const std::array<int64_t, 1>& o) {
-    std::memcpy(py + i * es, px + o[0] * es, es);
-  });
+  std::vector<int64_t> in_st = contiguous_strides(x.shape()), st(r);
+  for (int i = 0; i < r; i++) st[i] = in_st[perm[i] < 0 ? perm[i] + r : perm[i]];
+  copy_strided((const char*)x.raw(), (char*)y.raw(), dtype_size(x.dtype()), s, std::move(st));
 }
 
 void squeeze_kernel(KernelContext& ctx) {
@@ -220,21 +212,14 @@ void slice_kernel(KernelContext& ctx) {
     step[a] = k;
   }
   Tensor& y = ctx.output(0, x.dtype(), s);
-  std::vector<int64_t> in_st(r, 1);
-  for (int64_t i = r - 2; i >= 0; i--) in_st[i] = in_st[i + 1] * x.shape()[i + 1];
+  std::vector<int64_t> in_st = contiguous_strides(x.shape()), strides(r);
   int64_t base = 0;
-  std::array<std::vector<int64_t>, 1> strides;
-  strides[0].resize(r);
   for (int64_t i = 0; i < r; i++) {
     base += st[i] * in_st[i];
-    strides[0][i] = step[i] * in_st[i];
+    strides[i] = step[i] * in_st[i];
   }
   size_t es = dtype_size(x.dtype());
-  const char* px = (const char*)x.raw() + base * (int64_t)es;
-  char* py = (char*)y.raw();
-  for_each_broadcast<1>(s, strides, [&](int64_t i, const std::array<int64_t, 1>& o) {
-    std::memcpy(py + i * es, px + o[0] * (int64_t)es, es);
-  });
+  copy_strided((const char*)x.raw() + base * (int64_t)es, (char*)y.raw(), es, s, std::move(strides));
 }
 
 void expand_kernel(KernelContext& ctx) {
@@ -242,13 +227,7 @@ void expand_kernel(KernelContext& ctx) {
   Shape target = ctx.input(1).to_i64_vector();
   Shape s = broadcast_shapes({&x.shape(), &target}, ctx.node().describe());
   Tensor& y = ctx.output(0, x.dtype(), s);
-  std::array<std::vector<int64_t>, 1> st{broadcast_strides(x.shape(), s)};
-  size_t es = dtype_size(x.dtype());
-  const char* px = (const char*)x.raw();
-  char* py = (char*)y.raw();
-  for_each_broadcast<1>(s, st, [&](int64_t i, const std::array<int64_t, 1>& o) {
-    std::memcpy(py + i * es, px + o[0] * es, es);
-  });
+  copy_strided((const char*)x.raw(), (char*)y.raw(), dtype_size(x.dtype()), s, broadcast_strides(x.shape(), s));
 }
 
 void tile_kernel(KernelContext& ctx) {
@@ -263,9 +242,7 @@ void tile_kernel(KernelContext& ctx) {
   }
   Tensor& y = ctx.output(0, x.dtype(), s);
   size_t es = dtype_size(x.dtype());
-  std::vector<int64_t> idx(r, 0);
-  std::vector<int64_t> in_st(r, 1);
-  for (int64_t i = r - 2; i >= 0; i--) in_st[i] = in_st[i + 1] * x.shape()[i + 1];
+  std::vector<int64_t> in_st = contiguous_strides(x.shape());
   for (int64_t i = 0; i < y.numel(); i++) {
     int64_t rem = i, off = 0;
     for (int64_t d = r - 1; d >= 0; d--) {

@@ -24,37 +24,7 @@ template <> inline bf16_t store<bf16_t, float>(float v) { return bf16_t{f32_to_b
 template <typename T> struct TypeTag { using type = T; };
 
 // Calls fn(TypeTag<S>{}) for the storage type S of dtype. Unsupported dtypes throw naming `what`.
-template <typename Fn>
-auto dispatch_all(DType t, const char* what, Fn&& fn) {
-  switch (t) {
-    case DType::f32: return fn(TypeTag<float>{});
-    case DType::f16: return fn(TypeTag<f16_t>{});
-    case DType::bf16: return fn(TypeTag<bf16_t>{});
-    case DType::f64: return fn(TypeTag<double>{});
-    case DType::i64: return fn(TypeTag<int64_t>{});
-    case DType::i32: return fn(TypeTag<int32_t>{});
-    case DType::i16: return fn(TypeTag<int16_t>{});
-    case DType::i8: return fn(TypeTag<int8_t>{});
-    case DType::u64: return fn(TypeTag<uint64_t>{});
-    case DType::u32: return fn(TypeTag<uint32_t>{});
-    case DType::u16: return fn(TypeTag<uint16_t>{});
-    case DType::u8: return fn(TypeTag<uint8_t>{});
-    case DType::boolean: return fn(TypeTag<bool>{});
-    default: throw_error(what, ": unsupported data type ", dtype_name(t));
-  }
-}
-
-template <typename Fn>
-auto dispatch_float(DType t, const char* what, Fn&& fn) {
-  switch (t) {
-    case DType::f32: return fn(TypeTag<float>{});
-    case DType::f16: return fn(TypeTag<f16_t>{});
-    case DType::bf16: return fn(TypeTag<bf16_t>{});
-    case DType::f64: return fn(TypeTag<double>{});
-    default: throw_error(what, ": expects a float tensor, got ", dtype_name(t));
-  }
-}
-
+// dispatch_numeric: every type but bool (its lambdas may use arithmetic that bool lacks).
 template <typename Fn>
 auto dispatch_numeric(DType t, const char* what, Fn&& fn) {
   switch (t) {
@@ -71,6 +41,23 @@ auto dispatch_numeric(DType t, const char* what, Fn&& fn) {
     case DType::u16: return fn(TypeTag<uint16_t>{});
     case DType::u8: return fn(TypeTag<uint8_t>{});
     default: throw_error(what, ": unsupported data type ", dtype_name(t));
+  }
+}
+
+template <typename Fn>
+auto dispatch_all(DType t, const char* what, Fn&& fn) {
+  if (t == DType::boolean) return fn(TypeTag<bool>{});
+  return dispatch_numeric(t, what, fn);
+}
+
+template <typename Fn>
+auto dispatch_float(DType t, const char* what, Fn&& fn) {
+  switch (t) {
+    case DType::f32: return fn(TypeTag<float>{});
+    case DType::f16: return fn(TypeTag<f16_t>{});
+    case DType::bf16: return fn(TypeTag<bf16_t>{});
+    case DType::f64: return fn(TypeTag<double>{});
+    default: throw_error(what, ": expects a float tensor, got ", dtype_name(t));
   }
 }
 
