@@ -62,15 +62,8 @@ std::shared_ptr<genai::Model> synthetic_model(const Args& a) {
   auto graph = load_model_proto(built->model, "", &src);
   built->model.Clear();  // the graph IR holds what it needs; weights stay alive through the storage
   genai::Config c = genai::Config::parse(built->genai_config.dump(), "");
-  c.clear_providers();
-  if (prov != "cpu") c.append_provider(prov);
-  for (const std::string& kv : a.get_all("provider-option")) {
-    auto eq = kv.find('=');
-    OGX_CHECK(eq != std::string::npos && !c.model.decoder.session.providers.empty(),
-              "--provider-option needs KEY=VALUE and a GPU provider");
-    c.set_provider_option(prov, kv.substr(0, eq), kv.substr(eq + 1));
-  }
-  if (a.has("threads")) c.model.decoder.session.intra_op_num_threads = a.get_int("threads", 0);
+  c.clear_providers();  // the build's provider entry is replaced by the command line's choice (default cpu)
+  apply_model_options(c, a);
   return genai::Model::load(c, graph);
 }
 

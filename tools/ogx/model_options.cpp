@@ -4,6 +4,11 @@ namespace ogx::cli {
 
 genai::Config model_config(const std::string& dir, const Args& a) {
   genai::Config c = genai::Config::load(dir);
+  apply_model_options(c, a);
+  return c;
+}
+
+void apply_model_options(genai::Config& c, const Args& a) {
   std::string provider = a.get("provider");
   if (!provider.empty()) {
     genai::canonical_provider(provider);
@@ -22,7 +27,6 @@ genai::Config model_config(const std::string& dir, const Args& a) {
     OGX_CHECK(t >= 0, "--threads must be >= 0");
     c.model.decoder.session.intra_op_num_threads = t;
   }
-  return c;
 }
 
 }  // namespace ogx::cli
