@@ -19,6 +19,9 @@ struct SessionOptions {
   std::string provider = "cpu";  // canonical provider name: "cpu" or "vulkan"
   OptionList provider_options;   // provider-specific key/values (device_id, performance_preference, ...)
   OptionList device_filtering;   // hardware_device_type, hardware_device_id, hardware_vendor_id
+  // An output [B, S, ...] of which the caller needs only the last position (the decoder's logits): a provider may
+  // compute and return just [B, 1, ...]. Empty: every output in full.
+  std::string last_position_output;
 };
 
 class Session {
@@ -29,6 +32,11 @@ class Session {
   virtual void run(const std::vector<NamedTensor>& inputs, std::vector<NamedTensor>& outputs) = 0;
   virtual const Graph& graph() const = 0;
   virtual std::string provider_name() const = 0;
+  // True when the session keeps the decoder's KV cache in its own (device) memory: the caller binds no past/present
+  // tensors, and each run's past length is total_sequence_length - sequence_length, so rewinding is implicit.
+  virtual bool owns_kv_cache() const { return false; }
+  // Counters of the last run for benchmarks (e.g. dispatches, barriers, submits, recordings); empty when none.
+  virtual std::vector<std::pair<std::string, double>> stats() const { return {}; }
 };
 
 class ExecutionProvider {

@@ -95,11 +95,12 @@ void Generator::run(const std::vector<int32_t>& ids) {
   model_->session().run(in, out);
   kv_.commit(out, total);
   const Tensor& lg = out[0].second;
-  OGX_CHECK(lg.rank() == 3 && lg.dim(1) == S, "logits output has shape ", shape_str(lg.shape()), ", expected [1,", S,
-            ",vocab]");
+  // A session asked for the last position only (SessionOptions::last_position_output) may return [1, 1, vocab].
+  OGX_CHECK(lg.rank() == 3 && (lg.dim(1) == S || lg.dim(1) == 1), "logits output has shape ", shape_str(lg.shape()),
+            ", expected [1,", S, ",vocab]");
   int64_t V = lg.dim(2);
   logits_.resize(V);
-  int64_t off = (S - 1) * V;
+  int64_t off = (lg.dim(1) - 1) * V;
   for (int64_t i = 0; i < V; i++) logits_[i] = (float)lg.get_f64(off + i);
 }
 

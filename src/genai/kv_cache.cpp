@@ -8,7 +8,9 @@ constexpr int64_t kChunk = 256;  // shared-mode capacity grows in multiples of t
 }  // namespace
 
 KvCache::KvCache(const Model& model, int batch, int max_length, bool shared)
-    : model_(model), batch_(batch), max_length_(max_length), shared_(shared) {
+    : model_(model), batch_(batch), max_length_(max_length), shared_(shared),
+      session_owned_(model.session().owns_kv_cache()) {
+  if (session_owned_) return;
   const DecoderConfig& d = model.config().model.decoder;
   const DecoderIO& io = model.io();
   for (int i = 0; i < io.num_layers; i++) {
@@ -54,6 +56,8 @@ void KvCache::grow(int64_t needed) {
 }
 
 void KvCache::bind(int64_t total, std::vector<NamedTensor>& inputs, std::vector<NamedTensor>& outputs) {
+  OGX_CHECK(total <= max_length_, "sequence of ", total, " tokens exceeds max_length ", max_length_);
+  if (session_owned_) return;
   if (shared_) grow(total);
   for (size_t i = 0; i < k_.size(); i++) {
     inputs.emplace_back(past_k_[i], k_[i]);
@@ -64,7 +68,7 @@ void KvCache::bind(int64_t total, std::vector<NamedTensor>& inputs, std::vector<
 }
 
 void KvCache::commit(const std::vector<NamedTensor>& outputs, int64_t total) {
-  if (!shared_) {
+  if (!shared_ && !session_owned_) {
     for (auto& [name, t] : outputs)
       for (size_t i = 0; i < k_.size(); i++) {
         if (name == present_k_[i]) k_[i] = t;
@@ -79,7 +83,7 @@ void KvCache::commit(const std::vector<NamedTensor>& outputs, int64_t total) {
 
 void KvCache::rewind(int64_t length) {
   OGX_CHECK(length >= 0 && length <= length_, "cannot rewind the cache to ", length, " (it holds ", length_, ")");
-  if (!shared_ && length < length_) {
+  if (!shared_ && !session_owned_ && length < length_) {
     const DecoderIO& io = model_.io();
     int64_t H = io.head_size, rows = (int64_t)batch_ * io.kv_heads;
     size_t es = dtype_size(io.kv_dtype);

@@ -3,6 +3,8 @@
 //    past input and the present output; the model writes new positions in place. Capacity grows in chunks up to
 //    max_length, so a model with a 131072 context does not reserve 131072 positions for a short chat.
 //  - separate: past inputs are the previous step's present outputs, [B, Nkv, length, H].
+//  - session-owned: the session keeps the cache in device memory (Session::owns_kv_cache); only the length is
+//    tracked here and nothing is bound.
 #pragma once
 #include <string>
 #include <vector>
@@ -26,6 +28,7 @@ class KvCache {
   int64_t length() const { return length_; }
   int64_t capacity() const { return capacity_; }
   bool shared() const { return shared_; }
+  bool session_owned() const { return session_owned_; }
   size_t bytes() const;
 
  private:
@@ -34,6 +37,7 @@ class KvCache {
   int batch_;
   int max_length_;
   bool shared_;
+  bool session_owned_;
   int64_t length_ = 0;
   int64_t capacity_ = 0;
   std::vector<std::string> past_k_, past_v_, present_k_, present_v_;

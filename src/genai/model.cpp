@@ -79,6 +79,7 @@ std::shared_ptr<Model> Model::load(const Config& config, std::shared_ptr<const o
                   " providers; ogx uses the first ('" + p.name + "')");
   }
   opts.provider = m->provider_;
+  opts.last_position_output = d.logits;  // the generator reads the last position's logits only
   m->session_ = create_provider_session(m->provider_, std::move(graph_model), opts);
   return m;
 }

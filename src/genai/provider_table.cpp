@@ -1,6 +1,9 @@
 // The table of execution providers compiled into this build.
 #include "genai/model.h"
 #include "providers/cpu/cpu_provider.h"
+#ifdef OGX_HAVE_VULKAN
+#include "providers/vulkan/graph/vulkan_session.h"
+#endif
 
 namespace ogx::genai {
 
@@ -11,12 +14,22 @@ std::unique_ptr<Session> create_provider_session(const std::string& provider, st
       if (kv.first != "intra_op_num_threads") throw_error("cpu provider: unknown option '", kv.first, "'");
     return cpu::make_cpu_provider()->create_session(std::move(model), opts);
   }
-  if (provider == "vulkan")
-    throw_error("the vulkan (dml) provider cannot run model graphs in this build yet: its kernels and device "
-                "selection exist (see `ogx devices`), graph execution is not wired; use --provider cpu");
+  if (provider == "vulkan") {
+#ifdef OGX_HAVE_VULKAN
+    return vk::create_vulkan_session(std::move(model), opts);
+#else
+    throw_error("this build of ogx has no vulkan (dml) provider (built with -DOGX_WITH_VULKAN=OFF); use cpu");
+#endif
+  }
   throw_error("unknown execution provider '", provider, "' (known: cpu, vulkan, dml)");
 }
 
-std::vector<std::string> available_providers() { return {"cpu"}; }
+std::vector<std::string> available_providers() {
+#ifdef OGX_HAVE_VULKAN
+  return {"cpu", "vulkan"};
+#else
+  return {"cpu"};
+#endif
+}
 
 }  // namespace ogx::genai

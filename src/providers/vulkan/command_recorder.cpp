@@ -66,6 +66,15 @@ void CommandRecorder::fill_zero(const BufferSlice& dst) {
   vkCmdFillBuffer(cb_, dst.buffer, dst.offset, dst.size, 0);
 }
 
+void CommandRecorder::copy(const BufferSlice& src, const BufferSlice& dst) {
+  OGX_CHECK(recording_, "CommandRecorder::copy outside begin()/end()");
+  OGX_CHECK(src.size == dst.size, "CommandRecorder::copy: sizes differ (", src.size, " vs ", dst.size, ")");
+  if (src.size == 0) return;
+  access({src}, {dst});
+  VkBufferCopy region{src.offset, dst.offset, src.size};
+  vkCmdCopyBuffer(cb_, src.buffer, dst.buffer, 1, &region);
+}
+
 void CommandRecorder::write_timestamp(VkQueryPool pool, uint32_t query) {
   OGX_CHECK(recording_, "CommandRecorder::write_timestamp outside begin()/end()");
   vkCmdResetQueryPool(cb_, pool, query, 1);

@@ -33,6 +33,8 @@ class CommandRecorder {
   void dispatch(const Pipeline& pipeline, const void* push, uint32_t push_bytes, uint32_t groups_x, uint32_t groups_y,
                 uint32_t groups_z, std::initializer_list<BufferSlice> reads, std::initializer_list<BufferSlice> writes);
   void fill_zero(const BufferSlice& dst);  // a transfer write, tracked like a dispatch write
+  // Copies src to dst (same size; e.g. device results into a host-visible readback buffer), tracked like a dispatch.
+  void copy(const BufferSlice& src, const BufferSlice& dst);
   // Resets `query` of `pool` and writes a timestamp after all earlier commands (for measurements).
   void write_timestamp(VkQueryPool pool, uint32_t query);
   void end();

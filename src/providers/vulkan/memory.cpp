@@ -20,8 +20,9 @@ void RawBuffer::destroy() {
   *this = RawBuffer{};
 }
 
-HostVisibleBuffer::HostVisibleBuffer(DeviceAllocator& allocator, const std::string& name, VkDeviceSize bytes)
-    : buf_(allocator.create_host_buffer(name, bytes, false)) {}
+HostVisibleBuffer::HostVisibleBuffer(DeviceAllocator& allocator, const std::string& name, VkDeviceSize bytes,
+                                     bool cached)
+    : buf_(allocator.create_host_buffer(name, bytes, cached)) {}
 
 HostVisibleBuffer& HostVisibleBuffer::operator=(HostVisibleBuffer&& o) noexcept {
   if (this != &o) {
@@ -35,6 +36,11 @@ HostVisibleBuffer& HostVisibleBuffer::operator=(HostVisibleBuffer&& o) noexcept 
 void HostVisibleBuffer::write(const void* data, VkDeviceSize bytes, VkDeviceSize offset) {
   OGX_CHECK(offset + bytes <= buf_.size, "HostVisibleBuffer write of ", bytes, " bytes overruns ", buf_.size);
   std::memcpy(static_cast<char*>(buf_.mapped) + offset, data, bytes);
+}
+
+void HostVisibleBuffer::read(void* data, VkDeviceSize bytes, VkDeviceSize offset) const {
+  OGX_CHECK(offset + bytes <= buf_.size, "HostVisibleBuffer read of ", bytes, " bytes overruns ", buf_.size);
+  std::memcpy(data, static_cast<const char*>(buf_.mapped) + offset, bytes);
 }
 
 TensorView HostVisibleBuffer::view(DType dtype, Shape shape) const {

@@ -51,11 +51,13 @@ class DeviceAllocator;
 class HostVisibleBuffer {
  public:
   HostVisibleBuffer() = default;
-  HostVisibleBuffer(DeviceAllocator& allocator, const std::string& name, VkDeviceSize bytes);
+  // cached: host-cached memory, for buffers the host reads (readback of results).
+  HostVisibleBuffer(DeviceAllocator& allocator, const std::string& name, VkDeviceSize bytes, bool cached = false);
   HostVisibleBuffer(HostVisibleBuffer&& o) noexcept : buf_(o.buf_) { o.buf_ = RawBuffer{}; }
   HostVisibleBuffer& operator=(HostVisibleBuffer&& o) noexcept;
   ~HostVisibleBuffer() { buf_.destroy(); }
   void write(const void* data, VkDeviceSize bytes, VkDeviceSize offset = 0);  // only while no step using it runs
+  void read(void* data, VkDeviceSize bytes, VkDeviceSize offset = 0) const;  // after the step writing it completed
   TensorView view(DType dtype, Shape shape) const;
   BufferSlice slice() const { return buf_.slice(); }
 

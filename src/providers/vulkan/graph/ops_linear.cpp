@@ -1,0 +1,196 @@
+// Weight-bound ops: MatMul, MatMulNBits, Gather (embedding rows), GatherBlockQuantized (dequantized at load).
+#include "providers/vulkan/graph/device_op.h"
+#include "providers/vulkan/graph/host_eval.h"
+#include "providers/vulkan/kernels/elementwise.h"
+#include "providers/vulkan/kernels/matmul.h"
+#include "providers/vulkan/transfer.h"
+
+namespace ogx::vk::graph {
+namespace {
+
+Shape with_last(Shape s, int64_t last) {
+  s.back() = last;
+  return s;
+}
+
+// MatMul with a constant B [K, N] (uploaded transposed for the matvec/matmul kernels), or two device tensors.
+class MatMulOp : public DeviceOp {
+ public:
+  explicit MatMulOp(OpBuildContext& b) : node_(b.node) {
+    if (const Tensor* w = b.constant(1)) {
+      OGX_CHECK(w->rank() == 2, node_.describe(), ": constant B must be 2-D, got ", shape_str(w->shape()));
+      weight_ = kernels::upload_matmul_weight(b.ctx, b.graph.values[node_.inputs[1]].name, *w);
+      has_weight_ = true;
+    }
+  }
+  bool prepares_input(int i) const override { return i == 1 && has_weight_; }
+  void infer(const OpArgs& a) override {
+    const TensorView& x = need_in(a, 0, node_);
+    OGX_CHECK(x.shape.size() >= 2, node_.describe(), ": A must be at least 2-D, got ", shape_str(x.shape));
+    TensorView& y = need_out(a, 0, node_);
+    y.dtype = x.dtype;
+    if (has_weight_) {
+      OGX_CHECK(x.shape.back() == weight_.K, node_.describe(), ": A ", shape_str(x.shape), " does not match B [",
+                weight_.K, ", ", weight_.N, "]");
+      y.shape = with_last(x.shape, weight_.N);
+      return;
+    }
+    const TensorView& w = need_in(a, 1, node_);
+    OGX_CHECK(w.shape.size() >= 2 && w.shape[w.shape.size() - 2] == x.shape.back(), node_.describe(), ": A ",
+              shape_str(x.shape), " and B ", shape_str(w.shape), " do not multiply");
+    y.shape = with_last(x.shape, w.shape.back());
+  }
+  void record(CommandRecorder& rec, const OpArgs& a, StepScratch&) override {
+    if (has_weight_) kernels::matmul(rec, *a.in[0], weight_, nullptr, *a.out[0]);
+    else kernels::matmul_batched(rec, *a.in[0], *a.in[1], *a.out[0]);
+  }
+
+ private:
+  const Node& node_;
+  kernels::MatMulWeight weight_;
+  bool has_weight_ = false;
+};
+
+// com.microsoft MatMulNBits, 4-bit, constant B/scales/zero points; dequantized inside the kernels. accuracy_level
+// does not change the device math (fp32 accumulation of dequantized weights).
+class MatMulNBitsOp : public DeviceOp {
+ public:
+  explicit MatMulNBitsOp(OpBuildContext& b) : node_(b.node) {
+    int64_t bits = node_.attr_int("bits", 4);
+    OGX_CHECK(bits == 4, node_.describe(), ": only bits=4 runs on the Vulkan provider, got ", bits);
+    K_ = node_.attr_int("K", 0);
+    N_ = node_.attr_int("N", 0);
+    int64_t bs = node_.attr_int("block_size", 0);
+    const Tensor* w = b.constant(1);
+    const Tensor* scales = b.constant(2);
+    OGX_CHECK(w && scales, node_.describe(), ": B and scales must be constants (initializers)");
+    const Tensor* zp = nullptr;
+    if (node_.inputs.size() > 3 && node_.inputs[3] >= 0) {
+      zp = b.constant(3);
+      OGX_CHECK(zp, node_.describe(), ": zero_points must be a constant");
+    }
+    OGX_CHECK(node_.inputs.size() <= 4 || node_.inputs[4] < 0, node_.describe(), ": g_idx is not supported");
+    has_bias_ = node_.inputs.size() > 5 && node_.inputs[5] >= 0;
+    weight_ = kernels::upload_matmul_nbits(b.ctx, b.graph.values[node_.inputs[1]].name, *w, *scales, zp, K_, N_, bs);
+  }
+  bool prepares_input(int i) const override { return i >= 1 && i <= 4; }
+  void infer(const OpArgs& a) override {
+    const TensorView& x = need_in(a, 0, node_);
+    OGX_CHECK(!x.shape.empty() && x.shape.back() == K_, node_.describe(), ": A ", shape_str(x.shape),
+              " must end in K = ", K_);
+    TensorView& y = need_out(a, 0, node_);
+    y.dtype = x.dtype;
+    y.shape = with_last(x.shape, N_);
+  }
+  void record(CommandRecorder& rec, const OpArgs& a, StepScratch&) override {
+    const TensorView* bias = has_bias_ ? a.in[5] : nullptr;
+    kernels::matmul(rec, *a.in[0], weight_, bias, *a.out[0]);
+  }
+
+ private:
+  const Node& node_;
+  int64_t K_ = 0, N_ = 0;
+  bool has_bias_ = false;
+  kernels::MatMulWeight weight_;
+};
+
+// Gather along axis 0 of a 2-D table (embedding lookup). ids arrive from the host each step as int64.
+class GatherRowsOp : public DeviceOp {
+ public:
+  explicit GatherRowsOp(OpBuildContext& b) : node_(b.node) {
+    OGX_CHECK(node_.attr_int("axis", 0) == 0, node_.describe(), ": only axis 0 runs on the Vulkan provider");
+  }
+  DType step_input_dtype(int i, DType given) const override { return i == 1 ? DType::i64 : given; }
+  void infer(const OpArgs& a) override {
+    const TensorView& table = need_in(a, 0, node_);
+    const TensorView& ids = need_in(a, 1, node_);
+    OGX_CHECK(table.shape.size() == 2, node_.describe(), ": the table must be 2-D, got ", shape_str(table.shape));
+    OGX_CHECK(ids.dtype == DType::i64, node_.describe(), ": indices must be integers");
+    TensorView& y = need_out(a, 0, node_);
+    y.dtype = table.dtype;
+    y.shape = ids.shape;
+    y.shape.push_back(table.shape[1]);
+  }
+  void record(CommandRecorder& rec, const OpArgs& a, StepScratch&) override {
+    kernels::gather_rows(rec, *a.in[0], *a.in[1], *a.out[0]);
+  }
+
+ private:
+  const Node& node_;
+};
+
+// com.microsoft GatherBlockQuantized over a constant table: the CPU kernel dequantizes every row once at load
+// (exactly the values it would gather), then rows are gathered on the device. Costs table memory at the scales'
+// precision instead of 4 bits.
+class GatherBlockQuantizedOp : public DeviceOp {
+ public:
+  explicit GatherBlockQuantizedOp(OpBuildContext& b) : node_(b.node) {
+    OGX_CHECK(node_.attr_int("gather_axis", 0) == 0, node_.describe(), ": only gather_axis 0 is supported");
+    const Tensor* data = b.constant(0);
+    OGX_CHECK(data && b.constant(2), node_.describe(), ": data and scales must be constants");
+    int64_t rows = data->dim(0);
+    Graph g;
+    g.values = b.graph.values;
+    g.value_index = b.graph.value_index;
+    Node n = node_;
+    for (size_t k = 0; k < n.inputs.size(); k++)  // constants folded at load (e.g. a reshaped initializer)
+      if (const Tensor* t = n.inputs[k] >= 0 ? b.constant((int)k) : nullptr) {
+        g.values[n.inputs[k]].is_constant = true;
+        g.values[n.inputs[k]].constant = *t;
+      }
+    int ids = g.add_value("__ogx_all_rows");
+    n.inputs[1] = ids;
+    ValueInfo in{"__ogx_all_rows", DType::i64, {}, false};
+    g.inputs.push_back(in);
+    g.input_ids.push_back(ids);
+    g.nodes.push_back(n);
+    std::vector<int> node_ids{0};
+    HostSubgraph host(g, node_ids, {n.outputs[0]});
+    Tensor all(DType::i64, {rows});
+    for (int64_t r = 0; r < rows; r++) all.data<int64_t>()[r] = r;
+    Tensor table = host.run({{"__ogx_all_rows", all}})[0];
+    OGX_CHECK(table.rank() >= 2 && table.dim(0) == rows, node_.describe(), ": unexpected dequantized table ",
+              shape_str(table.shape()));
+    row_shape_.assign(table.shape().begin() + 1, table.shape().end());
+    buf_ = b.ctx.memory().allocate(b.graph.values[node_.inputs[0]].name + " (dequantized)", table.bytes());
+    table_ = buf_.view(table.dtype(), {rows, table.numel() / rows});
+    b.ctx.transfers().upload_tensor(table_, table);
+  }
+  bool prepares_input(int i) const override { return i != 1; }
+  DType step_input_dtype(int i, DType given) const override { return i == 1 ? DType::i64 : given; }
+  void infer(const OpArgs& a) override {
+    const TensorView& ids = need_in(a, 1, node_);
+    TensorView& y = need_out(a, 0, node_);
+    y.dtype = table_.dtype;
+    y.shape = ids.shape;
+    y.shape.insert(y.shape.end(), row_shape_.begin(), row_shape_.end());
+  }
+  void record(CommandRecorder& rec, const OpArgs& a, StepScratch&) override {
+    TensorView flat = *a.out[0];
+    flat.shape = a.in[1]->shape;
+    flat.shape.push_back(table_.shape[1]);
+    kernels::gather_rows(rec, table_, *a.in[1], flat);
+  }
+
+ private:
+  const Node& node_;
+  DeviceBuffer buf_;
+  TensorView table_;  // [rows, D] of the scales' dtype
+  Shape row_shape_;   // the CPU kernel's shape of one gathered row (D, or e.g. [blocks, block])
+};
+
+template <typename T>
+OpFactory make() {
+  return [](OpBuildContext& b) { return std::make_unique<T>(b); };
+}
+
+}  // namespace
+
+void register_linear_ops(std::map<std::pair<std::string, std::string>, OpFactory>& t) {
+  t[{"", "MatMul"}] = make<MatMulOp>();
+  t[{"com.microsoft", "MatMulNBits"}] = make<MatMulNBitsOp>();
+  t[{"", "Gather"}] = make<GatherRowsOp>();
+  t[{"com.microsoft", "GatherBlockQuantized"}] = make<GatherBlockQuantizedOp>();
+}
+
+}  // namespace ogx::vk::graph

@@ -1,0 +1,171 @@
+// Transformer-block ops: (Skip)SimplifiedLayerNormalization, RotaryEmbedding, GroupQueryAttention.
+#include "providers/vulkan/graph/device_op.h"
+#include "providers/vulkan/kernels/attention.h"
+#include "providers/vulkan/kernels/norm.h"
+#include "providers/vulkan/kernels/rotary.h"
+
+namespace ogx::vk::graph {
+namespace {
+
+bool wants(const Node& n, int i) { return i < (int)n.outputs.size() && n.outputs[i] >= 0; }
+
+void check_last_axis(const Node& n, size_t rank) {
+  int64_t axis = n.attr_int("axis", -1);
+  OGX_CHECK(axis == -1 || axis == (int64_t)rank - 1, n.describe(), ": only normalization over the last axis runs on "
+            "the Vulkan provider (axis ", axis, ")");
+}
+
+class RmsNormOp : public DeviceOp {
+ public:
+  explicit RmsNormOp(OpBuildContext& b) : node_(b.node), eps_(b.node.attr_float("epsilon", 1e-5f)) {
+    OGX_CHECK(!wants(node_, 1), node_.describe(), ": the inv_std_var output is not supported on the Vulkan provider");
+  }
+  void infer(const OpArgs& a) override {
+    const TensorView& x = need_in(a, 0, node_);
+    check_last_axis(node_, x.shape.size());
+    TensorView& y = need_out(a, 0, node_);
+    y.dtype = x.dtype;
+    y.shape = x.shape;
+  }
+  void record(CommandRecorder& rec, const OpArgs& a, StepScratch&) override {
+    kernels::rms_norm(rec, *a.in[0], need_in(a, 1, node_), eps_, *a.out[0]);
+  }
+
+ private:
+  const Node& node_;
+  float eps_;
+};
+
+// Outputs: 0 normalized, 3 input + skip (+ bias) (the residual stream); 1 and 2 (mean, inv_std_var) unsupported.
+class SkipRmsNormOp : public DeviceOp {
+ public:
+  explicit SkipRmsNormOp(OpBuildContext& b) : node_(b.node), eps_(b.node.attr_float("epsilon", 1e-5f)) {
+    OGX_CHECK(!wants(node_, 1) && !wants(node_, 2), node_.describe(),
+              ": the mean / inv_std_var outputs are not supported on the Vulkan provider");
+  }
+  void infer(const OpArgs& a) override {
+    const TensorView& x = need_in(a, 0, node_);
+    const TensorView& skip = need_in(a, 1, node_);
+    OGX_CHECK(skip.shape == x.shape, node_.describe(), ": skip ", shape_str(skip.shape), " must match input ",
+              shape_str(x.shape), " on the Vulkan provider");
+    for (int i : {0, 3})
+      if (i < (int)a.out.size() && a.out[i]) {
+        a.out[i]->dtype = x.dtype;
+        a.out[i]->shape = x.shape;
+      }
+    need_out(a, 0, node_);
+  }
+  void record(CommandRecorder& rec, const OpArgs& a, StepScratch&) override {
+    const TensorView* bias = a.in.size() > 3 ? a.in[3] : nullptr;
+    const TensorView* residual = a.out.size() > 3 ? a.out[3] : nullptr;
+    kernels::skip_rms_norm(rec, *a.in[0], *a.in[1], bias, need_in(a, 2, node_), eps_, *a.out[0], residual);
+  }
+
+ private:
+  const Node& node_;
+  float eps_;
+};
+
+class RotaryOp : public DeviceOp {
+ public:
+  explicit RotaryOp(OpBuildContext& b) : node_(b.node) {
+    params_.interleaved = node_.attr_int("interleaved", 0) != 0;
+    params_.num_heads = node_.attr_int("num_heads", 0);
+    params_.rotary_dim = node_.attr_int("rotary_embedding_dim", 0);
+    OGX_CHECK(node_.attr_int("is_packed_batching", 0) == 0, node_.describe(), ": packed batching is not supported");
+    OGX_CHECK(node_.attr_float("scale", 1.0f) == 1.0f, node_.describe(), ": scale != 1 is not supported");
+  }
+  DType step_input_dtype(int i, DType given) const override { return i == 1 ? DType::i64 : given; }
+  void infer(const OpArgs& a) override {
+    const TensorView& x = need_in(a, 0, node_);
+    TensorView& y = need_out(a, 0, node_);
+    y.dtype = x.dtype;
+    y.shape = x.shape;
+  }
+  void record(CommandRecorder& rec, const OpArgs& a, StepScratch&) override {
+    kernels::rotary_embedding(rec, params_, *a.in[0], need_in(a, 1, node_), need_in(a, 2, node_),
+                              need_in(a, 3, node_), *a.out[0]);
+  }
+
+ private:
+  const Node& node_;
+  kernels::RotaryParams params_;
+};
+
+// Inputs: 0 query, 1 key, 2 value, 3 past_key, 4 past_value (the session's device KV cache, [B, Hkv, capacity, D],
+// also bound as outputs 1 and 2), 5 seqlens_k, 6 total_sequence_length, 7 cos_cache, 8 sin_cache.
+class GqaOp : public DeviceOp {
+ public:
+  explicit GqaOp(OpBuildContext& b) : node_(b.node) {
+    p_.num_heads = node_.attr_int("num_heads", 0);
+    p_.kv_num_heads = node_.attr_int("kv_num_heads", 0);
+    p_.scale = node_.attr_float("scale", 0.0f);
+    p_.softcap = node_.attr_float("softcap", 0.0f);
+    p_.local_window_size = node_.attr_int("local_window_size", -1);
+    p_.do_rotary = node_.attr_int("do_rotary", 0) != 0;
+    p_.rotary_interleaved = node_.attr_int("rotary_interleaved", 0) != 0;
+    OGX_CHECK(node_.attr_int("smooth_softmax", 0) == 0, node_.describe(), ": smooth_softmax is not supported on the "
+              "Vulkan provider");
+    for (int i = 9; i < (int)node_.inputs.size(); i++)
+      OGX_CHECK(node_.inputs[i] < 0, node_.describe(), ": input ", i, " (position_ids / attention_bias / head_sink) "
+                "is not supported on the Vulkan provider");
+  }
+  void infer(const OpArgs& a) override {
+    const TensorView& q = need_in(a, 0, node_);
+    OGX_CHECK(q.shape.size() == 3, node_.describe(), ": query must be [B, S, hidden], got ", shape_str(q.shape));
+    const TensorView& kc = need_in(a, 3, node_);
+    bool packed = !(a.in.size() > 1 && a.in[1]);
+    int64_t heads = packed ? p_.num_heads + 2 * p_.kv_num_heads : p_.num_heads;
+    OGX_CHECK(heads > 0 && q.shape[2] % heads == 0, node_.describe(), ": query width ", q.shape[2],
+              " is not a multiple of ", heads, " heads");
+    int64_t D = q.shape[2] / heads;
+    TensorView& y = need_out(a, 0, node_);
+    y.dtype = q.dtype;
+    y.shape = {q.shape[0], q.shape[1], p_.num_heads * D};
+    for (int i : {1, 2})
+      if (i < (int)a.out.size() && a.out[i]) {  // present key/value: the cache itself
+        a.out[i]->dtype = kc.dtype;
+        a.out[i]->shape = kc.shape;
+      }
+  }
+  void record(CommandRecorder& rec, const OpArgs& a, StepScratch& scratch) override {
+    kernels::GqaTensors t;
+    t.query = *a.in[0];
+    t.key = a.in[1];
+    t.value = a.in[2];
+    t.k_cache = need_in(a, 3, node_);
+    t.v_cache = need_in(a, 4, node_);
+    t.seqlens_k = need_in(a, 5, node_);
+    t.total_sequence_length = need_in(a, 6, node_);
+    if (p_.do_rotary) {
+      t.cos_cache = &need_in(a, 7, node_);
+      t.sin_cache = &need_in(a, 8, node_);
+    }
+    t.output = *a.out[0];
+    const Shape& kc = t.k_cache.shape;
+    kernels::GqaWorkspace& ws = scratch.gqa_workspace(rec.context(), kc[0], t.query.shape[1], p_.num_heads, kc[3], kc[2]);
+    kernels::group_query_attention(rec, p_, t, ws);
+  }
+
+ private:
+  const Node& node_;
+  kernels::GqaParams p_;
+};
+
+template <typename T>
+OpFactory make() {
+  return [](OpBuildContext& b) { return std::make_unique<T>(b); };
+}
+
+}  // namespace
+
+void register_transformer_ops(std::map<std::pair<std::string, std::string>, OpFactory>& t) {
+  t[{"", "SimplifiedLayerNormalization"}] = make<RmsNormOp>();
+  t[{"com.microsoft", "SimplifiedLayerNormalization"}] = make<RmsNormOp>();
+  t[{"", "RMSNormalization"}] = make<RmsNormOp>();
+  t[{"com.microsoft", "SkipSimplifiedLayerNormalization"}] = make<SkipRmsNormOp>();
+  t[{"com.microsoft", "RotaryEmbedding"}] = make<RotaryOp>();
+  t[{"com.microsoft", "GroupQueryAttention"}] = make<GqaOp>();
+}
+
+}  // namespace ogx::vk::graph

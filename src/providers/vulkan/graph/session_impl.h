@@ -1,0 +1,97 @@
+// Internals of the Vulkan graph session (see vulkan_session.h), shared by vulkan_session.cpp (partitioning, run)
+// and step_plan.cpp (recording one signature's step).
+#pragma once
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "providers/vulkan/graph/device_op.h"
+#include "providers/vulkan/graph/host_eval.h"
+#include "providers/vulkan/graph/vulkan_session.h"
+
+namespace ogx::vk::graph {
+
+enum class Place : uint8_t { skip, host, device };
+
+// One GroupQueryAttention layer's cache on the device.
+struct KvSlot {
+  int node = -1;                                               // the GQA node
+  int past_k = -1, past_v = -1, present_k = -1, present_v = -1;  // value ids (-1 when absent)
+  int64_t kv_heads = 0;
+  DeviceBuffer k, v;  // [B, kv_heads, capacity, head_size] of kv dtype
+};
+
+// A recorded step for one signature.
+struct Plan {
+  std::string signature;
+  std::vector<TensorView> views;  // per value id
+  std::vector<char> on_device;    // views[v] is a device tensor for this plan
+  std::vector<DeviceBuffer> buffers;            // activations (reused by liveness within the step)
+  std::map<int, HostVisibleBuffer> steps;       // host values the device reads, by value id
+  std::map<int, DType> step_dtypes;
+  struct Readback {
+    int value;
+    HostVisibleBuffer buf;
+  };
+  std::vector<Readback> readbacks;
+  bool slice_last = false;    // the logits producer reads only the last position
+  TensorView sliced_input;    // its input 0 restricted to that position
+  StepScratch scratch;
+  std::unique_ptr<CommandRecorder> rec;
+  uint64_t last_used = 0;
+};
+
+class VulkanGraphSession : public Session {
+ public:
+  VulkanGraphSession(std::shared_ptr<const Model> model, const SessionOptions& opts);
+  ~VulkanGraphSession() override;
+  void run(const std::vector<NamedTensor>& inputs, std::vector<NamedTensor>& outputs) override;
+  const Graph& graph() const override { return model_->graph; }
+  std::string provider_name() const override { return "vulkan"; }
+  bool owns_kv_cache() const override { return !kv_.empty(); }
+  std::vector<std::pair<std::string, double>> stats() const override;
+
+ private:
+  // vulkan_session.cpp
+  const Tensor* constant(int v) const;
+  const TensorView& device_constant(int v);
+  void fold_constants();
+  void place_nodes();
+  void build_ops();
+  void ensure_kv(int64_t batch, int64_t capacity, int64_t head_size);
+  // step_plan.cpp
+  std::unique_ptr<Plan> build_plan(const std::vector<const Tensor*>& host, const std::vector<int>& wanted,
+                                   int64_t batch, int64_t total);
+  OpArgs make_args(Plan& p, int node, const std::vector<const Tensor*>& host);
+  void write_steps(Plan& p, const std::vector<const Tensor*>& host);
+
+  std::shared_ptr<const Model> model_;
+  SessionOptions opts_;
+  std::unique_ptr<Context> ctx_;
+  bool graph_capture_ = true;
+  std::map<int, Tensor> folded_;             // values computed from constants at load
+  std::vector<Place> place_;                 // per node
+  std::vector<char> host_known_;             // per value: known on the host each run
+  std::vector<std::unique_ptr<DeviceOp>> ops_;  // per node (device nodes only)
+  std::vector<int> device_nodes_;            // in order
+  std::unique_ptr<HostSubgraph> host_;       // the host part, run each step
+  std::vector<int> host_outputs_;            // values it returns
+  std::map<int, DeviceBuffer> const_bufs_;   // constants uploaded for device ops
+  std::map<int, TensorView> const_views_;
+  std::vector<std::pair<int, std::pair<int, int>>> step_values_;  // host value read on the device: (value, (node, input))
+  std::vector<int> host_read_values_;        // non-constant host values device ops read on the host
+  std::vector<KvSlot> kv_;
+  std::map<int, std::pair<int, int>> kv_value_;  // value id -> (slot, 0 key / 1 value)
+  std::vector<char> is_kv_input_;            // per value: a past_key/past_value graph input
+  DType kv_dtype_ = DType::undefined;
+  int64_t kv_batch_ = 0, kv_capacity_ = 0, kv_head_size_ = 0;
+  int total_len_value_ = -1;                 // total_sequence_length of the first GQA node
+  int last_position_value_ = -1;             // SessionOptions::last_position_output's value id
+  int last_position_node_ = -1;              // the node producing it
+  std::map<std::string, std::unique_ptr<Plan>> plans_;
+  uint64_t runs_ = 0, recordings_ = 0;
+  RecorderStats last_stats_;
+};
+
+}  // namespace ogx::vk::graph

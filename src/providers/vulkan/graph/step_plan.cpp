@@ -1,0 +1,210 @@
+// Recording one signature's step: shapes of every device value (pass 1), then activation memory assigned by
+// liveness and every dispatch recorded into one command buffer (pass 2), ending with copies of the requested
+// outputs into host-visible readback buffers.
+#include <algorithm>
+#include <numeric>
+
+#include "providers/vulkan/graph/session_impl.h"
+
+namespace ogx::vk::graph {
+namespace {
+
+template <typename F>
+void with_node_context(const Node& n, F&& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    std::string msg = e.what();
+    throw Error(msg.find(n.name) == std::string::npos ? n.describe() + ": " + msg : msg);
+  }
+}
+
+VkDeviceSize bytes_of(const TensorView& t) { return (VkDeviceSize)t.numel() * dtype_size(t.dtype); }
+
+bool reads_last_position_only(const Node& n, const TensorView& a) {
+  return (n.op_type == "MatMul" || n.op_type == "MatMulNBits") && a.shape.size() == 3 && a.shape[0] == 1 &&
+         a.shape[1] > 1;
+}
+
+}  // namespace
+
+OpArgs VulkanGraphSession::make_args(Plan& p, int i, const std::vector<const Tensor*>& host) {
+  const Node& n = model_->graph.nodes[i];
+  DeviceOp& op = *ops_[i];
+  OpArgs a;
+  a.in.assign(n.inputs.size(), nullptr);
+  a.host.assign(n.inputs.size(), nullptr);
+  a.out.assign(n.outputs.size(), nullptr);
+  for (size_t k = 0; k < n.inputs.size(); k++) {
+    int v = n.inputs[k];
+    if (v < 0) continue;
+    a.host[k] = host[v];
+    if (!op.prepares_input((int)k) && p.on_device[v]) a.in[k] = &p.views[v];
+  }
+  if (i == last_position_node_ && p.slice_last) {
+    const TensorView& x = p.views[n.inputs[0]];
+    int64_t S = x.shape[1], K = x.shape[2];
+    p.sliced_input = x;
+    p.sliced_input.shape = {1, 1, K};
+    VkDeviceSize row = (VkDeviceSize)K * dtype_size(x.dtype);
+    if (x.mem.size) p.sliced_input.mem = x.mem.sub((VkDeviceSize)(S - 1) * row, row);
+    a.in[0] = &p.sliced_input;
+  }
+  for (size_t k = 0; k < n.outputs.size(); k++)
+    if (n.outputs[k] >= 0) a.out[k] = &p.views[n.outputs[k]];
+  return a;
+}
+
+std::unique_ptr<Plan> VulkanGraphSession::build_plan(const std::vector<const Tensor*>& host,
+                                                     const std::vector<int>& wanted, int64_t batch, int64_t total) {
+  const Graph& g = model_->graph;
+  size_t nv = g.values.size();
+  auto p = std::make_unique<Plan>();
+  p->views.assign(nv, TensorView{});
+  p->on_device.assign(nv, 0);
+  for (auto& [v, view] : const_views_) {
+    p->views[v] = view;
+    p->on_device[v] = 1;
+  }
+  for (auto& [v, use] : step_values_) {
+    const Tensor* t = host[v];
+    DType dt = ops_[use.first]->step_input_dtype(use.second, t->dtype());
+    p->step_dtypes[v] = dt;
+    p->views[v] = TensorView{{}, dt, t->shape()};
+    p->on_device[v] = 1;
+  }
+  auto set_kv_views = [&] {
+    for (auto& [v, slot] : kv_value_) {
+      KvSlot& s = kv_[slot.first];
+      const DeviceBuffer& b = slot.second ? s.v : s.k;
+      p->views[v] = b.view(kv_dtype_, {kv_batch_, s.kv_heads, kv_capacity_, kv_head_size_});
+      p->on_device[v] = 1;
+    }
+  };
+  if (kv_head_size_ > 0) {
+    set_kv_views();
+  } else {
+    for (auto& [v, slot] : kv_value_) {
+      p->views[v] = TensorView{{}, kv_dtype_, {batch, kv_[slot.first].kv_heads, 0, 0}};
+      p->on_device[v] = 1;
+    }
+  }
+
+  // Pass 1: shapes.
+  std::vector<char> alias(g.nodes.size(), 0);
+  int64_t head_size = 0;
+  for (int i : device_nodes_) {
+    const Node& n = g.nodes[i];
+    for (int v : n.outputs)
+      if (v >= 0) p->on_device[v] = 1;
+    if (i == last_position_node_) p->slice_last = reads_last_position_only(n, p->views[n.inputs[0]]);
+    with_node_context(n, [&] {
+      OpArgs a = make_args(*p, i, host);
+      ops_[i]->infer(a);
+    });
+    alias[i] = ops_[i]->is_alias();
+    if (n.op_type == "GroupQueryAttention" && head_size == 0)
+      head_size = p->views[n.outputs[0]].shape.back() / n.attr_int("num_heads", 1);
+  }
+  if (!kv_.empty() && kv_head_size_ == 0) {
+    OGX_CHECK(head_size > 0, "cannot tell the attention head size");
+    ensure_kv(batch, (total + 255) / 256 * 256, head_size);
+    set_kv_views();
+  }
+
+  // Pass 2: memory by liveness, then record.
+  std::vector<int> root(nv);
+  std::iota(root.begin(), root.end(), 0);
+  std::vector<int> last_use(nv, -1);
+  for (size_t pos = 0; pos < device_nodes_.size(); pos++) {
+    const Node& n = g.nodes[device_nodes_[pos]];
+    if (alias[device_nodes_[pos]] && n.outputs[0] >= 0) root[n.outputs[0]] = root[n.inputs[0]];
+    for (int v : n.inputs)
+      if (v >= 0) last_use[root[v]] = (int)pos;
+  }
+  std::vector<char> pinned(nv, 0);
+  for (int v : wanted) pinned[root[v]] = 1;
+  std::multimap<VkDeviceSize, size_t> free_list;  // bytes -> index into p->buffers
+  std::vector<int> buf_of(nv, -1);
+  auto allocate = [&](int v) {
+    VkDeviceSize bytes = bytes_of(p->views[v]);
+    auto it = free_list.lower_bound(bytes);
+    size_t idx;
+    if (it != free_list.end() && it->first <= 2 * bytes + (64 << 10)) {
+      idx = it->second;
+      free_list.erase(it);
+    } else {
+      p->buffers.push_back(ctx_->memory().allocate(g.values[v].name, std::max<VkDeviceSize>(bytes, 256)));
+      idx = p->buffers.size() - 1;
+    }
+    buf_of[v] = (int)idx;
+    p->views[v].mem = p->buffers[idx].slice().sub(0, bytes);
+  };
+  auto release = [&](int r) {
+    if (buf_of[r] < 0 || pinned[r]) return;
+    free_list.emplace(p->buffers[buf_of[r]].size(), (size_t)buf_of[r]);
+    buf_of[r] = -1;
+  };
+  for (auto& [v, use] : step_values_) {
+    VkDeviceSize bytes = bytes_of(p->views[v]);
+    auto [it, ok] = p->steps.emplace(v, HostVisibleBuffer(ctx_->memory(), "step value " + g.values[v].name,
+                                                          std::max<VkDeviceSize>(bytes, 16)));
+    p->views[v].mem = it->second.slice().sub(0, bytes);
+  }
+  p->rec = std::make_unique<CommandRecorder>(*ctx_);
+  p->rec->begin();
+  for (size_t pos = 0; pos < device_nodes_.size(); pos++) {
+    int i = device_nodes_[pos];
+    const Node& n = g.nodes[i];
+    for (size_t k = 0; k < n.outputs.size(); k++) {
+      int v = n.outputs[k];
+      if (v < 0 || kv_value_.count(v)) continue;
+      if (alias[i] && k == 0) {
+        const TensorView& src = p->views[n.inputs[0]];
+        OGX_CHECK(bytes_of(src) == bytes_of(p->views[v]), n.describe(), ": view changes the byte size");
+        p->views[v].mem = src.mem;
+        continue;
+      }
+      allocate(v);
+    }
+    with_node_context(n, [&] {
+      OpArgs a = make_args(*p, i, host);
+      ops_[i]->record(*p->rec, a, p->scratch);
+    });
+    for (int v : n.inputs)
+      if (v >= 0 && last_use[root[v]] == (int)pos) release(root[v]);
+    for (int v : n.outputs)
+      if (v >= 0 && root[v] == v && last_use[v] < 0) release(v);
+  }
+  for (int v : wanted) {
+    if (!p->on_device[v]) continue;
+    VkDeviceSize bytes = bytes_of(p->views[v]);
+    HostVisibleBuffer rb(ctx_->memory(), "readback of " + g.values[v].name, std::max<VkDeviceSize>(bytes, 16), true);
+    p->rec->copy(p->views[v].mem, rb.slice().sub(0, bytes));
+    p->readbacks.push_back({v, std::move(rb)});
+  }
+  p->rec->end();
+  return p;
+}
+
+void VulkanGraphSession::write_steps(Plan& p, const std::vector<const Tensor*>& host) {
+  for (auto& [v, buf] : p.steps) {
+    const Tensor* t = host[v];
+    DType dt = p.step_dtypes[v];
+    OGX_CHECK(t->shape() == p.views[v].shape, "step value '", model_->graph.values[v].name, "' changed shape");
+    if (t->dtype() == dt) {
+      buf.write(t->raw(), t->bytes());
+      continue;
+    }
+    OGX_CHECK(dt == DType::i64 || dt == DType::i32, "cannot convert '", model_->graph.values[v].name, "' from ",
+              dtype_name(t->dtype()), " to ", dtype_name(dt));
+    std::vector<char> tmp((size_t)t->numel() * dtype_size(dt));
+    for (int64_t i = 0; i < t->numel(); i++) {
+      if (dt == DType::i64) reinterpret_cast<int64_t*>(tmp.data())[i] = t->get_i64(i);
+      else reinterpret_cast<int32_t*>(tmp.data())[i] = (int32_t)t->get_i64(i);
+    }
+    buf.write(tmp.data(), tmp.size());
+  }
+}
+
+}  // namespace ogx::vk::graph

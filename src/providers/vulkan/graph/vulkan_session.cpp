@@ -1,0 +1,367 @@
+// Vulkan graph session: partitioning at creation, and the per-run flow (host part, KV sizing, plan lookup or
+// recording, step values, one submit, readback).
+#include <algorithm>
+#include <set>
+#include <sstream>
+
+#include "common/log.h"
+#include "providers/vulkan/graph/session_impl.h"
+#include "providers/vulkan/transfer.h"
+
+namespace ogx::vk::graph {
+namespace {
+
+constexpr int64_t kKvChunk = 256;               // KV capacity grows in multiples of this many positions
+constexpr size_t kHostConstantBytes = 64 << 10;  // larger constants make a node a device node
+constexpr size_t kMaxPlans = 4;                  // recorded signatures kept (decode + recent prompts)
+
+bool is_gqa(const Node& n) { return n.domain == "com.microsoft" && n.op_type == "GroupQueryAttention"; }
+
+std::map<std::string, std::string> context_options(const SessionOptions& opts, InstanceOptions* inst, bool* capture) {
+  std::map<std::string, std::string> m;
+  for (auto& kv : opts.provider_options) m[kv.first] = kv.second;
+  for (auto& kv : opts.device_filtering) m[kv.first] = kv.second;
+  if (auto it = m.find("enable_validation"); it != m.end()) {
+    inst->validation = it->second == "1" || it->second == "true";
+    m.erase(it);
+  }
+  if (auto it = m.find("enable_graph_capture"); it != m.end()) *capture = !(it->second == "0" || it->second == "false");
+  m.erase("intra_op_num_threads");
+  return m;
+}
+
+}  // namespace
+
+VulkanGraphSession::VulkanGraphSession(std::shared_ptr<const Model> model, const SessionOptions& opts)
+    : model_(std::move(model)), opts_(opts) {
+  InstanceOptions inst;
+  auto options = context_options(opts, &inst, &graph_capture_);
+  ctx_ = Context::create(options, inst);
+  const Graph& g = model_->graph;
+  if (!opts.last_position_output.empty()) last_position_value_ = g.find(opts.last_position_output);
+  fold_constants();
+  place_nodes();
+  build_ops();
+  log_info("vulkan: " + std::to_string(device_nodes_.size()) + " device nodes, " +
+           std::to_string(host_outputs_.size()) + " host values per step, weights " +
+           std::to_string(ctx_->memory().bytes_in_use() >> 20) + " MiB on " + ctx_->info().name);
+}
+
+VulkanGraphSession::~VulkanGraphSession() {
+  if (ctx_) ctx_->wait_idle();
+  plans_.clear();
+  kv_.clear();
+  ops_.clear();
+  const_bufs_.clear();
+}
+
+const Tensor* VulkanGraphSession::constant(int v) const {
+  if (v < 0) return nullptr;
+  const Value& val = model_->graph.values[v];
+  if (val.is_constant) return &val.constant;
+  auto it = folded_.find(v);
+  return it == folded_.end() ? nullptr : &it->second;
+}
+
+const TensorView& VulkanGraphSession::device_constant(int v) {
+  auto it = const_views_.find(v);
+  if (it != const_views_.end()) return it->second;
+  const Tensor* t = constant(v);
+  OGX_CHECK(t, "value '", model_->graph.values[v].name, "' is not a constant");
+  DeviceBuffer buf = ctx_->memory().allocate(model_->graph.values[v].name, std::max<size_t>(t->bytes(), 4));
+  TensorView view = buf.view(t->dtype(), t->shape());
+  if (t->bytes()) ctx_->transfers().upload_tensor(view, *t);
+  const_bufs_[v] = std::move(buf);
+  return const_views_[v] = view;
+}
+
+// Nodes whose inputs are all constants run once on the host; their outputs become constants.
+void VulkanGraphSession::fold_constants() {
+  const Graph& g = model_->graph;
+  std::vector<char> is_const(g.values.size(), 0);
+  for (size_t v = 0; v < g.values.size(); v++) is_const[v] = g.values[v].is_constant;
+  std::vector<int> nodes, outs;
+  for (size_t i = 0; i < g.nodes.size(); i++) {
+    const Node& n = g.nodes[i];
+    bool all_out_const = true, all_in_const = !n.inputs.empty();
+    for (int v : n.outputs) all_out_const &= v < 0 || is_const[v];
+    for (int v : n.inputs) all_in_const &= v < 0 || is_const[v];
+    if (all_out_const || !all_in_const) continue;
+    nodes.push_back((int)i);
+    for (int v : n.outputs)
+      if (v >= 0) {
+        is_const[v] = 1;
+        outs.push_back(v);
+      }
+  }
+  if (nodes.empty()) return;
+  HostSubgraph fold(g, nodes, outs);
+  std::vector<Tensor> r = fold.run({});
+  for (size_t i = 0; i < outs.size(); i++) folded_[outs[i]] = r[i];
+}
+
+// Decides where each node runs and which host values the device reads each step.
+void VulkanGraphSession::place_nodes() {
+  const Graph& g = model_->graph;
+  size_t nv = g.values.size();
+  host_known_.assign(nv, 0);
+  is_kv_input_.assign(nv, 0);
+  for (size_t v = 0; v < nv; v++) host_known_[v] = constant((int)v) != nullptr;
+  // The KV cache: GQA inputs 3/4 and outputs 1/2 map to device slots.
+  for (size_t i = 0; i < g.nodes.size(); i++) {
+    const Node& n = g.nodes[i];
+    if (!is_gqa(n)) continue;
+    KvSlot s;
+    s.node = (int)i;
+    s.kv_heads = n.attr_int("kv_num_heads", 0);
+    auto in = [&](int k) { return k < (int)n.inputs.size() ? n.inputs[k] : -1; };
+    auto out = [&](int k) { return k < (int)n.outputs.size() ? n.outputs[k] : -1; };
+    s.past_k = in(3), s.past_v = in(4), s.present_k = out(1), s.present_v = out(2);
+    int slot = (int)kv_.size();
+    for (int v : {s.past_k, s.present_k})
+      if (v >= 0) kv_value_[v] = {slot, 0};
+    for (int v : {s.past_v, s.present_v})
+      if (v >= 0) kv_value_[v] = {slot, 1};
+    for (int v : {s.past_k, s.past_v})
+      if (v >= 0) is_kv_input_[v] = 1;
+    if (total_len_value_ < 0) total_len_value_ = in(6);
+    if (kv_dtype_ == DType::undefined && s.past_k >= 0)
+      if (const ValueInfo* vi = g.input_info(g.values[s.past_k].name)) kv_dtype_ = vi->dtype;
+    kv_.push_back(std::move(s));
+  }
+  for (int v : g.input_ids)
+    if (!is_kv_input_[v]) host_known_[v] = 1;
+  place_.assign(g.nodes.size(), Place::device);
+  std::vector<std::string> unsupported;
+  std::vector<int> host_nodes;
+  for (size_t i = 0; i < g.nodes.size(); i++) {
+    const Node& n = g.nodes[i];
+    bool outs_known = true;
+    for (int v : n.outputs) outs_known &= v < 0 || constant(v) != nullptr;
+    if (outs_known) {
+      place_[i] = Place::skip;
+      continue;
+    }
+    bool host = host_capable(n);
+    for (int v : n.inputs) {
+      if (v < 0) continue;
+      const Tensor* c = constant(v);
+      host &= host_known_[v] && !(c && c->bytes() > kHostConstantBytes);
+    }
+    if (host) {
+      place_[i] = Place::host;
+      host_nodes.push_back((int)i);
+      for (int v : n.outputs)
+        if (v >= 0) host_known_[v] = 1;
+      continue;
+    }
+    if (!device_op_table().count({n.domain, n.op_type})) unsupported.push_back(n.describe());
+    device_nodes_.push_back((int)i);
+    if (std::find(n.outputs.begin(), n.outputs.end(), last_position_value_) != n.outputs.end() &&
+        last_position_value_ >= 0)
+      last_position_node_ = (int)i;
+  }
+  if (!unsupported.empty()) {
+    std::string list;
+    for (size_t i = 0; i < unsupported.size() && i < 5; i++) list += (i ? ", " : "") + unsupported[i];
+    throw_error("the vulkan provider does not support ", unsupported.size(), " node(s): ", list,
+                unsupported.size() > 5 ? ", ..." : "", " (use --provider cpu)");
+  }
+  // Host values needed after the host part: what device nodes read (and host-produced graph outputs).
+  std::set<int> needed;
+  for (int i : device_nodes_)
+    for (int v : g.nodes[i].inputs)
+      if (v >= 0 && host_known_[v] && !constant(v)) needed.insert(v);
+  for (int v : g.output_ids)
+    if (host_known_[v] && !constant(v)) needed.insert(v);
+  std::set<int> produced;
+  for (int i : host_nodes)
+    for (int v : g.nodes[i].outputs)
+      if (v >= 0) produced.insert(v);
+  for (int v : needed)
+    if (produced.count(v)) host_outputs_.push_back(v);
+  host_ = std::make_unique<HostSubgraph>(g, host_nodes, host_outputs_);
+}
+
+void VulkanGraphSession::build_ops() {
+  const Graph& g = model_->graph;
+  ops_.resize(g.nodes.size());
+  std::set<int> step_seen, host_read_seen;
+  for (int i : device_nodes_) {
+    const Node& n = g.nodes[i];
+    OpBuildContext b{*ctx_, g, n, [&](int k) { return k < (int)n.inputs.size() ? constant(n.inputs[k]) : nullptr; },
+                     [&](int k) -> const TensorView& { return device_constant(n.inputs[k]); }};
+    try {
+      ops_[i] = device_op_table().at({n.domain, n.op_type})(b);
+    } catch (const Error& e) {
+      std::string msg = e.what();
+      throw Error(msg.find(n.name) == std::string::npos ? n.describe() + ": " + msg : msg);
+    }
+    DeviceOp& op = *ops_[i];
+    for (int k = 0; k < (int)n.inputs.size(); k++) {
+      int v = n.inputs[k];
+      if (v < 0 || op.prepares_input(k) || is_kv_input_[v]) continue;
+      if (op.reads_on_host(k)) {
+        if (!constant(v) && host_read_seen.insert(v).second) host_read_values_.push_back(v);
+        OGX_CHECK(host_known_[v], n.describe(), ": input ", k, " must be known on the host (a constant or shape "
+                  "value), but it is computed on the device");
+      } else if (constant(v)) {
+        device_constant(v);
+      } else if (host_known_[v] && step_seen.insert(v).second) {
+        step_values_.push_back({v, {i, k}});
+      }
+    }
+  }
+  ctx_->transfers().flush();
+}
+
+void VulkanGraphSession::ensure_kv(int64_t batch, int64_t capacity, int64_t head_size) {
+  if (kv_.empty()) return;
+  bool fresh = batch != kv_batch_ || head_size != kv_head_size_;
+  if (!fresh && capacity <= kv_capacity_) return;
+  OGX_CHECK(kv_dtype_ == DType::f32 || kv_dtype_ == DType::f16, "the vulkan provider keeps float32/float16 KV "
+            "caches, the model's past_key is ", dtype_name(kv_dtype_));
+  ctx_->wait_idle();
+  plans_.clear();  // recorded steps address the old caches
+  size_t es = dtype_size(kv_dtype_);
+  std::vector<std::pair<DeviceBuffer, DeviceBuffer>> old;
+  for (KvSlot& s : kv_) {
+    VkDeviceSize bytes = (VkDeviceSize)(batch * s.kv_heads * capacity * head_size) * es;
+    std::string name = "kv cache of " + model_->graph.nodes[s.node].name;
+    DeviceBuffer k = ctx_->memory().allocate(name + " (key)", bytes);
+    DeviceBuffer v = ctx_->memory().allocate(name + " (value)", bytes);
+    old.emplace_back(std::move(s.k), std::move(s.v));
+    s.k = std::move(k);
+    s.v = std::move(v);
+  }
+  if (!fresh && kv_capacity_ > 0) {  // keep the positions already cached: row by row into the longer rows
+    CommandRecorder rec(*ctx_);
+    rec.begin();
+    for (size_t l = 0; l < kv_.size(); l++) {
+      VkDeviceSize row_old = (VkDeviceSize)(kv_capacity_ * head_size) * es, row_new = (VkDeviceSize)(capacity * head_size) * es;
+      for (int64_t r = 0; r < batch * kv_[l].kv_heads; r++) {
+        rec.copy(old[l].first.slice().sub(r * row_old, row_old), kv_[l].k.slice().sub(r * row_new, row_old));
+        rec.copy(old[l].second.slice().sub(r * row_old, row_old), kv_[l].v.slice().sub(r * row_new, row_old));
+      }
+    }
+    rec.end();
+    rec.run();
+  }
+  kv_batch_ = batch;
+  kv_capacity_ = capacity;
+  kv_head_size_ = head_size;
+}
+
+void VulkanGraphSession::run(const std::vector<NamedTensor>& inputs, std::vector<NamedTensor>& outputs) {
+  const Graph& g = model_->graph;
+  runs_++;
+  // Inputs, checked like the CPU executor checks them.
+  std::vector<const Tensor*> host(g.values.size(), nullptr);
+  for (size_t v = 0; v < g.values.size(); v++) host[v] = constant((int)v);
+  for (auto& [name, t] : inputs) {
+    int v = g.find(name);
+    const ValueInfo* info = g.input_info(name);
+    OGX_CHECK(v >= 0 && info, "'", name, "' is not an input of the model");
+    OGX_CHECK(!is_kv_input_[v], "the vulkan provider keeps the KV cache on the device: do not pass '", name, "'");
+    OGX_CHECK(info->dtype == DType::undefined || info->dtype == t.dtype(), "input '", name, "' must be ",
+              dtype_name(info->dtype), ", got ", dtype_name(t.dtype()));
+    OGX_CHECK(!info->has_shape || info->shape.size() == t.shape().size(), "input '", name, "' must have rank ",
+              info->shape.size(), ", got ", shape_str(t.shape()));
+    host[v] = &t;
+  }
+  for (size_t i = 0; i < g.input_ids.size(); i++)
+    OGX_CHECK(host[g.input_ids[i]] || is_kv_input_[g.input_ids[i]], "missing model input '", g.inputs[i].name, "'");
+  // The host part.
+  std::vector<Tensor> host_vals;
+  if (!host_->empty()) host_vals = host_->run(inputs);
+  for (size_t i = 0; i < host_outputs_.size(); i++) host[host_outputs_[i]] = &host_vals[i];
+  // KV sizing from total_sequence_length and the batch of seqlens_k.
+  int64_t batch = 1, total = 0;
+  if (!kv_.empty()) {
+    OGX_CHECK(total_len_value_ >= 0 && host[total_len_value_], "GroupQueryAttention's total_sequence_length must be "
+              "computable on the host");
+    total = host[total_len_value_]->get_i64(0);
+    const Node& n = g.nodes[kv_[0].node];
+    if (n.inputs.size() > 5 && n.inputs[5] >= 0 && host[n.inputs[5]]) batch = host[n.inputs[5]]->numel();
+    OGX_CHECK(total > 0, "total_sequence_length must be positive, got ", total);
+    if (kv_head_size_ > 0 && (batch != kv_batch_ || total > kv_capacity_))
+      ensure_kv(batch, (total + kKvChunk - 1) / kKvChunk * kKvChunk, kv_head_size_);
+  }
+  // Requested outputs and the signature of this run.
+  std::vector<int> wanted;
+  std::ostringstream sig;  // after the batch/capacity prefix
+  for (auto& [name, t] : outputs) {
+    int v = g.find(name);
+    OGX_CHECK(v >= 0 && g.output_info(name), "'", name, "' is not an output of the model");
+    if (kv_value_.count(v)) continue;  // present caches stay on the device
+    wanted.push_back(v);
+    sig << " out" << v;
+  }
+  for (auto& sv : step_values_) {
+    const Tensor* t = host[sv.first];
+    OGX_CHECK(t, "host value '", g.values[sv.first].name, "' was not computed");
+    sig << " s" << sv.first << dtype_name(t->dtype()) << shape_str(t->shape());
+  }
+  for (int v : host_read_values_) {
+    sig << " h" << v << shape_str(host[v]->shape()) << "=";
+    for (int64_t x : host[v]->to_i64_vector()) sig << x << ",";
+  }
+  auto key = [&] { return "B" + std::to_string(batch) + " cap" + std::to_string(kv_capacity_) + sig.str(); };
+  auto it = plans_.find(key());
+  if (it == plans_.end()) {
+    if (plans_.size() >= kMaxPlans) {
+      auto oldest = std::min_element(plans_.begin(), plans_.end(), [](auto& a, auto& b) {
+        return a.second->last_used < b.second->last_used;
+      });
+      ctx_->wait_idle();
+      plans_.erase(oldest);
+    }
+    auto plan = build_plan(host, wanted, batch, total);  // may allocate the KV cache (first run)
+    plan->signature = key();
+    recordings_++;
+    it = plans_.emplace(plan->signature, std::move(plan)).first;
+  }
+  Plan& p = *it->second;
+  p.last_used = runs_;
+  write_steps(p, host);
+  p.rec->run();
+  last_stats_ = p.rec->stats();
+  // Outputs.
+  for (auto& [name, t] : outputs) {
+    int v = g.find(name);
+    if (kv_value_.count(v)) {
+      t = Tensor();
+      continue;
+    }
+    if (host[v] && !p.on_device[v]) {
+      t = *host[v];
+      continue;
+    }
+    for (auto& rb : p.readbacks)
+      if (rb.value == v) {
+        const TensorView& view = p.views[v];
+        Tensor out(view.dtype, view.shape);
+        rb.buf.read(out.raw(), out.bytes());
+        t = std::move(out);
+      }
+  }
+  if (!graph_capture_) plans_.erase(it);
+}
+
+std::vector<std::pair<std::string, double>> VulkanGraphSession::stats() const {
+  return {{"dispatches", (double)last_stats_.dispatches},
+          {"barriers", (double)last_stats_.barriers},
+          {"recordings", (double)recordings_},
+          {"runs", (double)runs_},
+          {"submits", (double)ctx_->submit_count()},
+          {"device_bytes", (double)ctx_->memory().bytes_in_use()},
+          {"kv_capacity", (double)kv_capacity_}};
+}
+
+}  // namespace ogx::vk::graph
+
+namespace ogx::vk {
+std::unique_ptr<Session> create_vulkan_session(std::shared_ptr<const Model> model, const SessionOptions& opts) {
+  return std::make_unique<graph::VulkanGraphSession>(std::move(model), opts);
+}
+}  // namespace ogx::vk

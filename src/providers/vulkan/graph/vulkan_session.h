@@ -1,0 +1,27 @@
+// The Vulkan provider's Session: runs an ONNX decoder graph on one Vulkan device.
+//
+// At creation the graph is split three ways: nodes over constants are folded on the host once; the shape
+// arithmetic over host inputs (attention_mask -> seqlens_k / total_sequence_length, ...) stays on the host with the
+// CPU kernels; everything else becomes a DeviceOp with its weights uploaded (once, through the bounded upload heap).
+// The KV cache lives on the device ([B, Hkv, capacity, D] per layer, capacity grown in 256-position chunks), bound
+// to both GroupQueryAttention's past inputs and present outputs whatever the folder's past_present_share_buffer says,
+// so the caller passes no past/present tensors (owns_kv_cache).
+//
+// Each run is described by a signature (batch, KV capacity, shapes of the per-step host values, requested outputs).
+// The first run of a signature records every dispatch into one command buffer (a "plan", with its activation
+// buffers reused by liveness); later runs of the same signature — every decode step — only write the step values
+// (token ids, positions, lengths) into host-visible buffers and replay it: one vkQueueSubmit per run.
+#pragma once
+#include <map>
+#include <memory>
+
+#include "exec/session.h"
+
+namespace ogx::vk {
+
+// Provider options: the device keys of parse_provider_options (device_id, performance_preference,
+// hardware_device_type, ...), enable_graph_capture ("0": record every run), and enable_validation ("1": Khronos
+// validation + synchronization validation; any message is counted, see Instance).
+std::unique_ptr<Session> create_vulkan_session(std::shared_ptr<const Model> model, const SessionOptions& opts);
+
+}  // namespace ogx::vk
