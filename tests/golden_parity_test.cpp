@@ -4,6 +4,10 @@
 // may be a demonstrated near-tie: the reference token's logit within the variant's tolerance of our maximum.
 // After such a step the sequences legitimately part and the rest is not compared.
 //
+// The same cases run on the Vulkan provider (alias dml) when a Vulkan device is present — Mesa lavapipe in CI
+// (hardware_device_type=cpu), the GPU when OGX_TEST_VULKAN_DEVICE=gpu — with validation layers on: any validation
+// message fails the test. Without a device the Vulkan cases skip with the reason.
+//
 // Tolerances (logit units; logits here are of magnitude ~5):
 //  fp32: none — every token must match.
 //  fp16: 0.02 — fp16 storage of activations gives last-logit differences up to 0.015 against fp32 (shared/README).
@@ -12,11 +16,15 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "genai/generator.h"
 #include "shared_dir.h"
+#ifdef OGX_HAVE_VULKAN
+#include "providers/vulkan/instance.h"
+#endif
 
 namespace ogx::test {
 namespace {
@@ -35,7 +43,7 @@ double tolerance(const std::string& variant) {
 }
 
 struct Param {
-  std::string model, variant;
+  std::string model, variant, provider;
 };
 
 class GoldenParity : public ::testing::TestWithParam<Param> {};
@@ -46,13 +54,51 @@ std::shared_ptr<genai::Model> load_cpu(const std::string& dir) {
   return genai::Model::load(c);
 }
 
+// The folder on the Vulkan provider through its DirectML name, as a DirectML user would select it.
+std::shared_ptr<genai::Model> load_vulkan(const std::string& dir) {
+  genai::Config c = genai::Config::load(dir);
+  c.clear_providers();
+  c.append_provider("dml");
+  const char* dev = std::getenv("OGX_TEST_VULKAN_DEVICE");
+  c.set_provider_option("dml", "hardware_device_type", dev && *dev ? dev : "cpu");
+  c.set_provider_option("dml", "enable_validation", "1");
+  return genai::Model::load(c);
+}
+
+int validation_messages() {
+#ifdef OGX_HAVE_VULKAN
+  return vk::Instance::validation_message_count();
+#else
+  return 0;
+#endif
+}
+
+// Loads the variant for the parameter's provider; false (test skipped) when no Vulkan device is present.
+bool load_for(const Param& p, const std::string& dir, std::shared_ptr<genai::Model>* out) {
+  if (p.provider == "cpu") {
+    *out = load_cpu(dir);
+    return true;
+  }
+  try {
+    *out = load_vulkan(dir);
+  } catch (const Error& e) {
+    std::string msg = e.what();
+    if (msg.find("no Vulkan device") != std::string::npos || msg.find("no vulkan (dml) provider") != std::string::npos)
+      return false;
+    throw;
+  }
+  return true;
+}
+
 TEST_P(GoldenParity, GreedyTokensMatchReference) {
   OGX_REQUIRE_SHARED();
   const Param& p = GetParam();
   std::string base = shared_dir() + "/golden/models/" + p.model;
   json ref = read_json(base + "/reference.json");
   json ort = read_json(base + "/ort_reference.json");
-  auto model = load_cpu(base + "/" + p.variant);
+  std::shared_ptr<genai::Model> model;
+  int messages_before = validation_messages();
+  if (!load_for(p, base + "/" + p.variant, &model)) GTEST_SKIP() << "no Vulkan device (install Mesa lavapipe)";
   const auto& eos = model->config().model.eos_token_ids;
   double tol = tolerance(p.variant);
   const json& cases = ref["cases"];
@@ -79,18 +125,20 @@ TEST_P(GoldenParity, GreedyTokensMatchReference) {
       gen.append_tokens({expect[step]});
     }
   }
+  EXPECT_EQ(validation_messages(), messages_before) << "Vulkan validation reported problems";
 }
 
 std::vector<Param> all_params() {
   std::vector<Param> v;
-  for (const char* m : {"llama", "qwen2", "phi3"})
-    for (const char* var : {"fp32-cpu", "fp16-dml", "int4-cpu", "int4-dml"}) v.push_back({m, var});
+  for (const char* prov : {"cpu", "vulkan"})
+    for (const char* m : {"llama", "qwen2", "phi3"})
+      for (const char* var : {"fp32-cpu", "fp16-dml", "int4-cpu", "int4-dml"}) v.push_back({m, var, prov});
   return v;
 }
 
 INSTANTIATE_TEST_SUITE_P(Golden, GoldenParity, ::testing::ValuesIn(all_params()),
                          [](const ::testing::TestParamInfo<Param>& i) {
-                           std::string n = i.param.model + "_" + i.param.variant;
+                           std::string n = i.param.provider + "_" + i.param.model + "_" + i.param.variant;
                            for (auto& c : n)
                              if (c == '-') c = '_';
                            return n;

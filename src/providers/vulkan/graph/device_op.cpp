@@ -47,3 +47,14 @@ kernels::GqaWorkspace& StepScratch::gqa_workspace(Context& ctx, int64_t B, int64
 }
 
 }  // namespace ogx::vk::graph
+
+namespace ogx::vk::graph {
+const DeviceBuffer& StepScratch::buffer(Context& ctx, const std::string& key, VkDeviceSize bytes) {
+  DeviceBuffer& b = buffers_[key];
+  if (b.size() < bytes) {
+    if (b.size()) retired_buffers_.push_back(std::move(b));
+    b = ctx.memory().allocate("scratch " + key, bytes);
+  }
+  return b;
+}
+}  // namespace ogx::vk::graph

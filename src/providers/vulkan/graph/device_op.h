@@ -25,10 +25,15 @@ struct OpArgs {
 struct StepScratch {
   // Attention workspace large enough for these dimensions (allocated on first use, grown when a layer needs more).
   kernels::GqaWorkspace& gqa_workspace(Context& ctx, int64_t B, int64_t S, int64_t Hq, int64_t D, int64_t max_seq);
+  // A device buffer of at least `bytes` under `key`, shared by the nodes of the step (each use is ordered by the
+  // recorder's hazard tracking).
+  const DeviceBuffer& buffer(Context& ctx, const std::string& key, VkDeviceSize bytes);
 
  private:
   kernels::GqaWorkspace gqa_;
   std::vector<kernels::GqaWorkspace> retired_;  // outgrown, still referenced by commands recorded earlier
+  std::map<std::string, DeviceBuffer> buffers_;
+  std::vector<DeviceBuffer> retired_buffers_;
   int64_t dims_[5] = {0, 0, 0, 0, 0};
 };
 

@@ -71,6 +71,10 @@ class MatMulNBitsOp : public DeviceOp {
     }
     OGX_CHECK(node_.inputs.size() <= 4 || node_.inputs[4] < 0, node_.describe(), ": g_idx is not supported");
     has_bias_ = node_.inputs.size() > 5 && node_.inputs[5] >= 0;
+    // accuracy_level 4 with integer (or no) zero points: ONNX Runtime's CPU quantizes A to int8 per block; doing
+    // the same keeps int4 models exported for the CPU on the CPU's tokens. (fp32 activations only.)
+    int8_activations_ = node_.attr_int("accuracy_level", 0) == 4 && (!zp || zp->dtype() == DType::u8);
+    block_size_ = bs;
     weight_ = kernels::upload_matmul_nbits(b.ctx, b.graph.values[node_.inputs[1]].name, *w, *scales, zp, K_, N_, bs);
   }
   bool prepares_input(int i) const override { return i >= 1 && i <= 4; }
@@ -82,15 +86,25 @@ class MatMulNBitsOp : public DeviceOp {
     y.dtype = x.dtype;
     y.shape = with_last(x.shape, N_);
   }
-  void record(CommandRecorder& rec, const OpArgs& a, StepScratch&) override {
+  void record(CommandRecorder& rec, const OpArgs& a, StepScratch& scratch) override {
     const TensorView* bias = has_bias_ ? a.in[5] : nullptr;
-    kernels::matmul(rec, *a.in[0], weight_, bias, *a.out[0]);
+    const TensorView& x = *a.in[0];
+    if (int8_activations_ && x.dtype == DType::f32) {
+      TensorView xq = x;
+      xq.mem = scratch.buffer(rec.context(), "int8 activations", std::max<VkDeviceSize>(x.mem.size, 256))
+                   .slice()
+                   .sub(0, x.mem.size);
+      kernels::quantize_int8_blocks(rec, x, block_size_, xq);
+      kernels::matmul(rec, xq, weight_, bias, *a.out[0]);
+      return;
+    }
+    kernels::matmul(rec, x, weight_, bias, *a.out[0]);
   }
 
  private:
   const Node& node_;
-  int64_t K_ = 0, N_ = 0;
-  bool has_bias_ = false;
+  int64_t K_ = 0, N_ = 0, block_size_ = 0;
+  bool has_bias_ = false, int8_activations_ = false;
   kernels::MatMulWeight weight_;
 };
 

@@ -131,6 +131,20 @@ void matmul(CommandRecorder& rec, const TensorView& a, const MatMulWeight& w, co
                {a.mem, w.data.slice(), scales_mem, zp_mem, bias_mem}, {c.mem});
 }
 
+void quantize_int8_blocks(CommandRecorder& rec, const TensorView& x, int64_t block_size, const TensorView& y) {
+  OGX_CHECK(x.dtype == DType::f32 && y.dtype == DType::f32 && x.numel() == y.numel() && !x.shape.empty(),
+            "quantize_int8_blocks: x and y must be float32 tensors of the same size");
+  OGX_CHECK(block_size > 0, "quantize_int8_blocks: block_size must be positive");
+  int64_t K = x.shape.back(), M = rows_of(x);
+  struct {
+    uint64_t x, y;
+    uint32_t M, K, block_size;
+  } p{addr(x), addr(y), (uint32_t)M, (uint32_t)K, (uint32_t)block_size};
+  OGX_CHECK(M <= 65535, "quantize_int8_blocks: more than 65535 rows");
+  const Pipeline& pl = rec.context().pipelines().get("quantize_int8");
+  rec.dispatch(pl, &p, sizeof(p), div_up(K, block_size), (uint32_t)M, 1, {x.mem}, {y.mem});
+}
+
 void matmul_batched(CommandRecorder& rec, const TensorView& a, const TensorView& b, const TensorView& c) {
   check_same_dtype(a, b, "MatMul");
   check_same_dtype(a, c, "MatMul");

@@ -32,6 +32,10 @@ MatMulWeight upload_matmul_nbits(Context& ctx, const std::string& name, const Te
 void matmul(CommandRecorder& rec, const TensorView& a, const MatMulWeight& w, const TensorView* bias,
             const TensorView& c);
 
+// MatMulNBits accuracy_level 4 activation quantization (fp32): y = x rounded per block of block_size along the
+// last axis to int8 levels of amax/127, as ONNX Runtime's CPU int8 path quantizes A. x, y: [.., K] f32.
+void quantize_int8_blocks(CommandRecorder& rec, const TensorView& x, int64_t block_size, const TensorView& y);
+
 // Batched product of two device tensors: c[b, M, N] = a[b, M, K] x bmat[b or 1, K, N].
 void matmul_batched(CommandRecorder& rec, const TensorView& a, const TensorView& bmat, const TensorView& c);
 

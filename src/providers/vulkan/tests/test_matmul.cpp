@@ -184,3 +184,42 @@ TEST_F(VulkanTest, BatchedMatMulBroadcastsB) {
 
 }  // namespace
 }  // namespace ogx::vk::test
+
+namespace ogx::vk::test {
+namespace {
+
+// MatMulNBits accuracy_level 4 activation quantization against the rule written out on the host (same fp32
+// operations, round half to even): the device must give the same values bit for bit, except where the division
+// 127/amax of a driver rounds differently (Vulkan allows 2.5 ulp), which moves a value by one level at most.
+TEST_F(VulkanTest, QuantizeInt8BlocksMatchesHostRule) {
+  for (auto [M, K, bs] : {std::tuple<int64_t, int64_t, int64_t>{1, 64, 32}, {3, 100, 16}, {2, 256, 128}, {1, 96, 64}}) {
+    auto x = random_values(M * K, (uint32_t)(M * 31 + K + bs), -3.0f, 3.0f);
+    if (K >= 64) x[5] = 0.0f;
+    TensorView xv = upload(x, DType::f32, {M, K}), yv = empty(DType::f32, {M, K});
+    CommandRecorder rec(ctx());
+    rec.begin();
+    kernels::quantize_int8_blocks(rec, xv, bs, yv);
+    rec.end();
+    rec.run();
+    std::vector<float> got = download(yv);
+    int off_by_one = 0;
+    for (int64_t m = 0; m < M; m++)
+      for (int64_t k0 = 0; k0 < K; k0 += bs) {
+        int64_t len = std::min(bs, K - k0);
+        float amax = 0.f;
+        for (int64_t i = 0; i < len; i++) amax = std::max(amax, std::fabs(x[m * K + k0 + i]));
+        float scale = amax / 127.f, inv = amax != 0.f ? 127.f / amax : 0.f;
+        for (int64_t i = 0; i < len; i++) {
+          float q = std::min(127.f, std::max(-128.f, std::nearbyint(x[m * K + k0 + i] * inv)));
+          float want = q * scale, g = got[m * K + k0 + i];
+          if (g == want) continue;
+          EXPECT_NEAR(g, want, scale * 1.001f) << "m " << m << " k " << k0 + i;
+          off_by_one++;
+        }
+      }
+    EXPECT_LE(off_by_one, 2) << "values one level off (division rounding) for M " << M << " K " << K;
+  }
+}
+
+}  // namespace
+}  // namespace ogx::vk::test
