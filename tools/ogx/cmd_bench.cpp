@@ -119,6 +119,22 @@ int cmd_bench(const std::vector<std::string>& argv) {
   j["prefill_tok_s"] = median(prefill);
   j["decode_tok_s"] = median(decode);
   j["peak_rss_mib"] = peak_rss_mib();
+  // Bandwidth bound of decode: every weight is read once per token except embedding tables (one row each).
+  const Graph& g = model->session().graph();
+  double weight_bytes = 0;
+  for (auto& v : g.values)
+    if (v.is_constant) weight_bytes += (double)v.constant.bytes();
+  for (auto& n : g.nodes)
+    if ((n.op_type == "Gather" || n.op_type == "GatherBlockQuantized") && !n.inputs.empty() && n.inputs[0] >= 0 &&
+        g.values[n.inputs[0]].is_constant) {
+      bool tied = false;  // a table also read whole by a MatMul (tied lm_head) still counts
+      for (auto& m : g.nodes)
+        if (&m != &n && std::find(m.inputs.begin(), m.inputs.end(), n.inputs[0]) != m.inputs.end()) tied = true;
+      if (!tied) weight_bytes -= (double)g.values[n.inputs[0]].constant.bytes();
+    }
+  j["weight_bytes_per_token"] = weight_bytes;
+  j["decode_gb_s"] = weight_bytes * (double)j["decode_tok_s"] / 1e9;
+  for (auto& [k, v] : model->session().stats()) j["session"][k] = v;
   if (a.has("json")) {
     std::cout << j.dump() << std::endl;
   } else {
