@@ -60,6 +60,7 @@ class VulkanGraphSession : public Session {
   void place_nodes();
   void build_ops();
   void ensure_kv(int64_t batch, int64_t capacity, int64_t head_size);
+  void collect_profile();
   // step_plan.cpp
   std::unique_ptr<Plan> build_plan(const std::vector<const Tensor*>& host, const std::vector<int>& wanted,
                                    int64_t batch, int64_t total);
@@ -92,6 +93,13 @@ class VulkanGraphSession : public Session {
   std::map<std::string, std::unique_ptr<Plan>> plans_;
   uint64_t runs_ = 0, recordings_ = 0;
   RecorderStats last_stats_;
+  // Timing of replayed runs (runs that recorded nothing): host time of run(), time in submit + wait, and with
+  // enable_profiling=1 the GPU time per op type from timestamps written after every node.
+  double replay_runs_ = 0, run_us_ = 0, wait_us_ = 0;
+  bool profile_ = false;
+  VkQueryPool query_pool_ = VK_NULL_HANDLE;
+  uint32_t query_count_ = 0;
+  std::map<std::string, double> gpu_us_;  // op type -> summed microseconds over profiled runs
 };
 
 }  // namespace ogx::vk::graph

@@ -153,6 +153,7 @@ std::unique_ptr<Plan> VulkanGraphSession::build_plan(const std::vector<const Ten
   }
   p->rec = std::make_unique<CommandRecorder>(*ctx_);
   p->rec->begin();
+  if (profile_) p->rec->write_timestamp(query_pool_, 0);
   for (size_t pos = 0; pos < device_nodes_.size(); pos++) {
     int i = device_nodes_[pos];
     const Node& n = g.nodes[i];
@@ -171,6 +172,7 @@ std::unique_ptr<Plan> VulkanGraphSession::build_plan(const std::vector<const Ten
       OpArgs a = make_args(*p, i, host);
       ops_[i]->record(*p->rec, a, p->scratch);
     });
+    if (profile_) p->rec->write_timestamp(query_pool_, (uint32_t)pos + 1);
     for (int v : n.inputs)
       if (v >= 0 && last_use[root[v]] == (int)pos) release(root[v]);
     for (int v : n.outputs)

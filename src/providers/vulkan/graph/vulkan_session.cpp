@@ -1,6 +1,7 @@
 // Vulkan graph session: partitioning at creation, and the per-run flow (host part, KV sizing, plan lookup or
 // recording, step values, one submit, readback).
 #include <algorithm>
+#include <chrono>
 #include <set>
 #include <sstream>
 
@@ -17,7 +18,8 @@ constexpr size_t kMaxPlans = 4;                  // recorded signatures kept (de
 
 bool is_gqa(const Node& n) { return n.domain == "com.microsoft" && n.op_type == "GroupQueryAttention"; }
 
-std::map<std::string, std::string> context_options(const SessionOptions& opts, InstanceOptions* inst, bool* capture) {
+std::map<std::string, std::string> context_options(const SessionOptions& opts, InstanceOptions* inst, bool* capture,
+                                                   bool* profile) {
   std::map<std::string, std::string> m;
   for (auto& kv : opts.provider_options) m[kv.first] = kv.second;
   for (auto& kv : opts.device_filtering) m[kv.first] = kv.second;
@@ -26,6 +28,10 @@ std::map<std::string, std::string> context_options(const SessionOptions& opts, I
     m.erase(it);
   }
   if (auto it = m.find("enable_graph_capture"); it != m.end()) *capture = !(it->second == "0" || it->second == "false");
+  if (auto it = m.find("enable_profiling"); it != m.end()) {
+    *profile = it->second == "1" || it->second == "true";
+    m.erase(it);
+  }
   m.erase("intra_op_num_threads");
   return m;
 }
@@ -35,13 +41,20 @@ std::map<std::string, std::string> context_options(const SessionOptions& opts, I
 VulkanGraphSession::VulkanGraphSession(std::shared_ptr<const Model> model, const SessionOptions& opts)
     : model_(std::move(model)), opts_(opts) {
   InstanceOptions inst;
-  auto options = context_options(opts, &inst, &graph_capture_);
+  auto options = context_options(opts, &inst, &graph_capture_, &profile_);
   ctx_ = Context::create(options, inst);
   const Graph& g = model_->graph;
   if (!opts.last_position_output.empty()) last_position_value_ = g.find(opts.last_position_output);
   fold_constants();
   place_nodes();
   build_ops();
+  if (profile_) {
+    OGX_CHECK(ctx_->info().timestamp_period > 0, "enable_profiling: the device has no compute timestamps");
+    VkQueryPoolCreateInfo qi{VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO};
+    qi.queryType = VK_QUERY_TYPE_TIMESTAMP;
+    qi.queryCount = query_count_ = (uint32_t)device_nodes_.size() + 1;
+    OGX_VK(vkCreateQueryPool(ctx_->device(), &qi, nullptr, &query_pool_));
+  }
   log_info("vulkan: " + std::to_string(device_nodes_.size()) + " device nodes, " +
            std::to_string(host_outputs_.size()) + " host values per step, weights " +
            std::to_string(ctx_->memory().bytes_in_use() >> 20) + " MiB on " + ctx_->info().name);
@@ -49,6 +62,7 @@ VulkanGraphSession::VulkanGraphSession(std::shared_ptr<const Model> model, const
 
 VulkanGraphSession::~VulkanGraphSession() {
   if (ctx_) ctx_->wait_idle();
+  if (query_pool_) vkDestroyQueryPool(ctx_->device(), query_pool_, nullptr);
   plans_.clear();
   kv_.clear();
   ops_.clear();
@@ -255,6 +269,8 @@ void VulkanGraphSession::ensure_kv(int64_t batch, int64_t capacity, int64_t head
 void VulkanGraphSession::run(const std::vector<NamedTensor>& inputs, std::vector<NamedTensor>& outputs) {
   const Graph& g = model_->graph;
   runs_++;
+  auto t_start = std::chrono::steady_clock::now();
+  uint64_t recordings_before = recordings_;
   // Inputs, checked like the CPU executor checks them.
   std::vector<const Tensor*> host(g.values.size(), nullptr);
   for (size_t v = 0; v < g.values.size(); v++) host[v] = constant((int)v);
@@ -324,8 +340,11 @@ void VulkanGraphSession::run(const std::vector<NamedTensor>& inputs, std::vector
   Plan& p = *it->second;
   p.last_used = runs_;
   write_steps(p, host);
+  auto t_submit = std::chrono::steady_clock::now();
   p.rec->run();
+  auto t_done = std::chrono::steady_clock::now();
   last_stats_ = p.rec->stats();
+  if (profile_ && recordings_ == recordings_before) collect_profile();
   // Outputs.
   for (auto& [name, t] : outputs) {
     int v = g.find(name);
@@ -346,16 +365,38 @@ void VulkanGraphSession::run(const std::vector<NamedTensor>& inputs, std::vector
       }
   }
   if (!graph_capture_) plans_.erase(it);
+  if (recordings_ == recordings_before) {
+    using us = std::chrono::duration<double, std::micro>;
+    replay_runs_ += 1;
+    run_us_ += us(std::chrono::steady_clock::now() - t_start).count();
+    wait_us_ += us(t_done - t_submit).count();
+  }
+}
+
+void VulkanGraphSession::collect_profile() {
+  std::vector<uint64_t> ts(query_count_);
+  OGX_VK(vkGetQueryPoolResults(ctx_->device(), query_pool_, 0, query_count_, ts.size() * 8, ts.data(), 8,
+                               VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT));
+  double tick_us = ctx_->info().timestamp_period * 1e-3;
+  for (size_t pos = 0; pos < device_nodes_.size(); pos++)
+    gpu_us_[model_->graph.nodes[device_nodes_[pos]].op_type] += (double)(ts[pos + 1] - ts[pos]) * tick_us;
+  gpu_us_["(step total)"] += (double)(ts.back() - ts[0]) * tick_us;
 }
 
 std::vector<std::pair<std::string, double>> VulkanGraphSession::stats() const {
-  return {{"dispatches", (double)last_stats_.dispatches},
+  std::vector<std::pair<std::string, double>> s = {{"dispatches", (double)last_stats_.dispatches},
           {"barriers", (double)last_stats_.barriers},
           {"recordings", (double)recordings_},
           {"runs", (double)runs_},
           {"submits", (double)ctx_->submit_count()},
           {"device_bytes", (double)ctx_->memory().bytes_in_use()},
           {"kv_capacity", (double)kv_capacity_}};
+  if (replay_runs_ > 0) {
+    s.push_back({"replay_run_us", run_us_ / replay_runs_});
+    s.push_back({"replay_submit_wait_us", wait_us_ / replay_runs_});
+  }
+  for (auto& [op, us] : gpu_us_) s.push_back({"gpu_us " + op, us / std::max(1.0, replay_runs_)});
+  return s;
 }
 
 }  // namespace ogx::vk::graph
