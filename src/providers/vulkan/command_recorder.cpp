@@ -23,11 +23,21 @@ void CommandRecorder::begin() {
   pending_writes_.clear();
   stats_.dispatches = 0;
   stats_.barriers = 0;
-  barrier();  // earlier submissions (uploads, the previous replay) and host writes of step parameters
+  barrier(true);  // earlier submissions (uploads, the previous replay) and host writes of step parameters
 }
 
-void CommandRecorder::barrier() {
-  record_full_barrier(cb_);
+void CommandRecorder::barrier(bool full) {
+  if (full) {
+    record_full_barrier(cb_);
+  } else {
+    // Inside a step: device work after device work only (no host stage: host visibility is the end's business).
+    VkMemoryBarrier b{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+    b.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
+    b.dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_READ_BIT |
+                      VK_ACCESS_TRANSFER_WRITE_BIT;
+    VkPipelineStageFlags st = VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT;
+    vkCmdPipelineBarrier(cb_, st, st, 0, 1, &b, 0, nullptr, 0, nullptr);
+  }
   stats_.barriers++;
   pending_reads_.clear();
   pending_writes_.clear();
@@ -41,7 +51,7 @@ void CommandRecorder::access(std::initializer_list<BufferSlice> reads, std::init
     for (const auto& pw : pending_writes_) hazard |= w.overlaps(pw);
     for (const auto& pr : pending_reads_) hazard |= w.overlaps(pr);
   }
-  if (hazard) barrier();
+  if (hazard) barrier(false);
   pending_reads_.insert(pending_reads_.end(), reads.begin(), reads.end());
   pending_writes_.insert(pending_writes_.end(), writes.begin(), writes.end());
 }
@@ -83,7 +93,7 @@ void CommandRecorder::write_timestamp(VkQueryPool pool, uint32_t query) {
 
 void CommandRecorder::end() {
   OGX_CHECK(recording_, "CommandRecorder::end without begin()");
-  barrier();  // make results visible to transfers and later submissions
+  barrier(true);  // make results visible to transfers and later submissions
   OGX_VK(vkEndCommandBuffer(cb_));
   recording_ = false;
   ended_ = true;

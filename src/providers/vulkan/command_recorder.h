@@ -48,7 +48,7 @@ class CommandRecorder {
 
  private:
   void access(std::initializer_list<BufferSlice> reads, std::initializer_list<BufferSlice> writes);
-  void barrier();
+  void barrier(bool full);  // full: also transfers and the host (sequence start and end)
 
   Context& ctx_;
   VkCommandBuffer cb_ = VK_NULL_HANDLE;

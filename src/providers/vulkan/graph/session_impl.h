@@ -28,8 +28,12 @@ struct Plan {
   std::vector<TensorView> views;  // per value id
   std::vector<char> on_device;    // views[v] is a device tensor for this plan
   std::vector<DeviceBuffer> buffers;            // activations (reused by liveness within the step)
-  std::map<int, HostVisibleBuffer> steps;       // host values the device reads, by value id
+  // Host values the device reads, packed: the host writes step_host, the step starts by copying it into the
+  // device-local step_device where kernels read them (no PCIe reads from kernels).
+  std::map<int, VkDeviceSize> step_offsets;     // by value id
   std::map<int, DType> step_dtypes;
+  HostVisibleBuffer step_host;
+  DeviceBuffer step_device;
   struct Readback {
     int value;
     HostVisibleBuffer buf;

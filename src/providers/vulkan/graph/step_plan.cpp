@@ -145,14 +145,19 @@ std::unique_ptr<Plan> VulkanGraphSession::build_plan(const std::vector<const Ten
     free_list.emplace(p->buffers[buf_of[r]].size(), (size_t)buf_of[r]);
     buf_of[r] = -1;
   };
+  VkDeviceSize step_bytes = 0;
   for (auto& [v, use] : step_values_) {
-    VkDeviceSize bytes = bytes_of(p->views[v]);
-    auto [it, ok] = p->steps.emplace(v, HostVisibleBuffer(ctx_->memory(), "step value " + g.values[v].name,
-                                                          std::max<VkDeviceSize>(bytes, 16)));
-    p->views[v].mem = it->second.slice().sub(0, bytes);
+    p->step_offsets[v] = step_bytes;
+    step_bytes += (bytes_of(p->views[v]) + 255) / 256 * 256;
   }
   p->rec = std::make_unique<CommandRecorder>(*ctx_);
   p->rec->begin();
+  if (step_bytes) {
+    p->step_host = HostVisibleBuffer(ctx_->memory(), "step values (host)", step_bytes);
+    p->step_device = ctx_->memory().allocate("step values", step_bytes);
+    for (auto& [v, off] : p->step_offsets) p->views[v].mem = p->step_device.slice().sub(off, bytes_of(p->views[v]));
+    p->rec->copy(p->step_host.slice(), p->step_device.slice().sub(0, step_bytes));
+  }
   if (profile_) p->rec->write_timestamp(query_pool_, 0);
   for (size_t pos = 0; pos < device_nodes_.size(); pos++) {
     int i = device_nodes_[pos];
@@ -190,12 +195,12 @@ std::unique_ptr<Plan> VulkanGraphSession::build_plan(const std::vector<const Ten
 }
 
 void VulkanGraphSession::write_steps(Plan& p, const std::vector<const Tensor*>& host) {
-  for (auto& [v, buf] : p.steps) {
+  for (auto& [v, off] : p.step_offsets) {
     const Tensor* t = host[v];
     DType dt = p.step_dtypes[v];
     OGX_CHECK(t->shape() == p.views[v].shape, "step value '", model_->graph.values[v].name, "' changed shape");
     if (t->dtype() == dt) {
-      buf.write(t->raw(), t->bytes());
+      p.step_host.write(t->raw(), t->bytes(), off);
       continue;
     }
     OGX_CHECK(dt == DType::i64 || dt == DType::i32, "cannot convert '", model_->graph.values[v].name, "' from ",
@@ -205,7 +210,7 @@ void VulkanGraphSession::write_steps(Plan& p, const std::vector<const Tensor*>& 
       if (dt == DType::i64) reinterpret_cast<int64_t*>(tmp.data())[i] = t->get_i64(i);
       else reinterpret_cast<int32_t*>(tmp.data())[i] = (int32_t)t->get_i64(i);
     }
-    buf.write(tmp.data(), tmp.size());
+    p.step_host.write(tmp.data(), tmp.size(), off);
   }
 }
 
