@@ -1,0 +1,228 @@
+// C API: generator params and generator.
+#include <cmath>
+#include <cstring>
+
+#include "api/handles.h"
+#include "api/tensor_util.h"
+
+using namespace ogx::api;
+
+namespace {
+
+bool is_bool_option(const std::string& name) {
+  return name == "do_sample" || name == "past_present_share_buffer" || name == "early_stopping";
+}
+
+void set_option(OgxGeneratorParams& p, const std::string& name, double value) {
+  // On a copy, so a rejected value leaves the params unchanged.
+  ogx::genai::GeneratorParams copy = p.params;
+  copy.set_search_option(name, value);
+  p.params = std::move(copy);
+}
+
+// The generator's state, locked: its own mutex, then the model's (forward passes of one model are serialized).
+struct Locked {
+  std::lock_guard<std::mutex> gen_lock;
+  ogx::genai::Generator& gen;
+  explicit Locked(const OgxGenerator& g) : gen_lock(g.mu), gen(*g.gen) {}
+};
+
+// Runs `f` (which may run the model) with the model's lock held.
+template <typename F>
+void run_model(const OgxGenerator& g, F&& f) {
+  std::lock_guard<std::mutex> lk(g.shared->run_mu);
+  f();
+}
+
+// After GenerateNextToken or RewindTo the generator holds the logits of an earlier position: the last token has
+// not been through the model yet. The generator runs it lazily on the next GenerateNextToken; GetLogits/SetLogits
+// need it now. Re-appending the last token runs exactly that forward pass (no extra work overall).
+void refresh_logits(OgxGenerator& g, ogx::genai::Generator& gen) {
+  if (!g.logits_stale || gen.token_count() == 0) return;
+  // Done on an end-of-sequence token: re-running it would make the generator forget that it is done.
+  if (gen.is_done() && gen.token_count() < static_cast<size_t>(gen.max_length())) return;
+  int32_t last = gen.last_token();
+  run_model(g, [&] {
+    gen.rewind_to(gen.token_count() - 1);
+    gen.append_tokens({last});
+  });
+  g.logits_stale = false;
+}
+
+}  // namespace
+
+extern "C" {
+
+OgxResult* OgxCreateGeneratorParams(const OgxModel* model, OgxGeneratorParams** out) {
+  return guard([&] {
+    need(out, "OgxCreateGeneratorParams", "out");
+    *out = nullptr;
+    auto& m = live(model, "OgxCreateGeneratorParams", "model");
+    *out = make_handle(OgxGeneratorParams{ogx::genai::GeneratorParams(*m.shared->model)});
+  });
+}
+
+void OgxDestroyGeneratorParams(OgxGeneratorParams* params) { destroy_handle(params, "OgxDestroyGeneratorParams"); }
+
+OgxResult* OgxGeneratorParamsSetSearchNumber(OgxGeneratorParams* params, const char* name, double value) {
+  return guard([&] {
+    auto& p = live(params, "OgxGeneratorParamsSetSearchNumber", "params");
+    need(name, "OgxGeneratorParamsSetSearchNumber", "name");
+    if (!std::isfinite(value))
+      fail(OgxErrorCode_InvalidArgument, std::string("search option '") + name + "' must be a finite number");
+    if (is_bool_option(name) && value != 0 && value != 1)
+      fail(OgxErrorCode_InvalidArgument, std::string("search option '") + name + "' is a boolean: use SetSearchBool");
+    set_option(p, name, value);
+  });
+}
+
+OgxResult* OgxGeneratorParamsSetSearchBool(OgxGeneratorParams* params, const char* name, bool value) {
+  return guard([&] {
+    auto& p = live(params, "OgxGeneratorParamsSetSearchBool", "params");
+    need(name, "OgxGeneratorParamsSetSearchBool", "name");
+    if (!is_bool_option(name))
+      fail(OgxErrorCode_InvalidArgument, std::string("search option '") + name +
+                                             "' is not a boolean (boolean options: do_sample, "
+                                             "past_present_share_buffer, early_stopping)");
+    set_option(p, name, value ? 1.0 : 0.0);
+  });
+}
+
+OgxResult* OgxCreateGenerator(const OgxModel* model, const OgxGeneratorParams* params, OgxGenerator** out) {
+  return guard([&] {
+    need(out, "OgxCreateGenerator", "out");
+    *out = nullptr;
+    auto& m = live(model, "OgxCreateGenerator", "model");
+    auto& p = live(params, "OgxCreateGenerator", "params");
+    auto g = std::make_unique<OgxGenerator>();
+    g->shared = m.shared;
+    g->gen = std::make_unique<ogx::genai::Generator>(m.shared->model, p.params);
+    OgxGenerator* raw = g.release();
+    register_handle(raw, Kind::generator);
+    *out = raw;
+  });
+}
+
+void OgxDestroyGenerator(OgxGenerator* generator) { destroy_handle(generator, "OgxDestroyGenerator"); }
+
+bool OgxGenerator_IsDone(const OgxGenerator* generator) {
+  if (!is_live(generator, Kind::generator, "OgxGenerator_IsDone")) return true;
+  Locked l(*generator);
+  return l.gen.is_done();
+}
+
+OgxResult* OgxGenerator_AppendTokens(OgxGenerator* generator, const int32_t* input_ids, size_t count) {
+  return guard([&] {
+    auto& g = live(generator, "OgxGenerator_AppendTokens", "generator");
+    if (count > 0) need(input_ids, "OgxGenerator_AppendTokens", "input_ids");
+    std::vector<int32_t> ids(input_ids, input_ids + count);
+    Locked l(g);
+    run_model(g, [&] { l.gen.append_tokens(ids); });
+    g.logits_stale = false;
+  });
+}
+
+OgxResult* OgxGenerator_AppendTokenSequences(OgxGenerator* generator, const OgxSequences* sequences) {
+  return guard([&] {
+    auto& g = live(generator, "OgxGenerator_AppendTokenSequences", "generator");
+    auto& s = live(sequences, "OgxGenerator_AppendTokenSequences", "sequences");
+    if (s.seqs.size() != 1)
+      fail(OgxErrorCode_InvalidArgument, "OgxGenerator_AppendTokenSequences: expected 1 sequence (batch size 1), got " +
+                                             std::to_string(s.seqs.size()));
+    Locked l(g);
+    run_model(g, [&] { l.gen.append_tokens(s.seqs[0]); });
+    g.logits_stale = false;
+  });
+}
+
+OgxResult* OgxGenerator_GenerateNextToken(OgxGenerator* generator) {
+  return guard([&] {
+    auto& g = live(generator, "OgxGenerator_GenerateNextToken", "generator");
+    Locked l(g);
+    run_model(g, [&] { l.gen.generate_next_token(); });
+    g.logits_stale = true;
+  });
+}
+
+OgxResult* OgxGenerator_GetNextTokens(const OgxGenerator* generator, const int32_t** out, size_t* count) {
+  return guard([&] {
+    auto& g = live(generator, "OgxGenerator_GetNextTokens", "generator");
+    need(out, "OgxGenerator_GetNextTokens", "out");
+    need(count, "OgxGenerator_GetNextTokens", "count");
+    Locked l(g);
+    g.next_tokens.clear();
+    if (l.gen.token_count() > 0) g.next_tokens.push_back(l.gen.last_token());
+    *out = g.next_tokens.data();
+    *count = g.next_tokens.size();
+  });
+}
+
+size_t OgxGenerator_GetSequenceCount(const OgxGenerator* generator, size_t index) {
+  if (!is_live(generator, Kind::generator, "OgxGenerator_GetSequenceCount")) return 0;
+  Locked l(*generator);
+  return index == 0 ? l.gen.sequence().size() : 0;
+}
+
+const int32_t* OgxGenerator_GetSequenceData(const OgxGenerator* generator, size_t index) {
+  if (!is_live(generator, Kind::generator, "OgxGenerator_GetSequenceData")) return nullptr;
+  Locked l(*generator);
+  static const int32_t empty = 0;  // a valid pointer for a valid index, even with no tokens
+  if (index != 0) return nullptr;
+  return l.gen.sequence().empty() ? &empty : l.gen.sequence().data();
+}
+
+OgxResult* OgxGenerator_TokenCount(const OgxGenerator* generator, size_t* out) {
+  return guard([&] {
+    auto& g = live(generator, "OgxGenerator_TokenCount", "generator");
+    need(out, "OgxGenerator_TokenCount", "out");
+    Locked l(g);
+    *out = l.gen.token_count();
+  });
+}
+
+OgxResult* OgxGenerator_GetLogits(OgxGenerator* generator, OgxTensor** out) {
+  return guard([&] {
+    need(out, "OgxGenerator_GetLogits", "out");
+    *out = nullptr;
+    auto& g = live(generator, "OgxGenerator_GetLogits", "generator");
+    Locked l(g);
+    if (l.gen.token_count() == 0) fail(OgxErrorCode_InvalidArgument, "OgxGenerator_GetLogits: no logits yet: append tokens first");
+    refresh_logits(g, l.gen);
+    const std::vector<float>& logits = l.gen.logits();
+    OgxTensor t = make_tensor(OgxElementType_float32, {1, 1, (int64_t)logits.size()}, "OgxGenerator_GetLogits");
+    t.owned.resize(t.byte_size());
+    std::memcpy(t.owned.data(), logits.data(), t.owned.size());
+    t.data = t.owned.data();
+    *out = make_handle(std::move(t));
+  });
+}
+
+OgxResult* OgxGenerator_SetLogits(OgxGenerator* generator, const OgxTensor* logits) {
+  return guard([&] {
+    auto& g = live(generator, "OgxGenerator_SetLogits", "generator");
+    auto& t = live(logits, "OgxGenerator_SetLogits", "logits");
+    if (t.type != OgxElementType_float32)
+      fail(OgxErrorCode_InvalidArgument, "OgxGenerator_SetLogits: logits must be a float32 tensor");
+    Locked l(g);
+    if (l.gen.token_count() == 0) fail(OgxErrorCode_InvalidArgument, "OgxGenerator_SetLogits: append tokens first");
+    refresh_logits(g, l.gen);
+    size_t vocab = l.gen.logits().size();
+    if (t.element_count() != vocab)
+      fail(OgxErrorCode_InvalidArgument, "OgxGenerator_SetLogits: expected " + std::to_string(vocab) +
+                                             " values (batch 1 x vocabulary), got " + std::to_string(t.element_count()));
+    const float* p = static_cast<const float*>(t.data);
+    run_model(g, [&] { l.gen.set_logits(std::vector<float>(p, p + vocab)); });
+    g.logits_stale = false;
+  });
+}
+
+OgxResult* OgxGenerator_RewindTo(OgxGenerator* generator, size_t new_length) {
+  return guard([&] {
+    auto& g = live(generator, "OgxGenerator_RewindTo", "generator");
+    Locked l(g);
+    l.gen.rewind_to(new_length);
+    g.logits_stale = true;
+  });
+}
+
+}  // extern "C"

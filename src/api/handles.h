@@ -1,0 +1,158 @@
+// The objects behind the C API's opaque handles, the registry of live handles, and the call guard that turns
+// every C++ exception into an OgxResult.
+#pragma once
+#include <memory>
+#include <mutex>
+#include <string>
+#include <typeinfo>
+#include <vector>
+
+#include "genai/generator.h"
+#include "genai/model.h"
+#include "genai/tokenizer/tokenizer.h"
+#include "ogx/ogx.h"
+
+struct OgxResult {
+  OgxErrorCode code = OgxErrorCode_Internal;
+  std::string message;
+};
+
+struct OgxConfig {
+  ogx::genai::Config config;
+};
+
+// The model and the lock that serializes forward passes of the generators sharing it.
+struct SharedModel {
+  std::shared_ptr<ogx::genai::Model> model;
+  std::mutex run_mu;
+};
+
+struct OgxModel {
+  std::shared_ptr<SharedModel> shared;
+};
+
+struct OgxTokenizer {
+  std::shared_ptr<ogx::tok::Tokenizer> tokenizer;
+};
+
+struct OgxTokenizerStream {
+  std::unique_ptr<ogx::tok::TokenizerStream> stream;
+  std::string last;  // the chunk returned by the latest call (borrowed by the caller)
+};
+
+struct OgxSequences {
+  std::vector<std::vector<int32_t>> seqs;
+};
+
+struct OgxGeneratorParams {
+  ogx::genai::GeneratorParams params;
+};
+
+struct OgxGenerator {
+  mutable std::mutex mu;  // one call at a time
+  std::shared_ptr<SharedModel> shared;
+  std::unique_ptr<ogx::genai::Generator> gen;
+  mutable std::vector<int32_t> next_tokens;  // storage behind GetNextTokens
+  // True when the last token has not been through the model yet (after GenerateNextToken or RewindTo), so the
+  // generator's logits belong to an earlier position.
+  bool logits_stale = false;
+};
+
+struct OgxTensor {
+  OgxElementType type = OgxElementType_undefined;
+  std::vector<int64_t> shape;
+  void* data = nullptr;            // borrowed, or owned.data()
+  std::vector<unsigned char> owned;
+  size_t element_count() const;
+  size_t byte_size() const;
+};
+
+struct OgxStringArray {
+  std::vector<std::string> items;
+};
+
+namespace ogx::api {
+
+// Kinds of registered objects (the registry maps an address to its kind).
+enum class Kind { result, string, config, model, tokenizer, stream, sequences, params, generator, tensor, strings };
+const char* kind_name(Kind k);
+
+template <typename T> constexpr Kind kind_of();
+template <> constexpr Kind kind_of<OgxConfig>() { return Kind::config; }
+template <> constexpr Kind kind_of<OgxModel>() { return Kind::model; }
+template <> constexpr Kind kind_of<OgxTokenizer>() { return Kind::tokenizer; }
+template <> constexpr Kind kind_of<OgxTokenizerStream>() { return Kind::stream; }
+template <> constexpr Kind kind_of<OgxSequences>() { return Kind::sequences; }
+template <> constexpr Kind kind_of<OgxGeneratorParams>() { return Kind::params; }
+template <> constexpr Kind kind_of<OgxGenerator>() { return Kind::generator; }
+template <> constexpr Kind kind_of<OgxTensor>() { return Kind::tensor; }
+template <> constexpr Kind kind_of<OgxStringArray>() { return Kind::strings; }
+template <> constexpr Kind kind_of<OgxResult>() { return Kind::result; }
+
+void register_handle(const void* p, Kind k);
+// Removes a live handle of kind k; false (and a log line) when p is not one.
+bool unregister_handle(const void* p, Kind k, const char* fn);
+// Throws ApiError unless p is a live handle of kind k. `what` names the argument in the message.
+void check_handle(const void* p, Kind k, const char* fn, const char* what);
+// Non-throwing check for the calls that return a value directly; logs the problem when false.
+bool is_live(const void* p, Kind k, const char* fn) noexcept;
+
+// An error in how the API was called (bad argument or handle), as opposed to an engine error.
+struct ApiError {
+  OgxErrorCode code;
+  std::string message;
+};
+[[noreturn]] void fail(OgxErrorCode code, const std::string& message);
+
+// Validates a handle and returns the object.
+template <typename T>
+T& live(T* p, const char* fn, const char* what) {
+  check_handle(p, kind_of<T>(), fn, what);
+  return *p;
+}
+template <typename T>
+const T& live(const T* p, const char* fn, const char* what) {
+  check_handle(p, kind_of<T>(), fn, what);
+  return *p;
+}
+
+// Creates a registered object for an out parameter.
+template <typename T>
+T* make_handle(T&& value) {
+  T* p = new T(std::move(value));
+  register_handle(p, kind_of<T>());
+  return p;
+}
+
+template <typename T>
+void destroy_handle(T* p, const char* fn) {
+  if (p && unregister_handle(p, kind_of<T>(), fn)) delete p;
+}
+
+// Checks a pointer argument.
+void need(const void* p, const char* fn, const char* what);
+// A caller-owned copy of a string, registered for OgxDestroyString.
+const char* owned_string(const std::string& s);
+
+OgxResult* error_result(OgxErrorCode code, const std::string& message);
+
+// Runs f, mapping every exception to an OgxResult (NULL on success).
+template <typename F>
+OgxResult* guard(F&& f) noexcept {
+  try {
+    f();
+    return nullptr;
+  } catch (const ApiError& e) {
+    return error_result(e.code, e.message);
+  } catch (const ogx::Error& e) {
+    return error_result(OgxErrorCode_Runtime, e.what());
+  } catch (const std::bad_alloc&) {
+    return error_result(OgxErrorCode_OutOfMemory, "out of memory");
+  } catch (const std::exception& e) {
+    return error_result(OgxErrorCode_Internal, std::string("internal error: ") + e.what());
+  } catch (...) {
+    return error_result(OgxErrorCode_Internal, "internal error: unknown exception");
+  }
+}
+
+}  // namespace ogx::api

@@ -1,0 +1,71 @@
+// Python: Generator. The GIL is released while the model runs.
+#include "py_util.h"
+
+namespace ogx::py_module {
+
+namespace {
+
+void set_logits(ogx::Generator& g, const py::object& values) {
+  if (py::isinstance<py::str>(values)) throw py::type_error("set_logits: expected a float32 array");
+  py::array a = py::module_::import("numpy").attr("asarray")(values);
+  char kind = a.dtype().kind();
+  if (kind != 'f' && kind != 'i' && kind != 'u')
+    throw py::type_error("set_logits: expected an array of numbers, got " + std::string(py::str(a.dtype())));
+  auto f = py::array_t<float, py::array::c_style | py::array::forcecast>::ensure(a);
+  std::vector<int64_t> shape(f.shape(), f.shape() + f.ndim());
+  auto tensor = ogx::Tensor::Create(const_cast<float*>(f.data()), shape, OgxElementType_float32);
+  nogil([&] { g.SetLogits(*tensor); });  // copied: `f` may go once this returns
+}
+
+py::array_t<float> get_logits(ogx::Generator& g) {
+  auto t = nogil([&] { return g.GetLogits(); });
+  std::vector<int64_t> shape = t->Shape();
+  std::vector<py::ssize_t> dims(shape.begin(), shape.end());
+  py::array_t<float> a(dims);
+  std::copy_n(static_cast<const float*>(t->Data()), t->ElementCount(), a.mutable_data());
+  return a;
+}
+
+}  // namespace
+
+void bind_generator(py::module_& m) {
+  py::class_<ogx::Generator>(m, "Generator", "Runs the model token by token.")
+      .def(py::init([](const ogx::Model& md, const ogx::GeneratorParams& p) {
+             return nogil([&] { return std::make_unique<ogx::Generator>(md, p); });
+           }),
+           py::arg("model"), py::arg("params"))
+      .def("is_done", [](const ogx::Generator& g) { return nogil([&] { return g.IsDone(); }); })
+      .def("append_tokens",
+           [](ogx::Generator& g, const py::object& tokens) {
+             auto ids = token_ids(tokens, "append_tokens");
+             nogil([&] { g.AppendTokens(ids); });
+           },
+           py::arg("tokens"), "Run the model on new tokens (list of ints or integer numpy array).")
+      .def("generate_next_token", [](ogx::Generator& g) { nogil([&] { g.GenerateNextToken(); }); })
+      .def("get_next_tokens",
+           [](const ogx::Generator& g) {
+             auto v = nogil([&] {
+               auto s = g.GetNextTokens();
+               return std::vector<int32_t>(s.begin(), s.end());
+             });
+             return to_numpy(v);
+           },
+           "The last token of each sequence (numpy int32 [batch]).")
+      .def("get_sequence",
+           [](const ogx::Generator& g, int64_t index) {
+             if (index < 0) throw py::index_error("get_sequence: index must be >= 0");
+             return to_numpy(nogil([&] { return g.GetSequence(static_cast<size_t>(index)); }));
+           },
+           py::arg("index"), "All tokens of a sequence (prompt + generated), numpy int32.")
+      .def("get_logits", &get_logits, "Logits of the last position: numpy float32 [batch, 1, vocab] (a copy).")
+      .def("set_logits", &set_logits, py::arg("logits"), "Replace the logits the next token is picked from.")
+      .def("rewind_to",
+           [](ogx::Generator& g, int64_t n) {
+             if (n < 0) throw py::value_error("rewind_to: length must be >= 0");
+             nogil([&] { g.RewindTo(static_cast<size_t>(n)); });
+           },
+           py::arg("new_length"))
+      .def("token_count", [](const ogx::Generator& g) { return nogil([&] { return g.TokenCount(); }); });
+}
+
+}  // namespace ogx::py_module

@@ -1,0 +1,91 @@
+// Python: Tokenizer and TokenizerStream.
+#include "py_util.h"
+
+namespace ogx::py_module {
+
+namespace {
+
+// A chat given as a JSON string, or as a list of {"role", "content"} dicts (serialized here).
+std::string json_arg(const py::handle& obj, const char* what) {
+  if (py::isinstance<py::str>(obj)) return obj.cast<std::string>();
+  if (py::isinstance<py::list>(obj) || py::isinstance<py::tuple>(obj) || py::isinstance<py::dict>(obj))
+    return py::module_::import("json").attr("dumps")(obj).cast<std::string>();
+  throw py::type_error(std::string(what) + ": expected a JSON string or a list of dicts, got " +
+                       std::string(py::str(py::type::of(obj).attr("__name__"))));
+}
+
+std::vector<std::string> decode_batch(const ogx::Tokenizer& t, const py::object& tokens) {
+  auto rows = token_rows(tokens, "decode_batch");
+  return nogil([&] {
+    std::vector<std::string> out;
+    for (auto& r : rows) out.push_back(t.Decode(r));
+    return out;
+  });
+}
+
+py::array_t<int32_t> encode_batch(const ogx::Tokenizer& t, const std::vector<std::string>& texts) {
+  std::unique_ptr<ogx::Tensor> tensor = nogil([&] { return t.EncodeBatch(texts); });
+  std::vector<int64_t> shape = tensor->Shape();
+  py::array_t<int32_t> a({static_cast<py::ssize_t>(shape[0]), static_cast<py::ssize_t>(shape[1])});
+  std::copy_n(static_cast<const int32_t*>(tensor->Data()), tensor->ElementCount(), a.mutable_data());
+  return a;
+}
+
+}  // namespace
+
+void bind_tokenizer(py::module_& m) {
+  py::class_<ogx::TokenizerStream>(m, "TokenizerStream", "Decodes one token at a time (special tokens skipped).")
+      .def("decode",
+           [](ogx::TokenizerStream& s, int64_t token) {
+             if (token < INT32_MIN || token > INT32_MAX) throw py::value_error("decode: token id does not fit int32");
+             return nogil([&] { return std::string(s.Decode(static_cast<int32_t>(token))); });
+           },
+           py::arg("token"), "The text this token adds ('' while a multi-byte character is incomplete).")
+      .def("flush", [](ogx::TokenizerStream& s) { return nogil([&] { return s.Flush(); }); },
+           "Any text held back at the end; resets the stream.");
+
+  py::class_<ogx::Tokenizer>(m, "Tokenizer", "The tokenizer of a model's folder.")
+      .def(py::init([](const ogx::Model& md) { return nogil([&] { return std::make_unique<ogx::Tokenizer>(md); }); }),
+           py::arg("model"))
+      .def("encode",
+           [](const ogx::Tokenizer& t, const std::string& text) {
+             auto ids = nogil([&] { return t.Encode(text.c_str()); });
+             return to_numpy(ids);
+           },
+           py::arg("text"), "Token ids (numpy int32) of UTF-8 text, BOS added as the tokenizer is configured.")
+      .def("decode",
+           [](const ogx::Tokenizer& t, const py::object& tokens) {
+             auto ids = token_ids(tokens, "decode");
+             return nogil([&] { return t.Decode(ids); });
+           },
+           py::arg("tokens"), "Text of token ids (special tokens skipped).")
+      .def("encode_batch", &encode_batch, py::arg("texts"),
+           "Token ids of several texts: numpy int32 [count, longest], right-padded with pad_token_id.")
+      .def("decode_batch", &decode_batch, py::arg("tokens"),
+           "Texts of a 2-D array or a list of token-id sequences.")
+      .def("to_token_id",
+           [](const ogx::Tokenizer& t, const std::string& s) { return nogil([&] { return t.ToTokenId(s.c_str()); }); },
+           py::arg("text"), "The id of one vocabulary entry, -1 if absent.")
+      .def("apply_chat_template",
+           [](const ogx::Tokenizer& t, const py::object& messages, const std::optional<std::string>& template_str,
+              const py::object& tools, bool add_generation_prompt) {
+             std::string msgs = json_arg(messages, "apply_chat_template(messages)");
+             std::string tools_json = tools.is_none() ? "" : json_arg(tools, "apply_chat_template(tools)");
+             return nogil([&] {
+               return t.ApplyChatTemplate(template_str ? template_str->c_str() : nullptr, msgs.c_str(),
+                                          tools_json.empty() ? nullptr : tools_json.c_str(), add_generation_prompt);
+             });
+           },
+           py::arg("messages"), py::kw_only(), py::arg("template_str") = py::none(), py::arg("tools") = py::none(),
+           py::arg("add_generation_prompt") = true,
+           "Render a chat (JSON string or list of {'role', 'content'} dicts) with the tokenizer's chat template.")
+      .def("create_stream",
+           [](const ogx::Tokenizer& t) { return nogil([&] { return std::make_unique<ogx::TokenizerStream>(t); }); })
+      .def_property_readonly("bos_token_id", [](const ogx::Tokenizer& t) { return nogil([&] { return t.GetBosTokenId(); }); })
+      .def_property_readonly("pad_token_id", [](const ogx::Tokenizer& t) { return nogil([&] { return t.GetPadTokenId(); }); })
+      .def_property_readonly("eos_token_ids", [](const ogx::Tokenizer& t) {
+        return to_numpy(nogil([&] { return t.GetEosTokenIds(); }));
+      });
+}
+
+}  // namespace ogx::py_module

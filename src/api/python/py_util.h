@@ -1,0 +1,46 @@
+// Shared helpers of the Python module: GIL release around library calls, token-id conversion from Python
+// objects, numpy results.
+#pragma once
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <span>
+#include <string>
+#include <vector>
+
+#include "ogx/ogx.hpp"
+
+namespace ogx::py_module {
+
+namespace py = pybind11;
+
+// Runs f without the GIL. Every call into the library goes through here: model runs take long, and the library's
+// log callback takes the GIL while holding the log lock, so no thread may wait for the log lock while holding it.
+template <typename F>
+auto nogil(F&& f) -> decltype(f()) {
+  py::gil_scoped_release release;
+  return f();
+}
+
+// Token ids from a list/tuple of ints or a numpy integer array (1-D, or 2-D with one row for batch size 1).
+// Raises TypeError for non-integer input and ValueError for ids that do not fit int32 or for other shapes.
+std::vector<int32_t> token_ids(const py::handle& obj, const char* what);
+
+// Rows of token ids from a 2-D integer array or a list of integer sequences (rows may differ in length).
+std::vector<std::vector<int32_t>> token_rows(const py::handle& obj, const char* what);
+
+inline py::array_t<int32_t> to_numpy(std::span<const int32_t> v) {
+  py::array_t<int32_t> a(static_cast<py::ssize_t>(v.size()));
+  std::copy(v.begin(), v.end(), a.mutable_data());
+  return a;
+}
+
+// A path argument: str or os.PathLike.
+std::string path_arg(const py::handle& obj, const char* what);
+
+void bind_config_model(py::module_& m);
+void bind_tokenizer(py::module_& m);
+void bind_generator(py::module_& m);
+
+}  // namespace ogx::py_module
