@@ -93,9 +93,11 @@ class RotaryOp : public DeviceOp {
 };
 
 // Inputs: 0 query, 1 key, 2 value, 3 past_key, 4 past_value (the session's device KV cache, [B, Hkv, capacity, D],
-// also bound as outputs 1 and 2), 5 seqlens_k, 6 total_sequence_length, 7 cos_cache, 8 sin_cache.
+// also bound as outputs 1 and 2), 5 seqlens_k, 6 total_sequence_length, 7 cos_cache, 8 sin_cache, 9 position_ids
+// (rotary positions; int64 [B, S]).
 class GqaOp : public DeviceOp {
  public:
+  DType step_input_dtype(int i, DType given) const override { return i == 9 ? DType::i64 : given; }
   explicit GqaOp(OpBuildContext& b) : node_(b.node) {
     p_.num_heads = node_.attr_int("num_heads", 0);
     p_.kv_num_heads = node_.attr_int("kv_num_heads", 0);
@@ -106,8 +108,8 @@ class GqaOp : public DeviceOp {
     p_.rotary_interleaved = node_.attr_int("rotary_interleaved", 0) != 0;
     OGX_CHECK(node_.attr_int("smooth_softmax", 0) == 0, node_.describe(), ": smooth_softmax is not supported on the "
               "Vulkan provider");
-    for (int i = 9; i < (int)node_.inputs.size(); i++)
-      OGX_CHECK(node_.inputs[i] < 0, node_.describe(), ": input ", i, " (position_ids / attention_bias / head_sink) "
+    for (int i = 10; i < (int)node_.inputs.size(); i++)
+      OGX_CHECK(node_.inputs[i] < 0, node_.describe(), ": input ", i, " (attention_bias / head_sink) "
                 "is not supported on the Vulkan provider");
   }
   void infer(const OpArgs& a) override {
@@ -140,6 +142,7 @@ class GqaOp : public DeviceOp {
     if (p_.do_rotary) {
       t.cos_cache = &need_in(a, 7, node_);
       t.sin_cache = &need_in(a, 8, node_);
+      if (a.in.size() > 9) t.position_ids = a.in[9];
     }
     t.output = *a.out[0];
     const Shape& kc = t.k_cache.shape;

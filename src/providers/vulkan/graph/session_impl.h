@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "providers/vulkan/graph/device_op.h"
+#include "providers/vulkan/graph/fusion.h"
 #include "providers/vulkan/graph/host_eval.h"
 #include "providers/vulkan/graph/vulkan_session.h"
 
@@ -51,7 +52,7 @@ class VulkanGraphSession : public Session {
   VulkanGraphSession(std::shared_ptr<const Model> model, const SessionOptions& opts);
   ~VulkanGraphSession() override;
   void run(const std::vector<NamedTensor>& inputs, std::vector<NamedTensor>& outputs) override;
-  const Graph& graph() const override { return model_->graph; }
+  const Graph& graph() const override { return original_->graph; }
   std::string provider_name() const override { return "vulkan"; }
   bool owns_kv_cache() const override { return !kv_.empty(); }
   std::vector<std::pair<std::string, double>> stats() const override;
@@ -71,7 +72,9 @@ class VulkanGraphSession : public Session {
   OpArgs make_args(Plan& p, int node, const std::vector<const Tensor*>& host);
   void write_steps(Plan& p, const std::vector<const Tensor*>& host);
 
-  std::shared_ptr<const Model> model_;
+  std::shared_ptr<const Model> model_;     // the graph the session runs: the caller's after the fusion rewrites
+  std::shared_ptr<const Model> original_;  // the caller's
+  FusionCounts fusions_;
   SessionOptions opts_;
   std::unique_ptr<Context> ctx_;
   bool graph_capture_ = true;

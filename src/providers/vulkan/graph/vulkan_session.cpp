@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "common/log.h"
+#include "providers/vulkan/graph/fusion.h"
 #include "providers/vulkan/graph/session_impl.h"
 #include "providers/vulkan/transfer.h"
 
@@ -43,11 +44,19 @@ VulkanGraphSession::VulkanGraphSession(std::shared_ptr<const Model> model, const
   InstanceOptions inst;
   auto options = context_options(opts, &inst, &graph_capture_, &profile_);
   ctx_ = Context::create(options, inst);
+  original_ = model_;
+  auto work = std::make_shared<Model>(*model_);  // private copy (weights shared) for the rewrites
+  size_t values_before = work->graph.values.size();
+  fusions_ = fuse_decoder_patterns(work->graph);
+  model_ = work;
   const Graph& g = model_->graph;
   if (!opts.last_position_output.empty()) last_position_value_ = g.find(opts.last_position_output);
   fold_constants();
   place_nodes();
   build_ops();
+  // Concatenated weights made by the rewrites live on the device now; drop the host copies.
+  for (size_t v = values_before; v < work->graph.values.size(); v++)
+    if (work->graph.values[v].is_constant) work->graph.values[v].constant = Tensor();
   if (profile_) {
     OGX_CHECK(ctx_->info().timestamp_period > 0, "enable_profiling: the device has no compute timestamps");
     VkQueryPoolCreateInfo qi{VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO};
@@ -390,7 +399,10 @@ std::vector<std::pair<std::string, double>> VulkanGraphSession::stats() const {
           {"runs", (double)runs_},
           {"submits", (double)ctx_->submit_count()},
           {"device_bytes", (double)ctx_->memory().bytes_in_use()},
-          {"kv_capacity", (double)kv_capacity_}};
+          {"kv_capacity", (double)kv_capacity_},
+          {"fused_qkv", (double)fusions_.qkv},
+          {"fused_rotary", (double)fusions_.rotary},
+          {"fused_gate_up", (double)fusions_.gate_up}};
   if (replay_runs_ > 0) {
     s.push_back({"replay_run_us", run_us_ / replay_runs_});
     s.push_back({"replay_submit_wait_us", wait_us_ / replay_runs_});

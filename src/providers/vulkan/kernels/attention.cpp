@@ -65,20 +65,27 @@ void group_query_attention(CommandRecorder& rec, const GqaParams& pr, const GqaT
   BufferSlice q_rot = ws.q_rotated.slice().sub(0, d.B * d.Hq * d.S * d.D * 4);
   BufferSlice cos_mem = t.cos_cache ? t.cos_cache->mem : t.query.mem, sin_mem = t.sin_cache ? t.sin_cache->mem : t.query.mem;
   {
+    bool pos = pr.do_rotary && t.position_ids;
+    if (pos)
+      OGX_CHECK(t.position_ids->dtype == DType::i64 && t.position_ids->numel() == d.B * d.S,
+                "GroupQueryAttention: position_ids must be int64 [B, S]");
+    uint32_t flags = (pr.do_rotary ? 1u : 0u) | (pr.rotary_interleaved ? 2u : 0u) | (pos ? 4u : 0u);
     struct {
-      uint64_t q, k, v, seqlens, total, cos_c, sin_c, q_out, k_cache, v_cache;
-      uint32_t B, S, Hq, Hkv, D, max_seq, q_row, kv_row, rotary, interleaved, max_pos;
+      uint64_t q, k, v, seqlens, total, cos_c, sin_c, q_out, k_cache, v_cache, pos_ids;
+      uint32_t B, S, Hq, Hkv, D, max_seq, q_row, kv_row, flags, max_pos;
     } p{addr(t.query), k_addr, v_addr, addr(t.seqlens_k), addr(t.total_sequence_length),
         pr.do_rotary ? addr(*t.cos_cache) : 0, pr.do_rotary ? addr(*t.sin_cache) : 0, q_rot.address,
-        addr(t.k_cache), addr(t.v_cache), (uint32_t)d.B, (uint32_t)d.S, (uint32_t)d.Hq, (uint32_t)d.Hkv,
-        (uint32_t)d.D, (uint32_t)d.max_seq, q_row, kv_row, pr.do_rotary, pr.rotary_interleaved,
+        addr(t.k_cache), addr(t.v_cache), pos ? addr(*t.position_ids) : 0, (uint32_t)d.B, (uint32_t)d.S,
+        (uint32_t)d.Hq, (uint32_t)d.Hkv, (uint32_t)d.D, (uint32_t)d.max_seq, q_row, kv_row, flags,
         pr.do_rotary ? (uint32_t)t.cos_cache->shape[0] : 0};
+    static_assert(sizeof(p) <= 128, "push constants");
     const Pipeline& pl = ctx.pipelines().get(std::string("gqa_prepare_") + ty);
     uint32_t gx, gy;
     grid_2d(div_up(d.B * d.S * (d.Hq + 2 * d.Hkv) * d.D, 256), &gx, &gy);
     BufferSlice kin = t.key ? t.key->mem : t.query.mem, vin = t.value ? t.value->mem : t.query.mem;
+    BufferSlice pos_mem = pos ? t.position_ids->mem : t.query.mem;
     rec.dispatch(pl, &p, sizeof(p), gx, gy, 1,
-                 {t.query.mem, kin, vin, t.seqlens_k.mem, t.total_sequence_length.mem, cos_mem, sin_mem},
+                 {t.query.mem, kin, vin, t.seqlens_k.mem, t.total_sequence_length.mem, cos_mem, sin_mem, pos_mem},
                  {q_rot, t.k_cache.mem, t.v_cache.mem});
   }
   float scale = pr.scale != 0.0f ? pr.scale : 1.0f / std::sqrt((float)d.D);

@@ -27,6 +27,7 @@ struct GqaTensors {
   TensorView total_sequence_length;  // int32 [1]
   const TensorView* cos_cache = nullptr;  // [max_pos, D/2] when do_rotary
   const TensorView* sin_cache = nullptr;
+  const TensorView* position_ids = nullptr;  // int64 [B, S]: rotary positions (else past + s)
   TensorView output;                 // [B, S, Hq*D]
 };
 

@@ -1,4 +1,5 @@
-// GroupQueryAttention step 1: optional rotary on q and k (position = past + s), q to the fp32 scratch
+// GroupQueryAttention step 1: optional rotary on q and k (position = position_ids[b, s] when given, else past + s),
+// q to the fp32 scratch
 // [B, Hq, S, D], new k and v into the caches [B, Hkv, max_seq, D] at past + s.
 // q/k/v are read through row strides so a packed QKV tensor [B, S, (Hq + 2 Hkv) * D] works too.
 #version 460
@@ -18,18 +19,20 @@ layout(push_constant) uniform Push {
   F32Buf q_out;      // [B, Hq, S, D]
   ActBuf k_cache;    // [B, Hkv, max_seq, D]
   ActBuf v_cache;    // [B, Hkv, max_seq, D]
+  U32Buf pos_ids;    // when flags & 4: int64 [B, S] rotary positions
   uint B, S, Hq, Hkv, D, max_seq;
   uint q_row, kv_row;
-  uint rotary, interleaved, max_pos;
+  uint flags;        // 1: rotary, 2: interleaved, 4: position_ids given
+  uint max_pos;
 } p;
 
 float rotate(ActBuf src, uint base, uint j, int position) {
   float xj = float(src.v[base + j]);
-  if (p.rotary == 0) return xj;
+  if ((p.flags & 1u) == 0) return xj;
   uint half_dim = p.D / 2;
   bool first;
   uint idx, pair;
-  if (p.interleaved != 0) {
+  if ((p.flags & 2u) != 0) {
     idx = j / 2; first = (j % 2) == 0; pair = first ? j + 1 : j - 1;
   } else {
     first = j < half_dim; idx = first ? j : j - half_dim; pair = first ? j + half_dim : j - half_dim;
@@ -47,8 +50,9 @@ void main() {
   uint j = i % p.D, h = (i / p.D) % heads, s = (i / (p.D * heads)) % p.S, b = i / (p.D * heads * p.S);
   int past = past_of(p.seqlens, p.total, b, p.S);
   int position = past + int(s);
+  int rot_pos = (p.flags & 4u) != 0 ? load_i64(p.pos_ids, b * p.S + s) : position;
   if (h < p.Hq) {
-    float r = rotate(p.q, (b * p.S + s) * p.q_row + h * p.D, j, position);
+    float r = rotate(p.q, (b * p.S + s) * p.q_row + h * p.D, j, rot_pos);
     p.q_out.v[((b * p.Hq + h) * p.S + s) * p.D + j] = r;
     return;
   }
@@ -57,7 +61,7 @@ void main() {
   uint dst = ((b * p.Hkv + kvh) * p.max_seq + uint(position)) * p.D + j;
   uint src = (b * p.S + s) * p.kv_row + kvh * p.D;
   if (h < p.Hq + p.Hkv)
-    p.k_cache.v[dst] = TO_STORE(rotate(p.k, src, j, position));
+    p.k_cache.v[dst] = TO_STORE(rotate(p.k, src, j, rot_pos));
   else
     p.v_cache.v[dst] = p.v.v[src + j];
 }

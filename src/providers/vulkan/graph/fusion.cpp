@@ -1,0 +1,268 @@
+#include "providers/vulkan/graph/fusion.h"
+
+#include <algorithm>
+#include <cstring>
+#include <set>
+
+namespace ogx::vk::graph {
+namespace {
+
+bool is_op(const Node& n, const char* domain, const char* op) { return n.domain == domain && n.op_type == op; }
+bool is_linear(const Node& n) { return is_op(n, "", "MatMul") || is_op(n, "com.microsoft", "MatMulNBits"); }
+int in(const Node& n, size_t k) { return k < n.inputs.size() ? n.inputs[k] : -1; }
+
+class Rewriter {
+ public:
+  explicit Rewriter(Graph& g) : g_(g) {
+    producer_.assign(g.values.size(), -1);
+    users_.resize(g.values.size());
+    for (size_t i = 0; i < g.nodes.size(); i++) {
+      for (int v : g.nodes[i].outputs)
+        if (v >= 0) producer_[v] = (int)i;
+      for (int v : g.nodes[i].inputs)
+        if (v >= 0) users_[v].push_back((int)i);
+    }
+    for (int v : g.output_ids) outputs_.insert(v);
+    dead_.assign(g.nodes.size(), 0);
+  }
+
+  // The node producing v when v feeds exactly `only` (and is no graph output), else -1.
+  int sole_producer(int v, int only) const {
+    if (v < 0 || outputs_.count(v) || users_[v].size() != 1 || users_[v][0] != only) return -1;
+    int p = producer_[v];
+    return p >= 0 && !dead_[p] ? p : -1;
+  }
+  const Tensor* constant(int v) const { return v >= 0 && g_.values[v].is_constant ? &g_.values[v].constant : nullptr; }
+
+  // Projections of one input with constant weights and the same attributes, so their weights can be concatenated.
+  bool compatible(const std::vector<int>& ns) const {
+    const Node& a = g_.nodes[ns[0]];
+    for (int i : ns) {
+      const Node& n = g_.nodes[i];
+      if (!is_linear(n) || n.op_type != a.op_type || in(n, 0) != in(a, 0) || !constant(in(n, 1))) return false;
+      if (n.op_type == "MatMul") {
+        const Tensor* w = constant(in(n, 1));
+        if (w->rank() != 2 || w->dim(0) != constant(in(a, 1))->dim(0) || w->dtype() != constant(in(a, 1))->dtype())
+          return false;
+        continue;
+      }
+      for (const char* k : {"K", "bits", "block_size", "accuracy_level"})
+        if (n.attr_int(k, -1) != a.attr_int(k, -1)) return false;
+      if (!constant(in(n, 2)) || in(n, 4) >= 0 || in(n, 5) >= 0) return false;
+      if ((in(n, 3) >= 0) != (in(a, 3) >= 0) || (in(n, 3) >= 0 && !constant(in(n, 3)))) return false;
+      if (constant(in(n, 2))->dtype() != constant(in(a, 2))->dtype()) return false;
+    }
+    return true;
+  }
+
+  // One projection with the weights of `ns` concatenated along N (outputs in that order); returns its output.
+  int fuse_linear(const std::vector<int>& ns, const std::string& name) {
+    Node f = g_.nodes[ns[0]];
+    f.name = name;
+    int out = g_.add_value(name + "/output_0");
+    f.outputs = {out};
+    if (f.op_type == "MatMul") {
+      f.inputs = {in(f, 0), add_constant(name + ".weight", concat_columns(ns))};
+    } else {
+      int64_t N = 0;
+      for (int i : ns) N += g_.nodes[i].attr_int("N", 0);
+      f.attrs["N"] = N;
+      int zp = in(f, 3) >= 0 ? add_constant(name + ".zero_points", concat_rows(ns, 3)) : -1;
+      f.inputs = {in(f, 0), add_constant(name + ".weight", concat_rows(ns, 1)),
+                  add_constant(name + ".scales", concat_rows(ns, 2))};
+      if (zp >= 0) f.inputs.push_back(zp);
+    }
+    int at = *std::min_element(ns.begin(), ns.end());
+    inserts_.push_back({at, std::move(f)});
+    for (int i : ns) dead_[i] = 1;
+    return out;
+  }
+
+  void replace(int node, Node n) {
+    dead_[node] = 1;
+    inserts_.push_back({node, std::move(n)});
+  }
+  void kill(int node) { dead_[node] = 1; }
+  Graph& graph() { return g_; }
+
+  // Rebuilds the node list: new nodes at the position of the first node they replace, dead ones dropped.
+  void commit() {
+    std::vector<Node> nodes;
+    std::stable_sort(inserts_.begin(), inserts_.end(), [](auto& a, auto& b) { return a.first < b.first; });
+    size_t k = 0;
+    for (size_t i = 0; i < g_.nodes.size(); i++) {
+      for (; k < inserts_.size() && inserts_[k].first == (int)i; k++) nodes.push_back(std::move(inserts_[k].second));
+      if (!dead_[i]) nodes.push_back(std::move(g_.nodes[i]));
+    }
+    g_.nodes = std::move(nodes);
+  }
+
+ private:
+  int add_constant(const std::string& name, Tensor t) {
+    int v = g_.add_value(name);
+    g_.values[v].is_constant = true;
+    g_.values[v].constant = std::move(t);
+    return v;
+  }
+  // MatMul weights [K, N_i] -> [K, sum N_i].
+  Tensor concat_columns(const std::vector<int>& ns) const {
+    std::vector<const Tensor*> ws;
+    int64_t N = 0;
+    for (int i : ns) {
+      ws.push_back(constant(in(g_.nodes[i], 1)));
+      N += ws.back()->dim(1);
+    }
+    int64_t K = ws[0]->dim(0);
+    size_t es = dtype_size(ws[0]->dtype());
+    Tensor out(ws[0]->dtype(), {K, N});
+    char* dst = static_cast<char*>(out.raw());
+    for (int64_t k = 0; k < K; k++)
+      for (const Tensor* w : ws) {
+        size_t row = (size_t)w->dim(1) * es;
+        std::memcpy(dst, static_cast<const char*>(w->raw()) + k * row, row);
+        dst += row;
+      }
+    return out;
+  }
+  // MatMulNBits input `k` (B, scales or zero points; N-major) of each node, stacked along N.
+  Tensor concat_rows(const std::vector<int>& ns, int k) const {
+    std::vector<const Tensor*> ts;
+    int64_t lead = 0;
+    for (int i : ns) {
+      ts.push_back(constant(in(g_.nodes[i], k)));
+      lead += ts.back()->rank() ? ts.back()->dim(0) : 1;
+    }
+    Shape s = ts[0]->shape();
+    if (s.empty()) s = {1};
+    s[0] = lead;
+    Tensor out(ts[0]->dtype(), s);
+    char* dst = static_cast<char*>(out.raw());
+    for (const Tensor* t : ts) {
+      std::memcpy(dst, t->raw(), t->bytes());
+      dst += t->bytes();
+    }
+    return out;
+  }
+
+  Graph& g_;
+  std::vector<int> producer_;
+  std::vector<std::vector<int>> users_;
+  std::set<int> outputs_;
+  std::vector<char> dead_;
+  std::vector<std::pair<int, Node>> inserts_;
+};
+
+bool same_rotary(const Node& a, const Node& b) {
+  for (size_t k = 1; k < 4; k++)
+    if (in(a, k) != in(b, k)) return false;
+  for (const char* at : {"interleaved", "rotary_embedding_dim", "is_packed_batching"})
+    if (a.attr_int(at, 0) != b.attr_int(at, 0)) return false;
+  return a.attr_int("rotary_embedding_dim", 0) == 0 && a.attr_int("is_packed_batching", 0) == 0 &&
+         a.attr_float("scale", 1.0f) == 1.0f && b.attr_float("scale", 1.0f) == 1.0f;
+}
+
+void fuse_qkv(Rewriter& r, FusionCounts& c) {
+  Graph& g = r.graph();
+  for (size_t i = 0; i < g.nodes.size(); i++) {
+    Node& n = g.nodes[i];
+    if (!is_op(n, "com.microsoft", "GroupQueryAttention") || n.attr_int("do_rotary", 0) != 0) continue;
+    if (in(n, 0) < 0 || in(n, 1) < 0 || in(n, 2) < 0 || in(n, 9) >= 0) continue;
+    int rq = r.sole_producer(in(n, 0), (int)i), rk = r.sole_producer(in(n, 1), (int)i);
+    int lv = r.sole_producer(in(n, 2), (int)i);
+    if (rq < 0 || rk < 0 || lv < 0) continue;
+    bool rotary = is_op(g.nodes[rq], "com.microsoft", "RotaryEmbedding");
+    if (rotary != is_op(g.nodes[rk], "com.microsoft", "RotaryEmbedding")) continue;
+    int lq = rq, lk = rk;
+    if (rotary) {
+      if (!same_rotary(g.nodes[rq], g.nodes[rk])) continue;
+      lq = r.sole_producer(in(g.nodes[rq], 0), rq);
+      lk = r.sole_producer(in(g.nodes[rk], 0), rk);
+      if (lq < 0 || lk < 0) continue;
+    }
+    if (!r.compatible({lq, lk, lv})) continue;
+    Node rot = rotary ? g.nodes[rq] : Node();
+    int qkv = r.fuse_linear({lq, lk, lv}, n.name + "/qkv_proj");
+    Node& a = g.nodes[i];
+    a.inputs.resize(std::max<size_t>(a.inputs.size(), 10), -1);
+    a.inputs[0] = qkv;
+    a.inputs[1] = a.inputs[2] = -1;
+    if (rotary) {
+      a.inputs[7] = in(rot, 2);
+      a.inputs[8] = in(rot, 3);
+      a.inputs[9] = in(rot, 1);
+      a.attrs["do_rotary"] = (int64_t)1;
+      a.attrs["rotary_interleaved"] = rot.attr_int("interleaved", 0);
+      r.kill(rq);
+      r.kill(rk);
+      c.rotary++;
+    }
+    c.qkv++;
+  }
+}
+
+void fuse_gate_up(Rewriter& r, FusionCounts& c) {
+  Graph& g = r.graph();
+  for (size_t i = 0; i < g.nodes.size(); i++) {
+    const Node& h = g.nodes[i];
+    if (!is_op(h, "", "Mul") || h.inputs.size() != 2 || h.outputs.size() != 1) continue;
+    for (int order = 0; order < 2; order++) {
+      int m1 = r.sole_producer(h.inputs[order], (int)i), lu = r.sole_producer(h.inputs[1 - order], (int)i);
+      if (m1 < 0 || lu < 0 || !is_op(g.nodes[m1], "", "Mul") || !is_linear(g.nodes[lu])) continue;
+      const Node& m = g.nodes[m1];
+      if (m.inputs.size() != 2) continue;
+      int gate = -1, sig = -1;
+      for (int o = 0; o < 2; o++) {
+        int s = r.sole_producer(m.inputs[o], m1);
+        if (s >= 0 && is_op(g.nodes[s], "", "Sigmoid") && in(g.nodes[s], 0) == m.inputs[1 - o]) {
+          sig = s;
+          gate = m.inputs[1 - o];
+        }
+      }
+      if (sig < 0) continue;
+      // gate feeds exactly the Sigmoid and the Mul
+      int lg = -1;
+      {
+        int p = -1;
+        for (size_t k = 0; k < g.nodes.size(); k++)
+          for (int v : g.nodes[k].outputs)
+            if (v == gate) p = (int)k;
+        int uses = 0;
+        for (auto& nd : g.nodes)
+          for (int v : nd.inputs) uses += v == gate;
+        bool out = std::find(g.output_ids.begin(), g.output_ids.end(), gate) != g.output_ids.end();
+        if (p >= 0 && uses == 2 && !out && is_linear(g.nodes[p])) lg = p;
+      }
+      if (lg < 0 || !r.compatible({lg, lu})) continue;
+      Node silu;
+      silu.name = h.name + "/silu_mul";
+      silu.op_type = "SiluMulPacked";
+      silu.domain = "ogx";
+      silu.outputs = h.outputs;
+      silu.inputs = {r.fuse_linear({lg, lu}, h.name + "/gate_up_proj")};
+      r.kill(sig);
+      r.kill(m1);
+      r.replace((int)i, std::move(silu));
+      c.gate_up++;
+      break;
+    }
+  }
+}
+
+}  // namespace
+
+FusionCounts fuse_decoder_patterns(Graph& g) {
+  FusionCounts c;
+  {
+    Rewriter r(g);
+    fuse_qkv(r, c);
+    r.commit();
+  }
+  {
+    Rewriter r(g);
+    fuse_gate_up(r, c);
+    r.commit();
+  }
+  return c;
+}
+
+}  // namespace ogx::vk::graph

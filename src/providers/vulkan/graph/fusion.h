@@ -1,0 +1,21 @@
+// Graph rewrites the Vulkan session applies to its private copy of a decoder graph before placing nodes, so a
+// decode step needs fewer dispatches. Each rewrite keeps the ONNX semantics exactly:
+//  - q/k/v projections of one input (MatMul or MatMulNBits, constant weights, same attributes) become one projection
+//    with concatenated weights feeding GroupQueryAttention as packed QKV; RotaryEmbedding nodes on q and k (same
+//    position_ids and caches) fold into the attention's rotary with those position_ids (input 9).
+//  - gate/up projections of one input followed by Sigmoid·Mul·Mul (SiLU(gate) * up) become one projection with
+//    concatenated weights and ogx.SiluMulPacked over its [.., 2I] output.
+#pragma once
+#include "onnx/graph.h"
+
+namespace ogx::vk::graph {
+
+struct FusionCounts {
+  int qkv = 0;       // attention inputs packed
+  int rotary = 0;    // RotaryEmbedding pairs folded into attention
+  int gate_up = 0;   // MLP gate/up pairs fused with SiLU·Mul
+};
+
+FusionCounts fuse_decoder_patterns(Graph& g);
+
+}  // namespace ogx::vk::graph
