@@ -88,6 +88,15 @@ int cmd_bench(const std::vector<std::string>& argv) {
   std::vector<int32_t> prompt(P);
   for (auto& t : prompt) t = (int32_t)(rng() % (uint32_t)vocab);
   std::vector<double> prefill, decode;
+  {  // warm-up (untimed): first-use costs such as pipeline compilation and recording the step
+    genai::GeneratorParams params(*model);
+    params.search.max_length = P + 3;
+    params.search.min_length = P + 3;
+    params.search.do_sample = false;
+    genai::Generator gen(model, params);
+    gen.append_tokens(prompt);
+    for (int i = 0; i < 3 && !gen.is_done(); i++) gen.generate_next_token();
+  }
   for (int r = 0; r < R; r++) {
     genai::GeneratorParams params(*model);
     params.search.max_length = P + G;

@@ -1,5 +1,6 @@
 // Weight-bound ops: MatMul, MatMulNBits, Gather (embedding rows), GatherBlockQuantized (dequantized at load).
 #include "providers/vulkan/graph/device_op.h"
+#include "providers/vulkan/graph/linear_core.h"
 #include "providers/vulkan/graph/host_eval.h"
 #include "providers/vulkan/kernels/elementwise.h"
 #include "providers/vulkan/kernels/matmul.h"
@@ -51,61 +52,27 @@ class MatMulOp : public DeviceOp {
   bool has_weight_ = false;
 };
 
-// com.microsoft MatMulNBits, 4-bit, constant B/scales/zero points; dequantized inside the kernels. accuracy_level
-// does not change the device math (fp32 accumulation of dequantized weights).
+// com.microsoft MatMulNBits, 4-bit, constant B/scales/zero points; dequantized inside the kernels.
 class MatMulNBitsOp : public DeviceOp {
  public:
-  explicit MatMulNBitsOp(OpBuildContext& b) : node_(b.node) {
-    int64_t bits = node_.attr_int("bits", 4);
-    OGX_CHECK(bits == 4, node_.describe(), ": only bits=4 runs on the Vulkan provider, got ", bits);
-    K_ = node_.attr_int("K", 0);
-    N_ = node_.attr_int("N", 0);
-    int64_t bs = node_.attr_int("block_size", 0);
-    const Tensor* w = b.constant(1);
-    const Tensor* scales = b.constant(2);
-    OGX_CHECK(w && scales, node_.describe(), ": B and scales must be constants (initializers)");
-    const Tensor* zp = nullptr;
-    if (node_.inputs.size() > 3 && node_.inputs[3] >= 0) {
-      zp = b.constant(3);
-      OGX_CHECK(zp, node_.describe(), ": zero_points must be a constant");
-    }
-    OGX_CHECK(node_.inputs.size() <= 4 || node_.inputs[4] < 0, node_.describe(), ": g_idx is not supported");
-    has_bias_ = node_.inputs.size() > 5 && node_.inputs[5] >= 0;
-    // accuracy_level 4 with integer (or no) zero points: ONNX Runtime's CPU quantizes A to int8 per block; doing
-    // the same keeps int4 models exported for the CPU on the CPU's tokens. (fp32 activations only.)
-    int8_activations_ = node_.attr_int("accuracy_level", 0) == 4 && (!zp || zp->dtype() == DType::u8);
-    block_size_ = bs;
-    weight_ = kernels::upload_matmul_nbits(b.ctx, b.graph.values[node_.inputs[1]].name, *w, *scales, zp, K_, N_, bs);
-  }
-  bool prepares_input(int i) const override { return i >= 1 && i <= 4; }
+  explicit MatMulNBitsOp(OpBuildContext& b) : node_(b.node), core_(b, true, 1) {}
+  bool prepares_input(int i) const override { return core_.prepares(i); }
   void infer(const OpArgs& a) override {
     const TensorView& x = need_in(a, 0, node_);
-    OGX_CHECK(!x.shape.empty() && x.shape.back() == K_, node_.describe(), ": A ", shape_str(x.shape),
-              " must end in K = ", K_);
+    OGX_CHECK(!x.shape.empty() && x.shape.back() == core_.K(), node_.describe(), ": A ", shape_str(x.shape),
+              " must end in K = ", core_.K());
     TensorView& y = need_out(a, 0, node_);
     y.dtype = x.dtype;
-    y.shape = with_last(x.shape, N_);
+    y.shape = with_last(x.shape, core_.N());
   }
   void record(CommandRecorder& rec, const OpArgs& a, StepScratch& scratch) override {
-    const TensorView* bias = has_bias_ ? a.in[5] : nullptr;
-    const TensorView& x = *a.in[0];
-    if (int8_activations_ && x.dtype == DType::f32) {
-      TensorView xq = x;
-      xq.mem = scratch.buffer(rec.context(), "int8 activations", std::max<VkDeviceSize>(x.mem.size, 256))
-                   .slice()
-                   .sub(0, x.mem.size);
-      kernels::quantize_int8_blocks(rec, x, block_size_, xq);
-      kernels::matmul(rec, xq, weight_, bias, *a.out[0]);
-      return;
-    }
-    kernels::matmul(rec, x, weight_, bias, *a.out[0]);
+    int bi = core_.bias_input();
+    core_.record(rec, *a.in[0], bi >= 0 ? a.in[bi] : nullptr, *a.out[0], scratch);
   }
 
  private:
   const Node& node_;
-  int64_t K_ = 0, N_ = 0, block_size_ = 0;
-  bool has_bias_ = false, int8_activations_ = false;
-  kernels::MatMulWeight weight_;
+  LinearCore core_;
 };
 
 // Gather along axis 0 of a 2-D table (embedding lookup). ids arrive from the host each step as int64.
@@ -192,6 +159,53 @@ class GatherBlockQuantizedOp : public DeviceOp {
   TensorView table_;  // [rows, D] of the scales' dtype
   Shape row_shape_;   // the CPU kernel's shape of one gathered row (D, or e.g. [blocks, block])
 };
+
+}  // namespace
+
+LinearCore::LinearCore(OpBuildContext& b, bool nbits, int b0) : nbits_(nbits), b0_(b0) {
+  const Node& n = b.node;
+  auto input = [&](int k) { return k < (int)n.inputs.size() ? n.inputs[k] : -1; };
+  const Tensor* w = b.constant(b0);
+  OGX_CHECK(w, n.describe(), ": the weight must be a constant (initializer)");
+  std::string name = b.graph.values[input(b0)].name;
+  if (!nbits) {
+    OGX_CHECK(w->rank() == 2, n.describe(), ": constant B must be 2-D, got ", shape_str(w->shape()));
+    w_ = kernels::upload_matmul_weight(b.ctx, name, *w);
+    return;
+  }
+  int64_t bits = n.attr_int("bits", 4);
+  OGX_CHECK(bits == 4, n.describe(), ": only bits=4 runs on the Vulkan provider, got ", bits);
+  const Tensor* scales = b.constant(b0 + 1);
+  OGX_CHECK(scales, n.describe(), ": scales must be a constant (initializer)");
+  const Tensor* zp = nullptr;
+  if (input(b0 + 2) >= 0) {
+    zp = b.constant(b0 + 2);
+    OGX_CHECK(zp, n.describe(), ": zero_points must be a constant");
+  }
+  OGX_CHECK(input(b0 + 3) < 0, n.describe(), ": g_idx is not supported");
+  has_bias_ = input(b0 + 4) >= 0;
+  // accuracy_level 4 with integer (or no) zero points: ONNX Runtime's CPU quantizes A to int8 per block; doing
+  // the same keeps int4 models exported for the CPU on the CPU's tokens.
+  int8_ = n.attr_int("accuracy_level", 0) == 4 && (!zp || zp->dtype() == DType::u8);
+  w_ = kernels::upload_matmul_nbits(b.ctx, name, *w, *scales, zp, n.attr_int("K", 0), n.attr_int("N", 0),
+                                    n.attr_int("block_size", 0));
+}
+
+void LinearCore::record(CommandRecorder& rec, const TensorView& x, const TensorView* bias, const TensorView& y,
+                        StepScratch& scratch) const {
+  if (int8_activations(x.dtype)) {
+    TensorView xq = x;
+    xq.mem = scratch.buffer(rec.context(), "int8 activations", std::max<VkDeviceSize>(x.mem.size, 256))
+                 .slice()
+                 .sub(0, x.mem.size);
+    kernels::quantize_int8_blocks(rec, x, w_.block_size, xq);
+    kernels::matmul(rec, xq, w_, bias, y);
+    return;
+  }
+  kernels::matmul(rec, x, w_, bias, y);
+}
+
+namespace {
 
 template <typename T>
 OpFactory make() {
