@@ -36,6 +36,19 @@ void check_options(const BuildOptions& o) {
     throw_error("build: --block-size must be a power of two in [16, 256], got ", o.block_size);
 }
 
+// A checkpoint tensor the graph never read means a feature the builder does not implement (an o_proj or MLP
+// bias, an extra norm...): converting without it would silently change the model, so it is an error. Ignored:
+// rotary inv_freq buffers (recomputed from the config) and lm_head.weight of tied models (HF ignores it too).
+void check_all_weights_used(const HfConfig& cfg, const WeightProvider& w) {
+  for (const auto& name : w.unused_nonzero()) {
+    const std::string suffix = "rotary_emb.inv_freq";
+    if (name.size() >= suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0) continue;
+    if (cfg.tie_embeddings && name == "lm_head.weight") continue;
+    throw_error("tensor ", name, " in the checkpoint is not used by the ", cfg.architecture,
+                " graph: unsupported feature (converting without it would change the model)");
+  }
+}
+
 }  // namespace
 
 BuiltModel build_model(const BuildOptions& o) {
@@ -54,6 +67,7 @@ BuiltModel build_model(const BuildOptions& o) {
   GraphSettings s{o.precision, o.provider, o.block_size, o.symmetric};
   GraphWriter g;
   build_decoder_graph(cfg, s, *weights, g);
+  check_all_weights_used(cfg, *weights);
 
   BuiltModel m;
   ThreadPool pool(o.num_threads);

@@ -39,6 +39,11 @@ struct BuiltModel {
 BuiltModel build_model(const BuildOptions& opts);
 void write_model_folder(const BuiltModel& model, const std::string& dir);
 
+// A Hugging Face checkpoint folder (config.json, fp32 model.safetensors) with the seeded random weights of
+// `config_path`'s shape: matrices uniform with standard deviation `stddev` (0.02 gives --random-weights' values).
+void write_random_checkpoint(const std::string& config_path, const std::string& out_dir, uint64_t seed = 1234,
+                             float stddev = 0.02f);
+
 const char* precision_name(Precision p);
 const char* provider_name(Provider p);
 

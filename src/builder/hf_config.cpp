@@ -100,12 +100,37 @@ void parse_tokens(const json& c, const json& g, HfConfig& h) {
   if (c.contains("pad_token_id") && c["pad_token_id"].is_number_integer()) h.pad = c["pad_token_id"].get<int64_t>();
 }
 
+// Which layers slide (transformers' layer_types): the config's own list when present; else gemma2 alternates
+// starting with a sliding layer, qwen2/qwen3 slide from max_window_layers on, the others slide everywhere.
+void parse_sliding_layers(const json& c, HfConfig& h) {
+  h.sliding_layers.assign(h.layers, false);
+  if (!h.sliding_window) return;
+  if (*h.sliding_window < 2) throw_error("config.json: sliding_window must be at least 2, got ", *h.sliding_window);
+  if (c.contains("layer_types") && c["layer_types"].is_array()) {
+    const json& lt = c["layer_types"];
+    if ((int64_t)lt.size() != h.layers)
+      throw_error("config.json: layer_types has ", lt.size(), " entries for ", h.layers, " layers");
+    for (int64_t i = 0; i < h.layers; i++) {
+      std::string t = lt[i].is_string() ? lt[i].get<std::string>() : "";
+      if (t != "sliding_attention" && t != "full_attention")
+        throw_error("config.json: unsupported layer_types entry '", t, "' (sliding_attention, full_attention)");
+      h.sliding_layers[i] = t == "sliding_attention";
+    }
+    return;
+  }
+  const int64_t first = h.arch == Arch::qwen2 || h.arch == Arch::qwen3 ? opt_int(c, "max_window_layers", 28) : 0;
+  for (int64_t i = 0; i < h.layers; i++)
+    h.sliding_layers[i] = h.arch == Arch::gemma2 ? i % 2 == 0 : i >= first;
+}
+
 void parse_arch_specific(const json& c, HfConfig& h) {
   h.has_window_key = c.contains("sliding_window");
   if (h.has_window_key && c["sliding_window"].is_number_integer()) h.sliding_window = c["sliding_window"].get<int64_t>();
-  if ((h.arch == Arch::qwen2 || h.arch == Arch::qwen3) && c.contains("use_sliding_window") &&
-      c["use_sliding_window"].is_boolean() && !c["use_sliding_window"].get<bool>())
+  // Qwen2/Qwen3 slide only with use_sliding_window: true (transformers drops sliding_window otherwise).
+  if ((h.arch == Arch::qwen2 || h.arch == Arch::qwen3) &&
+      !(c.contains("use_sliding_window") && c["use_sliding_window"].is_boolean() && c["use_sliding_window"].get<bool>()))
     h.sliding_window.reset();
+  parse_sliding_layers(c, h);
   if (h.arch == Arch::gemma2) {
     h.attn_softcap = opt_num(c, "attn_logit_softcapping", 0.0);
     h.final_softcap = opt_num(c, "final_logit_softcapping", 0.0);

@@ -29,9 +29,11 @@ struct HfConfig {
   RopeConfig rope;
   bool tie_embeddings = false;
   std::string hidden_act = "silu";
-  // GroupQueryAttention local_window_size: absent key -> -1 attribute; null -> no attribute; N -> N.
+  // GroupQueryAttention local_window_size: absent key -> -1 attribute; null -> no attribute; N -> N - 1 on
+  // sliding layers (HF attends to N keys including the current one, GQA to local_window_size + 1), -1 on others.
   bool has_window_key = false;
   std::optional<int64_t> sliding_window;
+  std::vector<bool> sliding_layers;  // per layer: uses the sliding window (config layer_types or the arch's rule)
   double attn_softcap = 0.0, final_softcap = 0.0;  // gemma2
   double query_pre_attn_scalar = 0.0;              // gemma2 (0: head_dim)
   int64_t bos = -1;

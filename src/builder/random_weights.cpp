@@ -23,7 +23,7 @@ uint64_t hash_name(const std::string& s) {
 
 class RandomProvider : public WeightProvider {
  public:
-  RandomProvider(uint64_t seed, bool biases) : seed_(seed), biases_(biases) {}
+  RandomProvider(uint64_t seed, bool biases, float stddev) : seed_(seed), biases_(biases), std_(stddev) {}
 
   Source get(const std::string& name, const std::vector<int64_t>& shape) override {
     Source s;
@@ -31,9 +31,9 @@ class RandomProvider : public WeightProvider {
     s.rows = shape.size() == 1 ? 1 : shape[0];
     s.cols = shape.size() == 1 ? shape[0] : shape[1];
     bool norm = name.find("norm") != std::string::npos;
-    // Norm weights near 1; matrices uniform with std 0.02 (initializer_range of most configs).
+    // Norm weights near 1; matrices uniform with standard deviation std_.
     float center = norm ? 1.0f : 0.0f;
-    float half_width = norm ? 0.1f : 0.02f * std::sqrt(3.0f);
+    float half_width = norm ? 0.1f : std_ * std::sqrt(3.0f);
     uint64_t key = splitmix64(seed_ ^ hash_name(name));
     int64_t cols = s.cols;
     s.read = [key, center, half_width, cols](int64_t r0, int64_t n, float* out) {
@@ -53,12 +53,13 @@ class RandomProvider : public WeightProvider {
  private:
   uint64_t seed_;
   bool biases_;
+  float std_;
 };
 
 }  // namespace
 
-std::unique_ptr<WeightProvider> make_random_provider(uint64_t seed, bool with_biases) {
-  return std::make_unique<RandomProvider>(seed, with_biases);
+std::unique_ptr<WeightProvider> make_random_provider(uint64_t seed, bool with_biases, float stddev) {
+  return std::make_unique<RandomProvider>(seed, with_biases, stddev);
 }
 
 }  // namespace ogx::builder

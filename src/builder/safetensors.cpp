@@ -82,6 +82,7 @@ void SafeTensors::add_file(const std::string& path) {
   size_t data_size = file->size() - 8 - hlen;
   for (auto it = header.begin(); it != header.end(); ++it) {
     if (it.key() == "__metadata__") continue;
+    if (tensors_.count(it.key())) throw_error(path, ": tensor ", it.key(), " is also in another safetensors file");
     tensors_[it.key()] = parse_entry(it.key(), it.value(), data, data_size, path);
   }
   files_.push_back(std::move(file));

@@ -1,5 +1,6 @@
 #include "builder/weight_source.h"
 
+#include <set>
 #include <sstream>
 
 #include "builder/safetensors.h"
@@ -22,6 +23,7 @@ class SafeTensorsProvider : public WeightProvider {
   explicit SafeTensorsProvider(std::shared_ptr<SafeTensors> st) : st_(std::move(st)) {}
 
   Source get(const std::string& name, const std::vector<int64_t>& shape) override {
+    used_.insert(name);
     const StTensor& t = st_->get(name);
     if (t.shape != shape)
       throw_error("tensor ", name, " has shape ", shape_str(t.shape), ", expected ", shape_str(shape));
@@ -40,14 +42,33 @@ class SafeTensorsProvider : public WeightProvider {
   }
 
   bool has_nonzero(const std::string& name, const std::vector<int64_t>& shape) override {
+    used_.insert(name);
     if (!st_->has(name)) return false;
     for (float v : read_all(get(name, shape)))
       if (v != 0.0f) return true;
     return false;
   }
 
+  std::vector<std::string> unused_nonzero() const override {
+    std::vector<std::string> out;
+    std::vector<float> row;
+    for (const auto& [name, t] : st_->tensors()) {
+      if (used_.count(name)) continue;
+      const int64_t rows = t.shape.size() <= 1 ? 1 : t.shape[0], cols = t.row_size();
+      row.resize(cols);
+      bool nonzero = false;
+      for (int64_t r = 0; r < rows && !nonzero; r++) {
+        st_->read_rows(t, r, 1, row.data());
+        for (float v : row) nonzero |= v != 0.0f;
+      }
+      if (nonzero) out.push_back(name);
+    }
+    return out;
+  }
+
  private:
   std::shared_ptr<SafeTensors> st_;
+  std::set<std::string> used_;
 };
 
 }  // namespace

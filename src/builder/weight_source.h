@@ -24,11 +24,14 @@ class WeightProvider {
   virtual Source get(const std::string& name, const std::vector<int64_t>& shape) = 0;
   // Optional tensors (biases): present and not all zeros (the reference builder drops all-zero biases).
   virtual bool has_nonzero(const std::string& name, const std::vector<int64_t>& shape) = 0;
+  // Checkpoint tensors never asked for by get/has_nonzero that hold a nonzero value (none for random weights).
+  virtual std::vector<std::string> unused_nonzero() const { return {}; }
 };
 
 std::unique_ptr<WeightProvider> make_safetensors_provider(std::shared_ptr<SafeTensors> st);
-// Seeded random weights; `with_biases`: the architecture has q/k/v biases (qwen2).
-std::unique_ptr<WeightProvider> make_random_provider(uint64_t seed, bool with_biases);
+// Seeded random weights; `with_biases`: the architecture has q/k/v biases (qwen2). Matrices and biases are
+// uniform with standard deviation `stddev` (0.02: the initializer_range of most configs), norms 1 +- 0.1.
+std::unique_ptr<WeightProvider> make_random_provider(uint64_t seed, bool with_biases, float stddev = 0.02f);
 
 Source concat_rows(const std::vector<Source>& parts, const std::string& name);
 Source concat_vectors(const std::vector<Source>& parts, const std::string& name);  // 1-D: one row

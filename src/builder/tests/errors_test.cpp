@@ -19,8 +19,9 @@ std::string llama_config_text() { return read_file(golden_dir() + "/llama/hf/con
 
 void write_text(const std::string& path, const std::string& s) { std::ofstream(path, std::ios::binary) << s; }
 
-// A safetensors file with the given tensors (fp32 zeros unless dtype says otherwise).
-void write_safetensors(const std::string& path, const std::vector<std::tuple<std::string, std::string, std::vector<int64_t>>>& ts) {
+// A safetensors file with the given tensors (zeros, or bytes of `fill`, of the given dtype).
+void write_safetensors(const std::string& path, const std::vector<std::tuple<std::string, std::string, std::vector<int64_t>>>& ts,
+                       char fill = '\0') {
   json h = json::object();
   size_t off = 0;
   for (const auto& [name, dtype, shape] : ts) {
@@ -33,7 +34,7 @@ void write_safetensors(const std::string& path, const std::vector<std::tuple<std
   uint64_t len = hs.size();
   std::ofstream out(path, std::ios::binary);
   out.write(reinterpret_cast<const char*>(&len), 8);
-  out << hs << std::string(off, '\0');
+  out << hs << std::string(off, fill);
 }
 
 std::string build_error(const std::string& dir) {
@@ -114,6 +115,60 @@ TEST_F(BuilderErrors, ShardedIndexNamesMissingShardTensor) {
   json idx = {{"weight_map", {{"model.embed_tokens.weight", "a.safetensors"}, {"model.norm.weight", "a.safetensors"}}}};
   write_text(dir_ + "/model.safetensors.index.json", idx.dump());
   EXPECT_THAT(build_error(dir_), ::testing::HasSubstr("tensor model.norm.weight is not in shard a.safetensors"));
+}
+
+// A full random llama checkpoint in model.safetensors plus `extra` in a second shard, joined by an index.
+std::string error_with_extra_tensor(const std::string& dir, const std::string& extra, char fill) {
+  write_text(dir + "/shape.json", llama_config_text());
+  write_random_checkpoint(dir + "/shape.json", dir);
+  write_safetensors(dir + "/extra.safetensors", {{extra, "F32", {64}}}, fill);
+  json idx = {{"weight_map", json::object()}};
+  SafeTensors st = SafeTensors::open_dir(dir);
+  for (const auto& [name, t] : st.tensors()) idx["weight_map"][name] = "model.safetensors";
+  idx["weight_map"][extra] = "extra.safetensors";
+  write_text(dir + "/model.safetensors.index.json", idx.dump());
+  return build_error(dir);
+}
+
+TEST_F(BuilderErrors, UnusedNonzeroTensorIsNamed) {
+  // Llama with attention_bias: the builder has no o_proj bias, so converting would drop it.
+  EXPECT_THAT(error_with_extra_tensor(dir_, "model.layers.1.self_attn.o_proj.bias", '\x3f'),
+              ::testing::HasSubstr("tensor model.layers.1.self_attn.o_proj.bias in the checkpoint is not used"));
+}
+
+TEST_F(BuilderErrors, UnusedZeroTensorIsAccepted) {
+  EXPECT_EQ(error_with_extra_tensor(dir_, "model.layers.1.self_attn.o_proj.bias", '\0'), "<no error>");
+}
+
+TEST_F(BuilderErrors, TensorInTwoShards) {
+  write_safetensors(dir_ + "/a.safetensors", {{"model.norm.weight", "F32", {64}}});
+  write_safetensors(dir_ + "/b.safetensors", {{"model.norm.weight", "F32", {64}}});
+  json idx = {{"weight_map", {{"model.norm.weight", "a.safetensors"}, {"x", "b.safetensors"}}}};
+  write_text(dir_ + "/model.safetensors.index.json", idx.dump());
+  EXPECT_THAT(build_error(dir_), ::testing::HasSubstr("tensor model.norm.weight is also in another safetensors file"));
+}
+
+TEST_F(BuilderErrors, BytesInconsistentWithShape) {
+  write_safetensors(dir_ + "/model.safetensors", {{"model.embed_tokens.weight", "F32", {2048, 64}}});
+  std::string f = read_file(dir_ + "/model.safetensors");
+  // Claim F16 for F32-sized data: the byte count no longer matches the shape.
+  size_t pos = f.find("\"F32\"");
+  f.replace(pos, 5, "\"F16\"");
+  write_text(dir_ + "/model.safetensors", f);
+  EXPECT_THAT(build_error(dir_),
+              ::testing::HasSubstr("tensor model.embed_tokens.weight has 524288 bytes but its shape needs 262144"));
+}
+
+TEST_F(BuilderErrors, BadSlidingWindow) {
+  json c = json::parse(llama_config_text());
+  c["architectures"] = {"MistralForCausalLM"};
+  c["sliding_window"] = 1;
+  write_text(dir_ + "/config.json", c.dump());
+  EXPECT_THAT(build_error(dir_), ::testing::HasSubstr("sliding_window must be at least 2"));
+  c["sliding_window"] = 8;
+  c["layer_types"] = {"sliding_attention"};
+  write_text(dir_ + "/config.json", c.dump());
+  EXPECT_THAT(build_error(dir_), ::testing::HasSubstr("layer_types has 1 entries for 2 layers"));
 }
 
 TEST(Safetensors, ShardedAndDtypes) {
