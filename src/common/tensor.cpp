@@ -1,5 +1,7 @@
 #include "common/tensor.h"
 
+#include <immintrin.h>
+
 #include <cstdlib>
 #include <cstring>
 #include <limits>
@@ -111,11 +113,32 @@ std::vector<int64_t> Tensor::to_i64_vector() const {
   return v;
 }
 
+namespace {
+__attribute__((target("f16c,avx"))) void f16_to_f32_f16c(const uint16_t* in, float* out, int64_t n) {
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    _mm256_storeu_ps(out + i, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(in + i))));
+  for (; i < n; i++) out[i] = f16_to_f32(in[i]);
+}
+}  // namespace
+
+void Tensor::read_f32(int64_t offset, int64_t n, float* out) const {
+  OGX_CHECK(is_float(dtype_), "read_f32 needs a float tensor, got ", dtype_name(dtype_));
+  OGX_CHECK(offset >= 0 && n >= 0 && offset + n <= numel_, "read_f32: range [", offset, ", ", offset + n,
+            ") outside ", numel_, " elements");
+  if (dtype_ == DType::f32) {
+    std::memcpy(out, data<float>() + offset, (size_t)n * 4);
+  } else if (dtype_ == DType::f16 && __builtin_cpu_supports("f16c") && __builtin_cpu_supports("avx")) {
+    f16_to_f32_f16c(data<uint16_t>() + offset, out, n);
+  } else {
+    for (int64_t i = 0; i < n; i++) out[i] = (float)get_f64(offset + i);
+  }
+}
+
 Tensor Tensor::to_f32() const {
   OGX_CHECK(is_float(dtype_), "to_f32 needs a float tensor, got ", dtype_name(dtype_));
   Tensor t(DType::f32, shape_);
-  float* o = t.data<float>();
-  for (int64_t i = 0; i < numel_; i++) o[i] = (float)get_f64(i);
+  read_f32(0, numel_, t.data<float>());
   return t;
 }
 

@@ -62,6 +62,8 @@ class Tensor {
   std::vector<int64_t> to_i64_vector() const;
   // Converts a float tensor (f32/f16/bf16/f64) to a new f32 tensor.
   Tensor to_f32() const;
+  // Elements [offset, offset + n) of a float tensor as f32 into out (memcpy for f32, F16C for f16 when present).
+  void read_f32(int64_t offset, int64_t n, float* out) const;
   // Converts an f32 tensor to dtype t (float types only).
   Tensor cast_float(DType t) const;
 

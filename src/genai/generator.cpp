@@ -100,8 +100,7 @@ void Generator::run(const std::vector<int32_t>& ids) {
             ", expected [1,", S, ",vocab]");
   int64_t V = lg.dim(2);
   logits_.resize(V);
-  int64_t off = (lg.dim(1) - 1) * V;
-  for (int64_t i = 0; i < V; i++) logits_[i] = (float)lg.get_f64(off + i);
+  lg.read_f32((lg.dim(1) - 1) * V, V, logits_.data());
 }
 
 void Generator::generate_next_token() {

@@ -11,9 +11,14 @@
 namespace ogx::genai {
 
 int32_t argmax(const std::vector<float>& v) {
+  if (v.empty()) return 0;
   int32_t best = 0;
+  float top = v[0];
   for (size_t i = 1; i < v.size(); i++)
-    if (v[i] > v[best]) best = (int32_t)i;
+    if (v[i] > top) {
+      top = v[i];
+      best = (int32_t)i;
+    }
   return best;
 }
 

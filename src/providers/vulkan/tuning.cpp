@@ -13,7 +13,7 @@ struct Row {
 
 // Ordered: the first matching row wins. Values are workgroup/tile shapes only; every row computes the same result.
 const Row kRows[] = {
-    {"nvidia", 4318, DeviceType::other, {256, 8, 64, 256, 256, 128}},
+    {"nvidia", 4318, DeviceType::other, {256, 8, 64, 256, 32, 64}},
     {"amd", 4098, DeviceType::other, {256, 8, 64, 256, 256, 256}},
     {"intel", 32902, DeviceType::other, {128, 4, 32, 256, 128, 128}},
     {"qualcomm", 20803, DeviceType::other, {128, 2, 32, 128, 128, 128}},

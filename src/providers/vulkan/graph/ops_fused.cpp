@@ -46,7 +46,8 @@ class NormLinearOp : public DeviceOp {
     const TensorView* residual = a.out.size() > 1 ? a.out[1] : nullptr;
     int bi = core_.bias_input();
     const TensorView* bias = bi >= 0 ? a.in[bi] : nullptr;
-    if (rows_of(x) <= 2 && !nbias && !core_.int8_activations(x.dtype)) {
+    if (rows_of(x) <= 2 && !nbias && !core_.int8_activations(x.dtype) &&
+        core_.K() <= kernels::matvec_prologue_max_k(x.dtype)) {
       kernels::MatvecPrologue pro;
       pro.kind = kernels::MatvecPrologue::rms_norm;
       pro.skip = skip;
@@ -89,7 +90,7 @@ class SiluLinearOp : public DeviceOp {
     const TensorView& x = *a.in[0];
     int bi = core_.bias_input();
     const TensorView* bias = bi >= 0 ? a.in[bi] : nullptr;
-    if (rows_of(x) <= 2 && !core_.int8_activations(x.dtype)) {
+    if (rows_of(x) <= 2 && !core_.int8_activations(x.dtype) && core_.K() <= kernels::matvec_prologue_max_k(x.dtype)) {
       kernels::MatvecPrologue pro;
       pro.kind = kernels::MatvecPrologue::silu_mul;
       kernels::matvec_with_prologue(rec, pro, x, core_.weight(), bias, *a.out[0]);

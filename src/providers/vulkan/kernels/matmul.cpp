@@ -141,6 +141,8 @@ void matvec_with_prologue(CommandRecorder& rec, const MatvecPrologue& pro, const
   OGX_CHECK(x.dtype == w.dtype && y.dtype == w.dtype, "matvec_with_prologue: dtypes differ from the weight's");
   int64_t row = pro.kind == MatvecPrologue::silu_mul ? 2 * w.K : w.K;
   int64_t M = x.numel() / row;
+  OGX_CHECK(w.K <= matvec_prologue_max_k(x.dtype), "matvec_with_prologue: K ", w.K, " exceeds ",
+            matvec_prologue_max_k(x.dtype));
   OGX_CHECK(x.shape.back() == row && M <= 2 && y.numel() == M * w.N, "matvec_with_prologue: shapes ",
             shape_str(x.shape), " -> ", shape_str(y.shape), " do not fit [", w.K, ", ", w.N, "]");
   if (pro.kind == MatvecPrologue::rms_norm)

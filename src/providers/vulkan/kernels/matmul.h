@@ -46,6 +46,8 @@ struct MatvecPrologue {
 // op would store them.
 void matvec_with_prologue(CommandRecorder& rec, const MatvecPrologue& pro, const TensorView& x,
                           const MatMulWeight& w, const TensorView* bias, const TensorView& y);
+// Largest K matvec_with_prologue takes for activations of dtype (its x row is held in shared memory).
+inline int64_t matvec_prologue_max_k(DType dtype) { return dtype == DType::f16 ? 8192 : 4096; }
 
 // MatMulNBits accuracy_level 4 activation quantization (fp32): y = x rounded per block of block_size along the
 // last axis to int8 levels of amax/127, as ONNX Runtime's CPU int8 path quantizes A. x, y: [.., K] f32.

@@ -37,6 +37,22 @@ layout(push_constant) uniform Push {
 shared float partial[8 * 64];
 float g_inv = 1.0;  // PROLOGUE 1: 1 / rms of the row
 
+#if PROLOGUE != 0
+// The prologue's x row, computed once per workgroup into shared memory (K <= XCAP; the host checks).
+#if STORE_F16
+const uint XCAP = 8192;
+shared uint x_sh[XCAP / 2];  // packed halves: the values are fp16-rounded anyway
+float x_cached(uint k) {
+  vec2 v = unpackHalf2x16(x_sh[k / 2]);
+  return (k % 2) == 0 ? v.x : v.y;
+}
+#else
+const uint XCAP = 4096;
+shared float x_sh[XCAP];
+float x_cached(uint k) { return x_sh[k]; }
+#endif
+#endif
+
 float x_at(uint m, uint k) {
 #if PROLOGUE == 1
   float s = float(p.x.v[m * p.K + k]);
@@ -62,7 +78,11 @@ void load_x8(uint m, uint k0, out float xs[8]) {
 #endif
     return;
   }
+#if PROLOGUE != 0
+  for (uint i = 0; i < 8; i++) xs[i] = k0 + i < p.K ? x_cached(k0 + i) : 0.0;
+#else
   for (uint i = 0; i < 8; i++) xs[i] = k0 + i < p.K ? x_at(m, k0 + i) : 0.0;
+#endif
 }
 
 float dot_unit(uint n, uint unit, float xs[8]) {
@@ -126,6 +146,17 @@ void main() {
     g_inv = inversesqrt(total / float(p.K) + p.epsilon);
     barrier();
   }
+#endif
+#if PROLOGUE != 0
+#if STORE_F16
+  for (uint k2 = tid; k2 < (p.K + 1) / 2; k2 += gl_WorkGroupSize.x) {
+    float a = x_at(m, 2 * k2), b = 2 * k2 + 1 < p.K ? x_at(m, 2 * k2 + 1) : 0.0;
+    x_sh[k2] = packHalf2x16(vec2(a, b));
+  }
+#else
+  for (uint k = tid; k < p.K; k += gl_WorkGroupSize.x) x_sh[k] = x_at(m, k);
+#endif
+  barrier();
 #endif
   uint units = (p.K + 7) / 8;
   float acc[8] = float[8](0, 0, 0, 0, 0, 0, 0, 0);
