@@ -13,7 +13,9 @@ namespace {
 const char* kUsage =
     "usage: ogx build -i HF_DIR -o OUT_DIR -p fp32|fp16|int4 -e cpu|dml|vulkan [--block-size 32|64|128]\n"
     "                 [--symmetric | --asymmetric] [--max-length N] [--random-weights] [--config SHAPE.json]\n"
-    "                 [--seed N] [--threads N]\n";
+    "                 [--seed N] [--threads N]\n"
+    "       ogx build --config SHAPE.json --save-hf HF_DIR [--seed N] [--init-std S]\n"
+    "                 (writes a Hugging Face checkpoint of seeded random weights, matrices with std S, default 0.02)\n";
 
 int64_t to_int(const std::string& flag, const std::string& v) {
   try {
@@ -26,7 +28,12 @@ int64_t to_int(const std::string& flag, const std::string& v) {
   }
 }
 
-BuildOptions parse(const std::vector<std::string>& args, std::string& out_dir) {
+struct CheckpointRequest {
+  std::string dir;
+  float init_std = 0.02f;
+};
+
+BuildOptions parse(const std::vector<std::string>& args, std::string& out_dir, CheckpointRequest& ckpt) {
   BuildOptions o;
   auto value = [&](size_t& i) -> const std::string& {
     if (i + 1 >= args.size()) throw_error(args[i], " needs a value");
@@ -56,7 +63,20 @@ BuildOptions parse(const std::vector<std::string>& args, std::string& out_dir) {
     else if (a == "--config") o.config_path = value(i);
     else if (a == "--seed") o.seed = (uint64_t)to_int(a, value(i));
     else if (a == "--threads") o.num_threads = (int)to_int(a, value(i));
-    else throw_error("unknown option '", a, "'");
+    else if (a == "--save-hf") ckpt.dir = value(i);
+    else if (a == "--init-std") {
+      const std::string& v = value(i);
+      try {
+        ckpt.init_std = std::stof(v);
+      } catch (...) {
+        throw_error("--init-std: expected a number, got '", v, "'");
+      }
+      if (!(ckpt.init_std > 0)) throw_error("--init-std must be positive");
+    } else throw_error("unknown option '", a, "'");
+  }
+  if (!ckpt.dir.empty()) {
+    if (o.config_path.empty()) throw_error("--save-hf needs --config SHAPE.json");
+    return o;
   }
   if (out_dir.empty()) throw_error("missing -o OUT_DIR");
   if (o.input_dir.empty() && o.config_path.empty()) throw_error("missing -i HF_DIR (or --config SHAPE.json)");
@@ -74,7 +94,16 @@ int cmd_build(const std::vector<std::string>& args) {
     }
   try {
     std::string out_dir;
-    BuildOptions o = parse(args, out_dir);
+    CheckpointRequest ckpt;
+    BuildOptions o = parse(args, out_dir, ckpt);
+    if (!ckpt.dir.empty()) {
+      write_random_checkpoint(o.config_path, ckpt.dir, o.seed, ckpt.init_std);
+      std::printf("wrote a random-weight checkpoint of %s to %s\n", o.config_path.c_str(), ckpt.dir.c_str());
+      if (out_dir.empty()) return 0;
+      o.config_path.clear();  // then build from the checkpoint just written
+      o.random_weights = false;
+      o.input_dir = ckpt.dir;
+    }
     auto t0 = std::chrono::steady_clock::now();
     BuiltModel m = build_model(o);
     write_model_folder(m, out_dir);

@@ -232,11 +232,11 @@ class Decoder {
                       ? (float)(1.0 / std::sqrt(c_.query_pre_attn_scalar))
                       : (float)(1.0 / std::sqrt((double)c_.head_dim));
     std::vector<Attr> a{Attr::i("num_heads", c_.heads), Attr::i("kv_num_heads", c_.kv_heads), Attr::f("scale", scale)};
-    // Hugging Face's window of N covers N keys including the current one (kv > q - N); GroupQueryAttention's
-    // local_window_size W covers W + 1 (ONNX Runtime's kernels). The reference builder writes N and so attends
-    // one key more than HF once a sequence passes the window; we write N - 1, which gives HF's result.
+    // local_window_size = sliding_window on sliding layers: since ONNX Runtime PR #25927 (in 1.30, the version
+    // ONNX Runtime GenAI 0.15.2 runs on) the window includes the current token, as Hugging Face's does (a
+    // window of N covers keys q - N < k <= q); tools/ortgenai_check confirms it on random Mistral/Phi3/Qwen3/Gemma2.
     if (!c_.has_window_key) a.push_back(Attr::i("local_window_size", -1));
-    else if (c_.sliding_window) a.push_back(Attr::i("local_window_size", c_.sliding_layers[i] ? *c_.sliding_window - 1 : -1));
+    else if (c_.sliding_window) a.push_back(Attr::i("local_window_size", c_.sliding_layers[i] ? *c_.sliding_window : -1));
     a.push_back(Attr::f("softcap", (float)c_.attn_softcap));
     a.push_back(Attr::i("do_rotary", do_rotary ? 1 : 0));
     a.push_back(Attr::i("rotary_interleaved", 0));

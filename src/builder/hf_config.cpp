@@ -126,6 +126,7 @@ void parse_sliding_layers(const json& c, HfConfig& h) {
 void parse_arch_specific(const json& c, HfConfig& h) {
   h.has_window_key = c.contains("sliding_window");
   if (h.has_window_key && c["sliding_window"].is_number_integer()) h.sliding_window = c["sliding_window"].get<int64_t>();
+  if (h.arch == Arch::llama) h.sliding_window.reset();  // transformers' Llama has no sliding window
   // Qwen2/Qwen3 slide only with use_sliding_window: true (transformers drops sliding_window otherwise).
   if ((h.arch == Arch::qwen2 || h.arch == Arch::qwen3) &&
       !(c.contains("use_sliding_window") && c["use_sliding_window"].is_boolean() && c["use_sliding_window"].get<bool>()))

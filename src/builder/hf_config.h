@@ -29,8 +29,8 @@ struct HfConfig {
   RopeConfig rope;
   bool tie_embeddings = false;
   std::string hidden_act = "silu";
-  // GroupQueryAttention local_window_size: absent key -> -1 attribute; null -> no attribute; N -> N - 1 on
-  // sliding layers (HF attends to N keys including the current one, GQA to local_window_size + 1), -1 on others.
+  // GroupQueryAttention local_window_size: absent key -> -1 attribute; null -> no attribute; N -> N on sliding
+  // layers (N keys including the current one, in HF and in ONNX Runtime >= 1.30), -1 on the others.
   bool has_window_key = false;
   std::optional<int64_t> sliding_window;
   std::vector<bool> sliding_layers;  // per layer: uses the sliding window (config layer_types or the arch's rule)
