@@ -110,7 +110,9 @@ class Decoder {
               {Attr::i("bits", 4), Attr::i("block_size", s_.block_size), Attr::i("gather_axis", 0),
                Attr::i("quantize_axis", 1)});
     }
-    if (c_.arch == Arch::gemma2) {  // embeddings scaled by sqrt(hidden)
+    // Gemma2 scales embeddings by HF's normalizer, sqrt(hidden) in the activation dtype (the reference builder
+    // rounds it to 2 decimals, which differs for hidden sizes without an exact root, e.g. 3584).
+    if (c_.arch == Arch::gemma2) {
       std::string k = g_.const_float(std::sqrt((float)c_.hidden), T_);
       g_.node("Mul", "", "/model/embed_tokens/Mul", {out, k}, {"/model/embed_tokens/Mul/output_0"});
       out = "/model/embed_tokens/Mul/output_0";

@@ -12,12 +12,9 @@ namespace ogx::vk::kernels {
 namespace {
 
 struct MatvecPush {
-  uint64_t x, w, scales, zp, bias, y, skip, gamma, resid;
+  uint64_t x, w, scales, zp, bias, y;
   uint32_t M, N, K, block_size, nblocks, zp_stride, has_zp, has_bias;
-  float epsilon;
-  uint32_t flags;
 };
-static_assert(sizeof(MatvecPush) <= 128, "push constants");
 
 struct MatmulPush {
   uint64_t a, b, scales, zp, bias, c;
@@ -115,9 +112,8 @@ void matmul(CommandRecorder& rec, const TensorView& a, const MatMulWeight& w, co
     std::string shader = std::string(w.int4 ? "matvec_q4_" : "matvec_") + t;
     const Pipeline& pl = ctx.pipelines().get(shader, {tu.matvec_threads, tu.matvec_rows, wide});
     MatvecPush p{addr(a), w.data.slice().address, w.int4 ? w.scales.slice().address : 0,
-                 w.has_zero_points ? w.zero_points.slice().address : 0, addr_or_zero(bias), addr(c), 0, 0, 0,
-                 M, N, K, (uint32_t)w.block_size, (uint32_t)w.nblocks, zp_stride, w.has_zero_points, bias != nullptr,
-                 0.0f, 0};
+                 w.has_zero_points ? w.zero_points.slice().address : 0, addr_or_zero(bias), addr(c),
+                 M, N, K, (uint32_t)w.block_size, (uint32_t)w.nblocks, zp_stride, w.has_zero_points, bias != nullptr};
     uint32_t gx, gz;
     grid_2d(div_up(N, tu.matvec_rows), &gx, &gz);
     rec.dispatch(pl, &p, sizeof(p), gx, M, gz,
@@ -133,39 +129,6 @@ void matmul(CommandRecorder& rec, const TensorView& a, const MatMulWeight& w, co
                bias != nullptr};
   rec.dispatch(pl, &p, sizeof(p), div_up(N, tile), div_up(M, tile), 1,
                {a.mem, w.data.slice(), scales_mem, zp_mem, bias_mem}, {c.mem});
-}
-
-void matvec_with_prologue(CommandRecorder& rec, const MatvecPrologue& pro, const TensorView& x,
-                          const MatMulWeight& w, const TensorView* bias, const TensorView& y) {
-  OGX_CHECK(pro.kind != MatvecPrologue::none, "matvec_with_prologue: no prologue");
-  OGX_CHECK(x.dtype == w.dtype && y.dtype == w.dtype, "matvec_with_prologue: dtypes differ from the weight's");
-  int64_t row = pro.kind == MatvecPrologue::silu_mul ? 2 * w.K : w.K;
-  int64_t M = x.numel() / row;
-  OGX_CHECK(w.K <= matvec_prologue_max_k(x.dtype), "matvec_with_prologue: K ", w.K, " exceeds ",
-            matvec_prologue_max_k(x.dtype));
-  OGX_CHECK(x.shape.back() == row && M <= 2 && y.numel() == M * w.N, "matvec_with_prologue: shapes ",
-            shape_str(x.shape), " -> ", shape_str(y.shape), " do not fit [", w.K, ", ", w.N, "]");
-  if (pro.kind == MatvecPrologue::rms_norm)
-    OGX_CHECK(pro.gamma && pro.gamma->numel() == w.K, "matvec_with_prologue: gamma must have K elements");
-  Context& ctx = rec.context();
-  const Tuning& tu = ctx.tuning();
-  std::string shader = std::string(w.int4 ? "matvec_q4_" : "matvec_") + storage_suffix(x.dtype, "MatMul") +
-                       (pro.kind == MatvecPrologue::rms_norm ? "_norm" : "_silu");
-  uint32_t wide = w.K % 8 == 0 ? 1 : 0;  // weights only: x is computed, not loaded wide
-  const Pipeline& pl = ctx.pipelines().get(shader, {tu.matvec_threads, tu.matvec_rows, wide});
-  uint32_t flags = (pro.skip ? 1u : 0u) | (pro.residual ? 2u : 0u);
-  MatvecPush p{addr(x), w.data.slice().address, w.int4 ? w.scales.slice().address : 0,
-               w.has_zero_points ? w.zero_points.slice().address : 0, addr_or_zero(bias), addr(y),
-               addr_or_zero(pro.skip), addr_or_zero(pro.gamma), addr_or_zero(pro.residual), (uint32_t)M,
-               (uint32_t)w.N, (uint32_t)w.K, (uint32_t)w.block_size, (uint32_t)w.nblocks,
-               (uint32_t)((w.nblocks + 1) / 2), w.has_zero_points, bias != nullptr, pro.epsilon, flags};
-  uint32_t gx, gz;
-  grid_2d(div_up(w.N, tu.matvec_rows), &gx, &gz);
-  BufferSlice none = x.mem;
-  rec.dispatch(pl, &p, sizeof(p), gx, (uint32_t)M, gz,
-               {x.mem, w.data.slice(), w.int4 ? w.scales.slice() : none, w.has_zero_points ? w.zero_points.slice() : none,
-                bias ? bias->mem : none, pro.skip ? pro.skip->mem : none, pro.gamma ? pro.gamma->mem : none},
-               {y.mem, pro.residual ? pro.residual->mem : y.mem});
 }
 
 void quantize_int8_blocks(CommandRecorder& rec, const TensorView& x, int64_t block_size, const TensorView& y) {

@@ -32,23 +32,6 @@ MatMulWeight upload_matmul_nbits(Context& ctx, const std::string& name, const Te
 void matmul(CommandRecorder& rec, const TensorView& a, const MatMulWeight& w, const TensorView* bias,
             const TensorView& c);
 
-// What a decode matvec computes from its input before multiplying (the previous op fused into it).
-struct MatvecPrologue {
-  enum Kind { none, rms_norm, silu_mul } kind = none;
-  const TensorView* skip = nullptr;      // rms_norm: added to x first (SkipSimplifiedLayerNormalization)
-  const TensorView* gamma = nullptr;     // rms_norm: [K]
-  const TensorView* residual = nullptr;  // rms_norm: receives x + skip
-  float epsilon = 1e-5f;
-};
-
-// y[m, :] = prologue(x[m]) x w (+ bias) for M <= 2 rows: rms_norm takes x [M, K]; silu_mul takes a fused gate/up
-// x [M, 2K] (gate first) and multiplies silu(gate) * up. Values are rounded to the storage dtype as the separate
-// op would store them.
-void matvec_with_prologue(CommandRecorder& rec, const MatvecPrologue& pro, const TensorView& x,
-                          const MatMulWeight& w, const TensorView* bias, const TensorView& y);
-// Largest K matvec_with_prologue takes for activations of dtype (its x row is held in shared memory).
-inline int64_t matvec_prologue_max_k(DType dtype) { return dtype == DType::f16 ? 8192 : 4096; }
-
 // MatMulNBits accuracy_level 4 activation quantization (fp32): y = x rounded per block of block_size along the
 // last axis to int8 levels of amax/127, as ONNX Runtime's CPU int8 path quantizes A. x, y: [.., K] f32.
 void quantize_int8_blocks(CommandRecorder& rec, const TensorView& x, int64_t block_size, const TensorView& y);

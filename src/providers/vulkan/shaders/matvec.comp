@@ -2,20 +2,12 @@
 // [N, K] (the transposed ONNX MatMul weight) in fp32/fp16, or MatMulNBits int4 ([N, K/bs, bs/2] bytes, low nibble
 // first, scales [N, K/bs], optional packed 4-bit zero points [N, ceil(K/bs / 2)] bytes, default zero point 8).
 // A workgroup computes ROWS outputs of one row m; threads stride over K in units of 8 values; fp32 accumulation.
-// PROLOGUE (compile time) computes x on the fly from the previous op's inputs, saving that op's dispatch:
-//   1: RMSNorm  x = rms_norm(x (+ skip)) * gamma, every workgroup reducing its row; workgroup 0 writes the residual
-//      x + skip when flags & 2 (SkipSimplifiedLayerNormalization's output 3);
-//   2: SiLU·Mul x[k] = silu(g[k]) * u[k] from a fused gate/up row [g | u] of 2K values.
-// Prologue values are rounded to the storage type, as the separate op would store them.
 #version 460
 #include "common.glsl"
 
 layout(local_size_x_id = 0) in;
 layout(constant_id = 1) const uint ROWS = 4;  // outputs per workgroup, <= 8
 layout(constant_id = 2) const uint WIDE = 1;  // 16-byte loads of fp weights and of x (K % 8 == 0, x 16-byte aligned)
-#ifndef PROLOGUE
-#define PROLOGUE 0
-#endif
 
 layout(push_constant) uniform Push {
   ActBuf x;       // [M, K]
@@ -24,50 +16,15 @@ layout(push_constant) uniform Push {
   U32Buf zp;      // int4, when has_zp: [N, zp_stride] bytes
   ActBuf bias;    // when has_bias: [N]
   ActBuf y;       // [M, N]
-  ActBuf skip;    // PROLOGUE 1 with flags & 1: [M, K]
-  ActBuf gamma;   // PROLOGUE 1: [K]
-  ActBuf resid;   // PROLOGUE 1 with flags & 2: [M, K]
   uint M, N, K;
   uint block_size, nblocks, zp_stride;  // int4 only
   uint has_zp, has_bias;
-  float epsilon;
-  uint flags;
 } p;
 
 shared float partial[8 * 64];
-float g_inv = 1.0;  // PROLOGUE 1: 1 / rms of the row
-
-#if PROLOGUE != 0
-// The prologue's x row, computed once per workgroup into shared memory (K <= XCAP; the host checks).
-#if STORE_F16
-const uint XCAP = 8192;
-shared uint x_sh[XCAP / 2];  // packed halves: the values are fp16-rounded anyway
-float x_cached(uint k) {
-  vec2 v = unpackHalf2x16(x_sh[k / 2]);
-  return (k % 2) == 0 ? v.x : v.y;
-}
-#else
-const uint XCAP = 4096;
-shared float x_sh[XCAP];
-float x_cached(uint k) { return x_sh[k]; }
-#endif
-#endif
-
-float x_at(uint m, uint k) {
-#if PROLOGUE == 1
-  float s = float(p.x.v[m * p.K + k]);
-  if ((p.flags & 1u) != 0) s += float(p.skip.v[m * p.K + k]);
-  return float(TO_STORE(s * g_inv * float(p.gamma.v[k])));
-#elif PROLOGUE == 2
-  float g = float(p.x.v[m * 2 * p.K + k]), u = float(p.x.v[m * 2 * p.K + p.K + k]);
-  return float(TO_STORE(g / (1.0 + exp(-g)) * u));
-#else
-  return float(p.x.v[m * p.K + k]);
-#endif
-}
 
 void load_x8(uint m, uint k0, out float xs[8]) {
-  if (PROLOGUE == 0 && WIDE != 0) {
+  if (WIDE != 0) {
 #if STORE_F16
     uvec4 q = U32x4Buf(p.x).v[(m * p.K + k0) / 8];
     vec2 a = unpackHalf2x16(q.x), b = unpackHalf2x16(q.y), c = unpackHalf2x16(q.z), d = unpackHalf2x16(q.w);
@@ -78,11 +35,7 @@ void load_x8(uint m, uint k0, out float xs[8]) {
 #endif
     return;
   }
-#if PROLOGUE != 0
-  for (uint i = 0; i < 8; i++) xs[i] = k0 + i < p.K ? x_cached(k0 + i) : 0.0;
-#else
-  for (uint i = 0; i < 8; i++) xs[i] = k0 + i < p.K ? x_at(m, k0 + i) : 0.0;
-#endif
+  for (uint i = 0; i < 8; i++) xs[i] = k0 + i < p.K ? float(p.x.v[m * p.K + k0 + i]) : 0.0;
 }
 
 float dot_unit(uint n, uint unit, float xs[8]) {
@@ -128,36 +81,6 @@ void main() {
   uint n0 = (gl_WorkGroupID.x + gl_WorkGroupID.z * gl_NumWorkGroups.x) * ROWS;  // grid folded into x, z
   if (n0 >= p.N) return;  // whole workgroup
   uint tid = gl_LocalInvocationID.x;
-#if PROLOGUE == 1
-  {
-    float ss = 0.0;
-    bool writer = (p.flags & 2u) != 0 && gl_WorkGroupID.x == 0 && gl_WorkGroupID.z == 0;
-    for (uint k = tid; k < p.K; k += gl_WorkGroupSize.x) {
-      float s = float(p.x.v[m * p.K + k]);
-      if ((p.flags & 1u) != 0) s += float(p.skip.v[m * p.K + k]);
-      ss += s * s;
-      if (writer) p.resid.v[m * p.K + k] = TO_STORE(s);
-    }
-    ss = subgroupAdd(ss);
-    if (gl_SubgroupInvocationID == 0) partial[gl_SubgroupID] = ss;
-    barrier();
-    float total = 0.0;
-    for (uint i = 0; i < gl_NumSubgroups; i++) total += partial[i];
-    g_inv = inversesqrt(total / float(p.K) + p.epsilon);
-    barrier();
-  }
-#endif
-#if PROLOGUE != 0
-#if STORE_F16
-  for (uint k2 = tid; k2 < (p.K + 1) / 2; k2 += gl_WorkGroupSize.x) {
-    float a = x_at(m, 2 * k2), b = 2 * k2 + 1 < p.K ? x_at(m, 2 * k2 + 1) : 0.0;
-    x_sh[k2] = packHalf2x16(vec2(a, b));
-  }
-#else
-  for (uint k = tid; k < p.K; k += gl_WorkGroupSize.x) x_sh[k] = x_at(m, k);
-#endif
-  barrier();
-#endif
   uint units = (p.K + 7) / 8;
   float acc[8] = float[8](0, 0, 0, 0, 0, 0, 0, 0);
   for (uint u = tid; u < units; u += gl_WorkGroupSize.x) {
