@@ -248,73 +248,6 @@ void fuse_gate_up(Rewriter& r, FusionCounts& c) {
   }
 }
 
-// The projection reading `v` as its input 0 when that is v's only use (constant weights), else -1.
-int sole_linear_user(Rewriter& r, const Graph& g, int v) {
-  for (size_t i = 0; i < g.nodes.size(); i++) {
-    const Node& n = g.nodes[i];
-    if (in(n, 0) != v || !is_linear(n) || !r.constant(in(n, 1))) continue;
-    if (r.sole_producer(v, (int)i) < 0) return -1;  // v has other users (or is a graph output)
-    if (n.op_type == "MatMulNBits" && (in(n, 4) >= 0 || !r.compatible({(int)i}))) return -1;
-    return (int)i;
-  }
-  return -1;
-}
-
-// The projection's weight inputs (from input 1 on) and attributes copied onto a fused node.
-void take_linear(Node& f, const Node& l) {
-  for (size_t k = 1; k < l.inputs.size(); k++) f.inputs.push_back(l.inputs[k]);
-  for (auto& [k, v] : l.attrs) f.attrs[k] = v;
-  f.attrs["linear"] = l.op_type;
-}
-
-void fuse_norm_linear(Rewriter& r, FusionCounts& c) {
-  Graph& g = r.graph();
-  for (size_t i = 0; i < g.nodes.size(); i++) {
-    const Node& n = g.nodes[i];
-    bool skip = is_op(n, "com.microsoft", "SkipSimplifiedLayerNormalization");
-    if (!skip && !is_op(n, "", "SimplifiedLayerNormalization") && !is_op(n, "com.microsoft", "SimplifiedLayerNormalization"))
-      continue;
-    if (n.attr_int("axis", -1) != -1 || n.outputs.empty() || n.outputs[0] < 0) continue;
-    bool extra = false;  // mean / inv_std_var outputs in use
-    for (size_t k = 1; k < n.outputs.size(); k++)
-      if (n.outputs[k] >= 0 && (k != 3 || !skip)) extra = true;
-    if (extra) continue;
-    int l = sole_linear_user(r, g, n.outputs[0]);
-    if (l < 0) continue;
-    Node f;
-    f.name = g.nodes[l].name + "/norm_fused";
-    f.op_type = "NormLinear";
-    f.domain = "ogx";
-    f.inputs = {in(n, 0), skip ? in(n, 1) : -1, skip ? in(n, 2) : in(n, 1), skip ? in(n, 3) : -1};
-    take_linear(f, g.nodes[l]);
-    f.attrs["epsilon"] = n.attr_float("epsilon", 1e-5f);
-    f.outputs = {g.nodes[l].outputs[0], skip && n.outputs.size() > 3 ? n.outputs[3] : -1};
-    r.kill(l);
-    r.replace((int)i, std::move(f));
-    c.norm_linear++;
-  }
-}
-
-void fuse_silu_linear(Rewriter& r, FusionCounts& c) {
-  Graph& g = r.graph();
-  for (size_t i = 0; i < g.nodes.size(); i++) {
-    const Node& n = g.nodes[i];
-    if (!is_op(n, "ogx", "SiluMulPacked")) continue;
-    int l = sole_linear_user(r, g, n.outputs[0]);
-    if (l < 0) continue;
-    Node f;
-    f.name = g.nodes[l].name + "/silu_fused";
-    f.op_type = "SiluLinear";
-    f.domain = "ogx";
-    f.inputs = {in(n, 0)};
-    take_linear(f, g.nodes[l]);
-    f.outputs = {g.nodes[l].outputs[0]};
-    r.kill(l);
-    r.replace((int)i, std::move(f));
-    c.silu_linear++;
-  }
-}
-
 }  // namespace
 
 FusionCounts fuse_decoder_patterns(Graph& g) {
@@ -327,12 +260,6 @@ FusionCounts fuse_decoder_patterns(Graph& g) {
   {
     Rewriter r(g);
     fuse_gate_up(r, c);
-    r.commit();
-  }
-  {
-    Rewriter r(g);
-    fuse_norm_linear(r, c);
-    fuse_silu_linear(r, c);
     r.commit();
   }
   return c;

@@ -5,8 +5,8 @@
 //    position_ids and caches) fold into the attention's rotary with those position_ids (input 9).
 //  - gate/up projections of one input followed by Sigmoid·Mul·Mul (SiLU(gate) * up) become one projection with
 //    concatenated weights and ogx.SiluMulPacked over its [.., 2I] output.
-//  - (Skip)SimplifiedLayerNormalization feeding one projection becomes ogx.NormLinear, SiluMulPacked feeding one
-//    projection ogx.SiluLinear: one matvec per decode step with the first op as its prologue.
+// (Norms and SiLU·Mul computed as the prologue of the next matvec were tried — commit 21bb308 — and measured slower
+// on the H200: every workgroup recomputes the prologue; see bench/vulkan-decode.md.)
 #pragma once
 #include "onnx/graph.h"
 
@@ -16,8 +16,6 @@ struct FusionCounts {
   int qkv = 0;       // attention inputs packed
   int rotary = 0;    // RotaryEmbedding pairs folded into attention
   int gate_up = 0;   // MLP gate/up pairs fused with SiLU·Mul
-  int norm_linear = 0;  // norms fused into the projection after them
-  int silu_linear = 0;  // SiLU·Mul fused into the down projection
 };
 
 FusionCounts fuse_decoder_patterns(Graph& g);

@@ -21,13 +21,10 @@ void with_node_context(const Node& n, F&& f) {
 
 VkDeviceSize bytes_of(const TensorView& t) { return (VkDeviceSize)t.numel() * dtype_size(t.dtype); }
 
-// The logits' producer may read only the last position of its input when it is a projection applied row by row
-// (a norm before it is per row too, unless it also produces a residual stream or adds a skip input).
+// The logits' producer may read only the last position of its input when it is a projection (applied row by row).
 bool reads_last_position_only(const Node& n, const TensorView& a) {
-  bool linear = n.op_type == "MatMul" || n.op_type == "MatMulNBits" ||
-                (n.op_type == "NormLinear" && n.inputs.size() > 1 && n.inputs[1] < 0 &&
-                 (n.outputs.size() < 2 || n.outputs[1] < 0));
-  return linear && a.shape.size() == 3 && a.shape[0] == 1 && a.shape[1] > 1;
+  return (n.op_type == "MatMul" || n.op_type == "MatMulNBits") && a.shape.size() == 3 && a.shape[0] == 1 &&
+         a.shape[1] > 1;
 }
 
 }  // namespace
