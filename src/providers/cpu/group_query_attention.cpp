@@ -161,7 +161,9 @@ void gqa_compute(KernelContext& ctx, const GqaAttrs& a, const GqaDims& d) {
         const float* qv = q.data() + ((b * N + h) * S + s) * H;
         int64_t causal = past_len + s + 1;  // keys [0, causal) are visible
         int64_t start = 0;
-        if (a.local_window > 0 && causal > a.local_window + 1) start = causal - a.local_window - 1;
+        // local_window_size counts the current token (ONNX Runtime >= 1.23, as Hugging Face's sliding_window): the
+        // window keys are (position - window, position].
+        if (a.local_window > 0 && causal > a.local_window) start = causal - a.local_window;
         float mx = -INFINITY;
         for (int64_t t = start; t < causal; t++) {
           float x = dot_f32(qv, kf.data() + t * H, H) * alpha;

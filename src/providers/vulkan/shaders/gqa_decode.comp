@@ -42,7 +42,7 @@ void main() {
   int kv_len = min(kv_len_of(p.seqlens, b), int(p.max_seq));
   int position = past_of(p.seqlens, p.total, b, p.S) + int(s);
   int hi = min(kv_len, position + 1);
-  int lo = p.window >= 0 ? max(0, position - p.window) : 0;
+  int lo = p.window > 0 ? max(0, position - p.window + 1) : 0;
   int per = (max(hi - lo, 0) + int(p.nsplit) - 1) / int(p.nsplit);
   int j0 = lo + int(split) * per, j1 = min(hi, j0 + per);
 

@@ -43,7 +43,7 @@ void main() {
   for (uint i = 0; i < 16; i++) acc[i] = 0.0;
   uint kv_base = (b * p.Hkv + kvh) * p.max_seq * p.D;
   int first_pos = past + int(s0), last_pos = past + int(s0 + rows) - 1;
-  int j_lo = p.window >= 0 ? max(0, first_pos - p.window) : 0;
+  int j_lo = p.window > 0 ? max(0, first_pos - p.window + 1) : 0;
   int j_hi = min(kv_len, last_pos + 1);
   barrier();
   for (int k0 = j_lo; k0 < j_hi; k0 += int(BK)) {
@@ -56,7 +56,7 @@ void main() {
       uint r = e / BK;
       int j = k0 + int(e % BK);
       int position = past + int(s0 + r);
-      bool ok = r < rows && j < j_hi && j <= position && (p.window < 0 || position - j <= p.window);
+      bool ok = r < rows && j < j_hi && j <= position && (p.window <= 0 || position - j < p.window);
       float sc = -1.0 / 0.0;
       if (ok) {
         float dotv = 0.0;

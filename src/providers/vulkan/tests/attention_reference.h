@@ -1,6 +1,6 @@
 // CPU reference for com.microsoft GroupQueryAttention with a shared KV cache (float64), used by the attention and
 // replay tests. Mirrors attention_common.glsl: kv_len = seqlens_k + 1, past = 0 on the first prompt
-// (total == S) else kv_len - S, query s at past + s sees keys j <= position, j < kv_len, position - j <= window.
+// (total == S) else kv_len - S, query s at past + s sees keys j <= position, j < kv_len, position - j < window (window > 0).
 #pragma once
 #include <cmath>
 #include <vector>
@@ -52,7 +52,7 @@ std::vector<double> gqa_reference(const GqaReference& r, const std::vector<float
         int64_t pos = past + s, kvh = h / (r.Hq / r.Hkv);
         rotate_head(r, &q[((b * r.S + s) * r.Hq + h) * r.D], pos, r.rotary, tmp.data());
         int64_t hi = std::min(std::min(kv_len, r.max_seq), pos + 1);
-        int64_t lo = r.window >= 0 ? std::max<int64_t>(0, pos - r.window) : 0;
+        int64_t lo = r.window > 0 ? std::max<int64_t>(0, pos - r.window + 1) : 0;
         std::vector<double> sc;
         double mx = -INFINITY;
         for (int64_t j = lo; j < hi; j++) {
