@@ -23,8 +23,14 @@
  *   has been reused by a new object of the same type is taken to be that new object, so do not rely on it for
  *   control flow — it is a safety net.
  *
+ * TEXT
+ *   Strings are UTF-8 and NUL-terminated. Decoded text never contains U+0000: a NUL character a model's byte
+ *   tokens would produce is dropped (decode, batch decode, streams and chat templates alike), so stream chunks still
+ *   concatenate to the full decode.
+ *
  * THREAD SAFETY
- *   The functions themselves may be called from any thread. Per object:
+ *   The functions themselves may be called from any thread. Never destroy an object while another thread is still
+ *   inside a call on it (that cannot be detected). Per object:
  *   - OgxConfig, OgxSequences, OgxGeneratorParams, OgxStringArray, OgxTensor: not synchronized; use one object from
  *     one thread at a time (concurrent read-only use is fine).
  *   - OgxModel: immutable after creation; share it freely. Forward passes of generators that share one model are

@@ -16,8 +16,10 @@ size_t OgxTensor::byte_size() const { return element_count() * element_size(type
 
 namespace ogx::api {
 
-size_t element_size(OgxElementType t) {
-  switch (t) {
+size_t element_size(OgxElementType type) { return element_size_of(enum_bits(type)); }
+
+size_t element_size_of(int type_bits) {
+  switch (type_bits) {
     case OgxElementType_uint8:
     case OgxElementType_int8:
     case OgxElementType_bool: return 1;
@@ -34,10 +36,11 @@ size_t element_size(OgxElementType t) {
   }
 }
 
-OgxTensor make_tensor(OgxElementType type, std::vector<int64_t> shape, const char* fn) {
-  if (element_size(type) == 0)
-    fail(OgxErrorCode_InvalidArgument, std::string(fn) + ": element type " + std::to_string((int)type) +
+OgxTensor make_tensor(int type_bits, std::vector<int64_t> shape, const char* fn) {
+  if (element_size_of(type_bits) == 0)
+    fail(OgxErrorCode_InvalidArgument, std::string(fn) + ": element type " + std::to_string(type_bits) +
                                            " is not a supported OgxElementType");
+  auto type = static_cast<OgxElementType>(type_bits);
   size_t n = 1;
   for (int64_t d : shape) {
     if (d < 0) fail(OgxErrorCode_InvalidArgument, std::string(fn) + ": negative dimension " + std::to_string(d));
@@ -120,8 +123,8 @@ OgxResult* OgxCreateTensorFromBuffer(void* data, const int64_t* shape_dims, size
     need(out, "OgxCreateTensorFromBuffer", "out");
     *out = nullptr;
     if (shape_dims_count > 0) need(shape_dims, "OgxCreateTensorFromBuffer", "shape_dims");
-    OgxTensor t = make_tensor(element_type, std::vector<int64_t>(shape_dims, shape_dims + shape_dims_count),
-                              "OgxCreateTensorFromBuffer");
+    std::vector<int64_t> shape(shape_dims, shape_dims + shape_dims_count);
+    OgxTensor t = make_tensor(enum_bits(element_type), std::move(shape), "OgxCreateTensorFromBuffer");
     if (data) {
       t.data = data;
     } else {

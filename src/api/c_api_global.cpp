@@ -58,10 +58,11 @@ OgxResult* OgxSetLogCallback(OgxLogCallback callback, void* user_data) {
 
 OgxResult* OgxSetLogLevel(OgxLogLevel level) {
   return guard([&] {
-    if (level < OgxLogLevel_Info || level > OgxLogLevel_Error)
-      fail(OgxErrorCode_InvalidArgument, "OgxSetLogLevel: level " + std::to_string((int)level) +
+    int l = enum_bits(level);
+    if (l < OgxLogLevel_Info || l > OgxLogLevel_Error)
+      fail(OgxErrorCode_InvalidArgument, "OgxSetLogLevel: level " + std::to_string(l) +
                                              " is not one of OgxLogLevel_Info (0), _Warning (1), _Error (2)");
-    ogx::set_log_level(static_cast<ogx::LogLevel>(static_cast<int>(level)));
+    ogx::set_log_level(static_cast<ogx::LogLevel>(l));
   });
 }
 

@@ -1,4 +1,5 @@
 // C API: tokenizer (encode, decode, batches, chat template, special ids) and tokenizer stream.
+#include <algorithm>
 #include <limits>
 
 #include "api/handles.h"
@@ -10,6 +11,13 @@ namespace {
 
 // Decoding skips special tokens (BOS, EOS, chat markers), as ONNX Runtime GenAI's detokenizer does.
 constexpr bool kSkipSpecial = true;
+
+// Text crosses the C boundary as NUL-terminated strings: a U+0000 inside decoded text (a byte token 0x00) would
+// silently cut it short, so NUL characters are dropped from all text the API returns.
+std::string c_text(std::string s) {
+  s.erase(std::remove(s.begin(), s.end(), '\0'), s.end());
+  return s;
+}
 
 std::vector<int32_t> to_ids(const std::vector<int64_t>& v, const char* fn) {
   std::vector<int32_t> out(v.size());
@@ -79,7 +87,7 @@ OgxResult* OgxTokenizerDecode(const OgxTokenizer* tokenizer, const int32_t* toke
     *out = nullptr;
     auto& t = live(tokenizer, "OgxTokenizerDecode", "tokenizer");
     if (token_count > 0) need(tokens, "OgxTokenizerDecode", "tokens");
-    *out = owned_string(t.tokenizer->decode(std::span<const int32_t>(tokens, token_count), kSkipSpecial));
+    *out = owned_string(c_text(t.tokenizer->decode(std::span<const int32_t>(tokens, token_count), kSkipSpecial)));
   });
 }
 
@@ -100,7 +108,7 @@ OgxResult* OgxTokenizerDecodeBatch(const OgxTokenizer* tokenizer, const OgxTenso
       std::vector<int32_t> row = to_ids(read_integers(ids, r * cols, cols, "OgxTokenizerDecodeBatch"),
                                         "OgxTokenizerDecodeBatch");
       while (pad >= 0 && !row.empty() && row.back() == pad) row.pop_back();
-      result.items.push_back(t.tokenizer->decode(row, kSkipSpecial));
+      result.items.push_back(c_text(t.tokenizer->decode(row, kSkipSpecial)));
     }
     *out = make_handle(std::move(result));
   });
@@ -122,8 +130,8 @@ OgxResult* OgxTokenizerApplyChatTemplate(const OgxTokenizer* tokenizer, const ch
     *out = nullptr;
     auto& t = live(tokenizer, "OgxTokenizerApplyChatTemplate", "tokenizer");
     need(messages, "OgxTokenizerApplyChatTemplate", "messages");
-    *out = owned_string(t.tokenizer->apply_chat_template(messages, add_generation_prompt, tools ? tools : "",
-                                                         template_str ? template_str : ""));
+    *out = owned_string(c_text(t.tokenizer->apply_chat_template(messages, add_generation_prompt, tools ? tools : "",
+                                                                template_str ? template_str : "")));
   });
 }
 
@@ -171,7 +179,7 @@ OgxResult* OgxTokenizerStreamDecode(OgxTokenizerStream* stream, int32_t token, c
     need(out, "OgxTokenizerStreamDecode", "out");
     *out = nullptr;
     auto& s = live(stream, "OgxTokenizerStreamDecode", "stream");
-    s.last = s.stream->decode(token);
+    s.last = c_text(s.stream->decode(token));
     *out = s.last.c_str();
   });
 }
@@ -181,7 +189,7 @@ OgxResult* OgxTokenizerStreamFlush(OgxTokenizerStream* stream, const char** out)
     need(out, "OgxTokenizerStreamFlush", "out");
     *out = nullptr;
     auto& s = live(stream, "OgxTokenizerStreamFlush", "stream");
-    s.last = s.stream->flush();
+    s.last = c_text(s.stream->flush());
     *out = s.last.c_str();
   });
 }

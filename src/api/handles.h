@@ -1,6 +1,7 @@
 // The objects behind the C API's opaque handles, the registry of live handles, and the call guard that turns
 // every C++ exception into an OgxResult.
 #pragma once
+#include <cstring>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -127,6 +128,16 @@ T* make_handle(T&& value) {
 template <typename T>
 void destroy_handle(T* p, const char* fn) {
   if (p && unregister_handle(p, kind_of<T>(), fn)) delete p;
+}
+
+// The integer value of an enum argument from C. A C caller may pass any int; loading it as the C++ enum type would
+// be undefined when out of range, so the bits are copied.
+template <typename E>
+int enum_bits(const E& e) {
+  static_assert(sizeof(E) == sizeof(int));
+  int v;
+  std::memcpy(&v, &e, sizeof v);
+  return v;
 }
 
 // Checks a pointer argument.

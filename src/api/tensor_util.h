@@ -7,8 +7,10 @@
 namespace ogx::api {
 
 size_t element_size(OgxElementType t);  // 0 for unsupported types
-// A tensor description (no data yet) with the type and every dimension checked; errors name `fn`.
-OgxTensor make_tensor(OgxElementType type, std::vector<int64_t> shape, const char* fn);
+size_t element_size_of(int type_bits);   // the same for a raw value from a C caller
+// A tensor description (no data yet) with the type (raw value, checked) and every dimension checked; errors
+// name `fn`.
+OgxTensor make_tensor(int type_bits, std::vector<int64_t> shape, const char* fn);
 // Elements [begin, begin + count) of an int32 or int64 tensor, widened to int64.
 std::vector<int64_t> read_integers(const OgxTensor& t, size_t begin, size_t count, const char* fn);
 

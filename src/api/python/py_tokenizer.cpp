@@ -14,13 +14,16 @@ std::string json_arg(const py::handle& obj, const char* what) {
                        std::string(py::str(py::type::of(obj).attr("__name__"))));
 }
 
-std::vector<std::string> decode_batch(const ogx::Tokenizer& t, const py::object& tokens) {
+py::list decode_batch(const ogx::Tokenizer& t, const py::object& tokens) {
   auto rows = token_rows(tokens, "decode_batch");
-  return nogil([&] {
+  auto texts = nogil([&] {
     std::vector<std::string> out;
     for (auto& r : rows) out.push_back(t.Decode(r));
     return out;
   });
+  py::list out;
+  for (auto& s : texts) out.append(utf8(s));
+  return out;
 }
 
 py::array_t<int32_t> encode_batch(const ogx::Tokenizer& t, const std::vector<std::string>& texts) {
@@ -38,10 +41,10 @@ void bind_tokenizer(py::module_& m) {
       .def("decode",
            [](ogx::TokenizerStream& s, int64_t token) {
              if (token < INT32_MIN || token > INT32_MAX) throw py::value_error("decode: token id does not fit int32");
-             return nogil([&] { return std::string(s.Decode(static_cast<int32_t>(token))); });
+             return utf8(nogil([&] { return std::string(s.Decode(static_cast<int32_t>(token))); }));
            },
            py::arg("token"), "The text this token adds ('' while a multi-byte character is incomplete).")
-      .def("flush", [](ogx::TokenizerStream& s) { return nogil([&] { return s.Flush(); }); },
+      .def("flush", [](ogx::TokenizerStream& s) { return utf8(nogil([&] { return s.Flush(); })); },
            "Any text held back at the end; resets the stream.");
 
   py::class_<ogx::Tokenizer>(m, "Tokenizer", "The tokenizer of a model's folder.")
@@ -56,7 +59,7 @@ void bind_tokenizer(py::module_& m) {
       .def("decode",
            [](const ogx::Tokenizer& t, const py::object& tokens) {
              auto ids = token_ids(tokens, "decode");
-             return nogil([&] { return t.Decode(ids); });
+             return utf8(nogil([&] { return t.Decode(ids); }));
            },
            py::arg("tokens"), "Text of token ids (special tokens skipped).")
       .def("encode_batch", &encode_batch, py::arg("texts"),
@@ -71,10 +74,10 @@ void bind_tokenizer(py::module_& m) {
               const py::object& tools, bool add_generation_prompt) {
              std::string msgs = json_arg(messages, "apply_chat_template(messages)");
              std::string tools_json = tools.is_none() ? "" : json_arg(tools, "apply_chat_template(tools)");
-             return nogil([&] {
+             return utf8(nogil([&] {
                return t.ApplyChatTemplate(template_str ? template_str->c_str() : nullptr, msgs.c_str(),
                                           tools_json.empty() ? nullptr : tools_json.c_str(), add_generation_prompt);
-             });
+             }));
            },
            py::arg("messages"), py::kw_only(), py::arg("template_str") = py::none(), py::arg("tools") = py::none(),
            py::arg("add_generation_prompt") = true,

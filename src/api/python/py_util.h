@@ -36,6 +36,14 @@ inline py::array_t<int32_t> to_numpy(std::span<const int32_t> v) {
   return a;
 }
 
+// Text from the library as a Python str. Decoded text is valid UTF-8, but a stream chunk may split a character
+// in rare cases: invalid bytes become U+FFFD rather than raising UnicodeDecodeError.
+inline py::str utf8(const std::string& s) {
+  PyObject* o = PyUnicode_DecodeUTF8(s.data(), static_cast<py::ssize_t>(s.size()), "replace");
+  if (!o) throw py::error_already_set();
+  return py::reinterpret_steal<py::str>(o);
+}
+
 // A path argument: str or os.PathLike.
 std::string path_arg(const py::handle& obj, const char* what);
 

@@ -125,6 +125,13 @@ TEST(CppWrapper, BatchEncodeDecode) {
       EXPECT_EQ(data[r * shape[1] + c], c < (int64_t)row.size() ? row[c] : tokenizer.GetPadTokenId());
   }
   EXPECT_EQ(tokenizer.DecodeBatch(*batch), texts);
+  // Id 7 is the byte 0x00: C strings cannot carry U+0000, so it is dropped from text everywhere.
+  std::vector<int32_t> with_nul = {1806, 7, 51};
+  EXPECT_EQ(tokenizer.Decode(with_nul), tokenizer.Decode(std::vector<int32_t>{1806, 51}));
+  ogx::TokenizerStream stream(tokenizer);
+  std::string streamed;
+  for (int32_t id : with_nul) streamed += stream.Decode(id);
+  EXPECT_EQ(streamed + stream.Flush(), tokenizer.Decode(with_nul));
   // int64 input works too.
   std::vector<int64_t> wide = {1, 1806, 51};
   ogx::Tensor t(wide.data(), {1, 3}, OgxElementType_int64);

@@ -76,6 +76,18 @@ def test_tokenizer_stream_concatenates_to_decode(model_dir):
     assert text == tokenizer.decode(ids)
 
 
+def test_tokenizer_stream_on_arbitrary_ids(model_dir):
+    """Any id sequence (a random model emits byte tokens that split characters) streams without error, as str."""
+    tokenizer = og.Tokenizer(og.Model(model_dir))
+    rng = np.random.default_rng(7)
+    for _ in range(20):
+        ids = rng.integers(0, 2048, 64)
+        stream = tokenizer.create_stream()
+        text = "".join(stream.decode(int(t)) for t in ids) + stream.flush()
+        assert isinstance(text, str)
+        assert text == tokenizer.decode(ids)
+
+
 def test_generator_matches_onnxruntime_genai(model_dir, shared_dir):
     ref = json.loads((shared_dir / "golden/models/llama/reference.json").read_text())
     ort = json.loads((shared_dir / "golden/models/llama/ort_reference.json").read_text())
