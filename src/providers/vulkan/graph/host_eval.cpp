@@ -7,11 +7,16 @@
 
 namespace ogx::vk::graph {
 
-HostSubgraph::HostSubgraph(const Graph& g, const std::vector<int>& nodes, const std::vector<int>& outputs) {
+HostSubgraph::HostSubgraph(const Graph& g, const std::vector<int>& nodes, const std::vector<int>& outputs,
+                           const std::map<int, Tensor>& constants) {
   if (nodes.empty() && outputs.empty()) return;
   sub_ = std::make_shared<Model>();
   Graph& s = sub_->graph;
   s.values = g.values;  // constants share their storage with the parent graph
+  for (auto& [v, t] : constants) {
+    s.values[v].is_constant = true;
+    s.values[v].constant = t;
+  }
   s.value_index = g.value_index;
   s.opsets = g.opsets;
   std::set<int> read;

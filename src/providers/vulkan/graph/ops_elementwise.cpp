@@ -52,6 +52,31 @@ class UnaryOp : public DeviceOp {
   kernels::UnaryOp op_;
 };
 
+// com.microsoft FastGelu: gelu with the tanh approximation of (x + bias); the bias (input 1) is optional.
+class FastGeluOp : public DeviceOp {
+ public:
+  explicit FastGeluOp(OpBuildContext& b) : node_(b.node) {}
+  void infer(const OpArgs& a) override {
+    const TensorView& x = need_in(a, 0, node_);
+    check_float(x, node_);
+    TensorView& y = need_out(a, 0, node_);
+    y.dtype = x.dtype;
+    y.shape = x.shape;
+  }
+  void record(CommandRecorder& rec, const OpArgs& a, StepScratch&) override {
+    const TensorView* bias = a.in.size() > 1 ? a.in[1] : nullptr;
+    if (bias) {  // y = x + bias, then gelu in place
+      kernels::binary(rec, kernels::BinaryOp::add, *a.in[0], *bias, *a.out[0]);
+      kernels::unary(rec, kernels::UnaryOp::gelu_tanh, *a.out[0], *a.out[0]);
+      return;
+    }
+    kernels::unary(rec, kernels::UnaryOp::gelu_tanh, *a.in[0], *a.out[0]);
+  }
+
+ private:
+  const Node& node_;
+};
+
 // Cast between float32 and float16; a cast to the same type is a view.
 class CastOp : public DeviceOp {
  public:
@@ -187,6 +212,8 @@ void register_elementwise_ops(std::map<std::pair<std::string, std::string>, OpFa
   t[{"", "Div"}] = make<BinaryOp>(kernels::BinaryOp::div);
   t[{"", "Sigmoid"}] = make<UnaryOp>(kernels::UnaryOp::sigmoid);
   t[{"", "Neg"}] = make<UnaryOp>(kernels::UnaryOp::neg);
+  t[{"", "Tanh"}] = make<UnaryOp>(kernels::UnaryOp::tanh);
+  t[{"com.microsoft", "FastGelu"}] = make<FastGeluOp>();
   t[{"", "Cast"}] = make<CastOp>();
   t[{"ogx", "SiluMulPacked"}] = make<SiluMulPackedOp>();
   for (const char* op : {"Reshape", "Identity", "Squeeze", "Unsqueeze", "Flatten"}) t[{"", op}] = make<ViewOp>();

@@ -203,7 +203,7 @@ void VulkanGraphSession::place_nodes() {
       if (v >= 0) produced.insert(v);
   for (int v : needed)
     if (produced.count(v)) host_outputs_.push_back(v);
-  host_ = std::make_unique<HostSubgraph>(g, host_nodes, host_outputs_);
+  host_ = std::make_unique<HostSubgraph>(g, host_nodes, host_outputs_, folded_);
 }
 
 void VulkanGraphSession::build_ops() {

@@ -6,7 +6,7 @@
 namespace ogx::vk::kernels {
 
 enum class BinaryOp : uint32_t { add = 0, sub = 1, mul = 2, div = 3 };
-enum class UnaryOp : uint32_t { sigmoid = 10, silu = 11, neg = 12 };
+enum class UnaryOp : uint32_t { sigmoid = 10, silu = 11, neg = 12, tanh = 13, gelu_tanh = 14 };
 
 // out = a OP b with numpy broadcasting (rank <= 6); out's shape must be the broadcast shape.
 void binary(CommandRecorder& rec, BinaryOp op, const TensorView& a, const TensorView& b, const TensorView& out);

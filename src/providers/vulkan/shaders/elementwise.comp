@@ -1,5 +1,6 @@
 // Elementwise ops with ONNX (numpy) broadcasting, up to rank 6. OP (specialization constant):
-//   0 add, 1 sub, 2 mul, 3 div (binary: out = a OP b);  10 sigmoid, 11 silu, 12 neg (unary: out = f(a)).
+//   0 add, 1 sub, 2 mul, 3 div (binary: out = a OP b);  10 sigmoid, 11 silu, 12 neg, 13 tanh, 14 gelu with the
+//   tanh approximation (com.microsoft FastGelu) (unary: out = f(a)).
 // Input strides are 0 along broadcast axes. fp32 arithmetic.
 #version 460
 #include "common.glsl"
@@ -33,7 +34,11 @@ void main() {
     float y = float(p.b.v[ib]);
     r = OP == 0 ? x + y : OP == 1 ? x - y : OP == 2 ? x * y : x / y;
   } else {
-    r = OP == 10 ? 1.0 / (1.0 + exp(-x)) : OP == 11 ? x / (1.0 + exp(-x)) : -x;
+    if (OP == 10) r = 1.0 / (1.0 + exp(-x));
+    else if (OP == 11) r = x / (1.0 + exp(-x));
+    else if (OP == 12) r = -x;
+    else if (OP == 13) r = tanh(x);
+    else r = 0.5 * x * (1.0 + tanh(0.7978845608028654 * (x + 0.044715 * x * x * x)));
   }
   p.out_.v[i] = TO_STORE(r);
 }

@@ -55,7 +55,7 @@ TEST_P(VulkanNormTest, BroadcastBinaryAndUnary) {
   Shape so = kernels::broadcast_shapes(sa, sb);
   ASSERT_EQ(so, (Shape{2, 3, 4, 5}));
   std::vector<TensorView> outs;
-  for (int i = 0; i < 6; i++) outs.push_back(empty(dt, i < 4 ? so : sa));
+  for (int i = 0; i < 8; i++) outs.push_back(empty(dt, i < 4 ? so : sa));
   CommandRecorder rec(ctx());
   rec.begin();
   kernels::binary(rec, kernels::BinaryOp::add, av, bv, outs[0]);
@@ -64,8 +64,10 @@ TEST_P(VulkanNormTest, BroadcastBinaryAndUnary) {
   kernels::binary(rec, kernels::BinaryOp::div, av, bv, outs[3]);
   kernels::unary(rec, kernels::UnaryOp::sigmoid, av, outs[4]);
   kernels::unary(rec, kernels::UnaryOp::silu, av, outs[5]);
+  kernels::unary(rec, kernels::UnaryOp::tanh, av, outs[6]);
+  kernels::unary(rec, kernels::UnaryOp::gelu_tanh, av, outs[7]);
   rec.end();
-  EXPECT_EQ(rec.stats().barriers, 2u);  // leading + trailing: the six dispatches are independent
+  EXPECT_EQ(rec.stats().barriers, 2u);  // leading + trailing: the eight dispatches are independent
   rec.run();
   for (int op = 0; op < 4; op++) {
     std::vector<double> want(120);
@@ -80,6 +82,14 @@ TEST_P(VulkanNormTest, BroadcastBinaryAndUnary) {
   for (int i = 0; i < 30; i++) sig[i] = 1 / (1 + std::exp(-(double)a[i])), silu[i] = a[i] * sig[i];
   expect_close(download(outs[4]), sig, tol(dt), 1e-6, "sigmoid");
   expect_close(download(outs[5]), silu, tol(dt), 1e-6, "silu");
+  std::vector<double> th(30), gelu(30);
+  for (int i = 0; i < 30; i++) {
+    double x = a[i];
+    th[i] = std::tanh(x);
+    gelu[i] = 0.5 * x * (1 + std::tanh(std::sqrt(2 / M_PI) * (x + 0.044715 * x * x * x)));
+  }
+  expect_close(download(outs[6]), th, tol(dt), 1e-6, "tanh");
+  expect_close(download(outs[7]), gelu, tol(dt), 1e-6, "gelu (tanh approximation)");
 }
 
 TEST_P(VulkanNormTest, SiluMulSeparateAndFused) {
