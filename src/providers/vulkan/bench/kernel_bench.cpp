@@ -145,8 +145,9 @@ void bench_matvec(Context& ctx, Timer& timer, const Shape2& s, bool int4, bool q
   std::fflush(stdout);
 }
 
-// Per-dispatch GPU time of `n` tiny dispatches, independent (no barriers) or chained (a barrier before each).
-void bench_dispatch(Context& ctx, Timer& timer, bool chained, int n) {
+// Per-dispatch GPU time of `n` tiny dispatches, independent (no barriers) or chained (a barrier before each);
+// `alternate` switches between two pipelines (add, then sigmoid) as a model's step does.
+void bench_dispatch(Context& ctx, Timer& timer, bool chained, int n, bool alternate = false) {
   DeviceBuffer buf = ctx.memory().allocate("tiny", (VkDeviceSize)(n + 1) * 256);
   ctx.transfers().fill_zero(buf.slice());
   auto row = [&](int i) { return TensorView{buf.slice().sub((VkDeviceSize)i * 256, 256), DType::f32, {64}}; };
@@ -154,8 +155,10 @@ void bench_dispatch(Context& ctx, Timer& timer, bool chained, int n) {
   auto t0 = std::chrono::steady_clock::now();
   rec.begin();
   rec.write_timestamp(timer.pool(), 0);
-  for (int i = 1; i <= n; i++)
-    kernels::binary(rec, kernels::BinaryOp::add, chained ? row(i - 1) : row(0), row(0), row(i));
+  for (int i = 1; i <= n; i++) {
+    if (alternate && i % 2 == 0) kernels::unary(rec, kernels::UnaryOp::sigmoid, chained ? row(i - 1) : row(0), row(i));
+    else kernels::binary(rec, kernels::BinaryOp::add, chained ? row(i - 1) : row(0), row(0), row(i));
+  }
   rec.write_timestamp(timer.pool(), 1);
   rec.end();
   double record_us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
@@ -164,7 +167,8 @@ void bench_dispatch(Context& ctx, Timer& timer, bool chained, int n) {
   int replays = 20;
   for (int i = 0; i < replays; i++) rec.run();
   double replay_us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - h0).count() / replays;
-  std::printf("| %-11s | %6d | %6llu | %8.3f | %8.3f | %9.1f |\n", chained ? "chained" : "independent", n,
+  std::printf("| %-11s | %6d | %6llu | %8.3f | %8.3f | %9.1f |\n",
+              alternate ? (chained ? "chained 2pl" : "indep. 2pl") : (chained ? "chained" : "independent"), n,
               (unsigned long long)rec.stats().barriers, us / n, record_us / n, replay_us);
 }
 
@@ -202,6 +206,8 @@ int run(int argc, char** argv) {
   int n = quick ? 50 : 2000;
   bench_dispatch(ctx, timer, false, n);
   bench_dispatch(ctx, timer, true, n);
+  bench_dispatch(ctx, timer, false, n, true);
+  bench_dispatch(ctx, timer, true, n, true);
   return 0;
 }
 

@@ -78,6 +78,28 @@ class Rewriter {
     return out;
   }
 
+  // One projection whose weight rows alternate between the two nodes' (gate j, up j, gate j+1, ...), as the
+  // interleaved gate/up SiLU kernels read them. Both must have the same N.
+  Node interleaved_linear(int a, int b, const std::string& name) {
+    Node f = g_.nodes[a];
+    f.name = name;
+    std::vector<int> ns{a, b};
+    if (f.op_type == "MatMul") {
+      f.inputs = {in(f, 0), add_constant(name + ".weight", interleave_columns(ns))};
+    } else {
+      f.attrs["N"] = 2 * f.attr_int("N", 0);
+      int zp = in(f, 3) >= 0 ? add_constant(name + ".zero_points", interleave_rows(ns, 3)) : -1;
+      f.inputs = {in(f, 0), add_constant(name + ".weight", interleave_rows(ns, 1)),
+                  add_constant(name + ".scales", interleave_rows(ns, 2))};
+      if (zp >= 0) f.inputs.push_back(zp);
+    }
+    f.attrs["linear"] = f.op_type;
+    f.op_type = "GateUpSiLU";
+    f.domain = "ogx";
+    dead_[a] = dead_[b] = 1;
+    return f;
+  }
+
   void replace(int node, Node n) {
     dead_[node] = 1;
     inserts_.push_back({node, std::move(n)});
@@ -120,6 +142,42 @@ class Rewriter {
       for (const Tensor* w : ws) {
         size_t row = (size_t)w->dim(1) * es;
         std::memcpy(dst, static_cast<const char*>(w->raw()) + k * row, row);
+        dst += row;
+      }
+    return out;
+  }
+  // MatMul weights [K, N] of two nodes -> [K, 2N] with their columns alternating.
+  Tensor interleave_columns(const std::vector<int>& ns) const {
+    const Tensor* a = constant(in(g_.nodes[ns[0]], 1));
+    const Tensor* b = constant(in(g_.nodes[ns[1]], 1));
+    OGX_CHECK(a->shape() == b->shape(), "gate/up weights differ in shape");
+    int64_t K = a->dim(0), N = a->dim(1);
+    size_t es = dtype_size(a->dtype());
+    Tensor out(a->dtype(), {K, 2 * N});
+    char* dst = static_cast<char*>(out.raw());
+    for (int64_t k = 0; k < K; k++)
+      for (int64_t n = 0; n < N; n++)
+        for (const Tensor* t : {a, b}) {
+          std::memcpy(dst, static_cast<const char*>(t->raw()) + (k * N + n) * es, es);
+          dst += es;
+        }
+    return out;
+  }
+  // MatMulNBits input `k` of two nodes (N-major) with their rows alternating.
+  Tensor interleave_rows(const std::vector<int>& ns, int k) const {
+    const Tensor* a = constant(in(g_.nodes[ns[0]], k));
+    const Tensor* b = constant(in(g_.nodes[ns[1]], k));
+    int64_t N = g_.nodes[ns[0]].attr_int("N", 0);
+    OGX_CHECK(a->bytes() == b->bytes() && N > 0 && a->bytes() % (size_t)N == 0, "gate/up quantized inputs differ");
+    size_t row = a->bytes() / (size_t)N;
+    Shape s = a->shape();
+    if (s.empty()) s = {1};
+    s[0] *= 2;
+    Tensor out(a->dtype(), s);
+    char* dst = static_cast<char*>(out.raw());
+    for (int64_t n = 0; n < N; n++)
+      for (const Tensor* t : {a, b}) {
+        std::memcpy(dst, static_cast<const char*>(t->raw()) + n * row, row);
         dst += row;
       }
     return out;
@@ -233,12 +291,13 @@ void fuse_gate_up(Rewriter& r, FusionCounts& c) {
         if (p >= 0 && uses == 2 && !out && is_linear(g.nodes[p])) lg = p;
       }
       if (lg < 0 || !r.compatible({lg, lu})) continue;
-      Node silu;
-      silu.name = h.name + "/silu_mul";
-      silu.op_type = "SiluMulPacked";
-      silu.domain = "ogx";
+      const Node& gn = g.nodes[lg];
+      const Node& un = g.nodes[lu];
+      bool same_n = gn.op_type == "MatMul" ? r.constant(in(gn, 1))->shape() == r.constant(in(un, 1))->shape()
+                                           : gn.attr_int("N", 0) == un.attr_int("N", 0);
+      if (!same_n) continue;
+      Node silu = r.interleaved_linear(lg, lu, h.name + "/gate_up_silu");
       silu.outputs = h.outputs;
-      silu.inputs = {r.fuse_linear({lg, lu}, h.name + "/gate_up_proj")};
       r.kill(sig);
       r.kill(m1);
       r.replace((int)i, std::move(silu));

@@ -3,8 +3,8 @@
 //  - q/k/v projections of one input (MatMul or MatMulNBits, constant weights, same attributes) become one projection
 //    with concatenated weights feeding GroupQueryAttention as packed QKV; RotaryEmbedding nodes on q and k (same
 //    position_ids and caches) fold into the attention's rotary with those position_ids (input 9).
-//  - gate/up projections of one input followed by Sigmoid·Mul·Mul (SiLU(gate) * up) become one projection with
-//    concatenated weights and ogx.SiluMulPacked over its [.., 2I] output.
+//  - gate/up projections of one input followed by Sigmoid·Mul·Mul (SiLU(gate) * up) become ogx.GateUpSiLU: one
+//    projection whose weight rows alternate gate/up, with SiLU·Mul in the decode matvec's epilogue.
 // (Norms and SiLU·Mul computed as the prologue of the next matvec were tried — commit 21bb308 — and measured slower
 // on the H200: every workgroup recomputes the prologue; see bench/vulkan-decode.md.)
 #pragma once

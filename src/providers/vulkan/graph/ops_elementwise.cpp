@@ -104,27 +104,6 @@ class CastOp : public DeviceOp {
   bool same_ = false;
 };
 
-// ogx.SiluMulPacked: x [.., 2I] (gate then up, as a fused gate/up projection writes it) -> silu(gate) * up [.., I].
-class SiluMulPackedOp : public DeviceOp {
- public:
-  explicit SiluMulPackedOp(OpBuildContext& b) : node_(b.node) {}
-  void infer(const OpArgs& a) override {
-    const TensorView& x = need_in(a, 0, node_);
-    check_float(x, node_);
-    OGX_CHECK(!x.shape.empty() && x.shape.back() % 2 == 0, node_.describe(), ": last dimension must be even");
-    TensorView& y = need_out(a, 0, node_);
-    y.dtype = x.dtype;
-    y.shape = x.shape;
-    y.shape.back() /= 2;
-  }
-  void record(CommandRecorder& rec, const OpArgs& a, StepScratch&) override {
-    kernels::silu_mul(rec, *a.in[0], *a.in[0], *a.out[0], true);
-  }
-
- private:
-  const Node& node_;
-};
-
 // Ops that give input 0's memory a new shape. The shape comes from attributes or host-known inputs.
 class ViewOp : public DeviceOp {
  public:
@@ -215,7 +194,6 @@ void register_elementwise_ops(std::map<std::pair<std::string, std::string>, OpFa
   t[{"", "Tanh"}] = make<UnaryOp>(kernels::UnaryOp::tanh);
   t[{"com.microsoft", "FastGelu"}] = make<FastGeluOp>();
   t[{"", "Cast"}] = make<CastOp>();
-  t[{"ogx", "SiluMulPacked"}] = make<SiluMulPackedOp>();
   for (const char* op : {"Reshape", "Identity", "Squeeze", "Unsqueeze", "Flatten"}) t[{"", op}] = make<ViewOp>();
 }
 

@@ -75,6 +75,40 @@ class MatMulNBitsOp : public DeviceOp {
   LinearCore core_;
 };
 
+// ogx.GateUpSiLU (fusion.h): x [.., K] -> silu(x Wg) * (x Wu) [.., I] with the gate/up weight rows interleaved
+// (N = 2I). Decode: one matvec with the SiLU·Mul epilogue; prompts: the projection, then SiLU·Mul of the pairs.
+class GateUpSiluOp : public DeviceOp {
+ public:
+  explicit GateUpSiluOp(OpBuildContext& b)
+      : node_(b.node), core_(b, b.node.attr_string("linear", "MatMul") == "MatMulNBits", 1) {}
+  bool prepares_input(int i) const override { return core_.prepares(i); }
+  void infer(const OpArgs& a) override {
+    const TensorView& x = need_in(a, 0, node_);
+    OGX_CHECK(!x.shape.empty() && x.shape.back() == core_.K(), node_.describe(), ": input ", shape_str(x.shape),
+              " must end in K = ", core_.K());
+    TensorView& y = need_out(a, 0, node_);
+    y.dtype = x.dtype;
+    y.shape = with_last(x.shape, core_.N() / 2);
+  }
+  void record(CommandRecorder& rec, const OpArgs& a, StepScratch& scratch) override {
+    const TensorView& x = *a.in[0];
+    int64_t rows = x.numel() / core_.K();
+    if (rows <= 2 && !core_.int8_activations(x.dtype) && rec.context().tuning().matvec_rows % 2 == 0) {
+      kernels::matvec_gate_up_silu(rec, x, core_.weight(), *a.out[0]);
+      return;
+    }
+    TensorView gu{{}, x.dtype, with_last(x.shape, core_.N())};
+    VkDeviceSize bytes = (VkDeviceSize)gu.numel() * dtype_size(gu.dtype);
+    gu.mem = scratch.buffer(rec.context(), "gate_up", std::max<VkDeviceSize>(bytes, 256)).slice().sub(0, bytes);
+    core_.record(rec, x, nullptr, gu, scratch);
+    kernels::silu_mul_interleaved(rec, gu, *a.out[0]);
+  }
+
+ private:
+  const Node& node_;
+  LinearCore core_;
+};
+
 // Gather along axis 0 of a 2-D table (embedding lookup). ids arrive from the host each step as int64.
 class GatherRowsOp : public DeviceOp {
  public:
@@ -217,6 +251,7 @@ OpFactory make() {
 void register_linear_ops(std::map<std::pair<std::string, std::string>, OpFactory>& t) {
   t[{"", "MatMul"}] = make<MatMulOp>();
   t[{"com.microsoft", "MatMulNBits"}] = make<MatMulNBitsOp>();
+  t[{"ogx", "GateUpSiLU"}] = make<GateUpSiluOp>();
   t[{"", "Gather"}] = make<GatherRowsOp>();
   t[{"com.microsoft", "GatherBlockQuantized"}] = make<GatherBlockQuantizedOp>();
 }

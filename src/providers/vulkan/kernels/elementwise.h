@@ -16,6 +16,9 @@ void unary(CommandRecorder& rec, UnaryOp op, const TensorView& a, const TensorVi
 // (gate first) pass it as both gate and up with fused = true.
 void silu_mul(CommandRecorder& rec, const TensorView& gate, const TensorView& up, const TensorView& out, bool fused);
 
+// out[r, c] = silu(gu[r, 2c]) * gu[r, 2c + 1]: gate/up pairs interleaved along the last axis of gu [rows, 2 * cols].
+void silu_mul_interleaved(CommandRecorder& rec, const TensorView& gate_up, const TensorView& out);
+
 // out[i, :] = table[ids[i], :]. table: [V, D] f32/f16; ids: int64 [..]; out: [.., D].
 void gather_rows(CommandRecorder& rec, const TensorView& table, const TensorView& ids, const TensorView& out);
 

@@ -131,6 +131,30 @@ void matmul(CommandRecorder& rec, const TensorView& a, const MatMulWeight& w, co
                {a.mem, w.data.slice(), scales_mem, zp_mem, bias_mem}, {c.mem});
 }
 
+void matvec_gate_up_silu(CommandRecorder& rec, const TensorView& x, const MatMulWeight& w, const TensorView& y) {
+  OGX_CHECK(x.dtype == w.dtype && y.dtype == w.dtype, "gate/up SiLU matvec: dtypes differ from the weight's");
+  int64_t M = rows_of(x);
+  OGX_CHECK(x.shape.back() == w.K && w.N % 2 == 0 && M <= 2 && y.numel() == M * w.N / 2,
+            "gate/up SiLU matvec: shapes ", shape_str(x.shape), " -> ", shape_str(y.shape), " do not fit [", w.K,
+            ", ", w.N, "]");
+  Context& ctx = rec.context();
+  const Tuning& tu = ctx.tuning();
+  OGX_CHECK(tu.matvec_rows % 2 == 0, "gate/up SiLU matvec needs an even matvec_rows, tuning has ", tu.matvec_rows);
+  uint32_t wide = (w.K % 8 == 0 && x.mem.address % 16 == 0) ? 1 : 0;
+  std::string shader = std::string(w.int4 ? "matvec_q4_" : "matvec_") + storage_suffix(x.dtype, "MatMul") + "_silu";
+  const Pipeline& pl = ctx.pipelines().get(shader, {tu.matvec_threads, tu.matvec_rows, wide});
+  BufferSlice none = x.mem;
+  MatvecPush p{addr(x), w.data.slice().address, w.int4 ? w.scales.slice().address : 0,
+               w.has_zero_points ? w.zero_points.slice().address : 0, 0, addr(y), (uint32_t)M, (uint32_t)w.N,
+               (uint32_t)w.K, (uint32_t)w.block_size, (uint32_t)w.nblocks, (uint32_t)((w.nblocks + 1) / 2),
+               w.has_zero_points, 0};
+  uint32_t gx, gz;
+  grid_2d(div_up(w.N, tu.matvec_rows), &gx, &gz);
+  rec.dispatch(pl, &p, sizeof(p), gx, (uint32_t)M, gz,
+               {x.mem, w.data.slice(), w.int4 ? w.scales.slice() : none, w.has_zero_points ? w.zero_points.slice() : none},
+               {y.mem});
+}
+
 void quantize_int8_blocks(CommandRecorder& rec, const TensorView& x, int64_t block_size, const TensorView& y) {
   OGX_CHECK(x.dtype == DType::f32 && y.dtype == DType::f32 && x.numel() == y.numel() && !x.shape.empty(),
             "quantize_int8_blocks: x and y must be float32 tensors of the same size");

@@ -32,6 +32,10 @@ MatMulWeight upload_matmul_nbits(Context& ctx, const std::string& name, const Te
 void matmul(CommandRecorder& rec, const TensorView& a, const MatMulWeight& w, const TensorView* bias,
             const TensorView& c);
 
+// Decode projection with (gate, up) weight rows interleaved (w.N = 2I): y[m, j] = silu(x w[2j]) * (x w[2j + 1]),
+// y [M, I], M <= 2; one dispatch for the MLP's gate/up projection and SiLU·Mul.
+void matvec_gate_up_silu(CommandRecorder& rec, const TensorView& x, const MatMulWeight& w, const TensorView& y);
+
 // MatMulNBits accuracy_level 4 activation quantization (fp32): y = x rounded per block of block_size along the
 // last axis to int8 levels of amax/127, as ONNX Runtime's CPU int8 path quantizes A. x, y: [.., K] f32.
 void quantize_int8_blocks(CommandRecorder& rec, const TensorView& x, int64_t block_size, const TensorView& y);

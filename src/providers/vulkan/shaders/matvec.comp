@@ -2,12 +2,19 @@
 // [N, K] (the transposed ONNX MatMul weight) in fp32/fp16, or MatMulNBits int4 ([N, K/bs, bs/2] bytes, low nibble
 // first, scales [N, K/bs], optional packed 4-bit zero points [N, ceil(K/bs / 2)] bytes, default zero point 8).
 // A workgroup computes ROWS outputs of one row m; threads stride over K in units of 8 values; fp32 accumulation.
+// EPILOGUE_SILU (compile time): weight rows come in (gate, up) pairs (a fused, row-interleaved gate/up projection)
+// and the workgroup writes silu(gate) * up for each pair into y [M, N / 2], the products rounded to the storage
+// type first as the separate projection would store them.
 #version 460
 #include "common.glsl"
 
 layout(local_size_x_id = 0) in;
 layout(constant_id = 1) const uint ROWS = 4;  // outputs per workgroup, <= 8
 layout(constant_id = 2) const uint WIDE = 1;  // 16-byte loads of fp weights and of x (K % 8 == 0, x 16-byte aligned)
+
+#ifndef EPILOGUE_SILU
+#define EPILOGUE_SILU 0
+#endif
 
 layout(push_constant) uniform Push {
   ActBuf x;       // [M, K]
@@ -94,6 +101,19 @@ void main() {
     if (gl_SubgroupInvocationID == 0) partial[r * 64 + gl_SubgroupID] = s;
   }
   barrier();
+#if EPILOGUE_SILU
+  if (tid < ROWS / 2 && n0 + 2 * tid + 1 < p.N) {
+    float g = 0.0, u = 0.0;
+    for (uint i = 0; i < gl_NumSubgroups; i++) {
+      g += partial[(2 * tid) * 64 + i];
+      u += partial[(2 * tid + 1) * 64 + i];
+    }
+    g = float(TO_STORE(g));
+    u = float(TO_STORE(u));
+    p.y.v[m * (p.N / 2) + n0 / 2 + tid] = TO_STORE(g / (1.0 + exp(-g)) * u);
+  }
+  return;
+#endif
   if (tid < ROWS && n0 + tid < p.N) {
     float s = 0.0;
     for (uint i = 0; i < gl_NumSubgroups; i++) s += partial[tid * 64 + i];

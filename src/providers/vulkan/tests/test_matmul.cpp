@@ -1,5 +1,6 @@
 // MatMul (fp32/fp16, matvec and tiled paths), MatMulNBits int4 with and without zero points, batched MatMul.
 // References: plain loops in float64 over the values the device holds (inputs rounded to the storage dtype).
+#include "providers/vulkan/kernels/elementwise.h"
 #include "providers/vulkan/kernels/matmul.h"
 #include "providers/vulkan/kernels/norm.h"
 #include "providers/vulkan/tests/vk_test_util.h"
@@ -220,6 +221,60 @@ TEST_F(VulkanTest, QuantizeInt8BlocksMatchesHostRule) {
     EXPECT_LE(off_by_one, 2) << "values one level off (division rounding) for M " << M << " K " << K;
   }
 }
+
+}  // namespace
+}  // namespace ogx::vk::test
+
+namespace ogx::vk::test {
+namespace {
+
+// The decode gate/up projection with the SiLU·Mul epilogue against the plain matvec (interleaved output) followed
+// by silu_mul_interleaved, and that against a float64 reference of silu(g) * u over the rounded projections.
+struct GateUpCase {
+  int64_t M, K, I;
+  DType dtype;
+  bool int4;
+};
+class VulkanGateUpSiluTest : public VulkanTest, public ::testing::WithParamInterface<GateUpCase> {};
+
+TEST_P(VulkanGateUpSiluTest, EpilogueMatchesSeparateOps) {
+  auto [M, K, I, dt, int4] = GetParam();
+  uint32_t seed = (uint32_t)(M * 3 + K * 5 + I * 7 + int4);
+  kernels::MatMulWeight w;
+  if (int4) {
+    int64_t bs = 32, nb = (K + bs - 1) / bs;
+    std::mt19937 rng(seed);
+    Tensor packed(DType::u8, {2 * I, nb, bs / 2});
+    for (int64_t i = 0; i < packed.numel(); i++) packed.data<uint8_t>()[i] = (uint8_t)(rng() & 0xff);
+    auto scales = round_to(random_values(2 * I * nb, seed + 1, 0.01f, 0.1f), dt);
+    w = kernels::upload_matmul_nbits(ctx(), "gu", packed, host_tensor(scales, dt, {2 * I * nb}), nullptr, K, 2 * I, bs);
+  } else {
+    w = kernels::upload_matmul_weight(ctx(), "gu", host_tensor(round_to(random_values(K * 2 * I, seed), dt), dt, {K, 2 * I}));
+  }
+  TensorView x = upload(random_values(M * K, seed + 2), dt, {M, K});
+  TensorView gu = empty(dt, {M, 2 * I}), h1 = empty(dt, {M, I}), h2 = empty(dt, {M, I});
+  CommandRecorder rec(ctx());
+  rec.begin();
+  kernels::matmul(rec, x, w, nullptr, gu);
+  kernels::silu_mul_interleaved(rec, gu, h1);
+  kernels::matvec_gate_up_silu(rec, x, w, h2);
+  rec.end();
+  rec.run();
+  std::vector<float> g = download(gu), a = download(h1), b = download(h2);
+  std::vector<double> want(M * I);
+  for (int64_t m = 0; m < M; m++)
+    for (int64_t j = 0; j < I; j++) {
+      double gv = g[m * 2 * I + 2 * j], uv = g[m * 2 * I + 2 * j + 1];
+      want[m * I + j] = gv / (1 + std::exp(-gv)) * uv;
+    }
+  double rel = dt == DType::f16 ? 2e-3 : 1e-5;
+  expect_close(a, want, rel, 1e-5, "silu_mul_interleaved");
+  expect_close(b, std::vector<double>(a.begin(), a.end()), dt == DType::f16 ? 2e-3 : 1e-4, 1e-4, "epilogue");
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, VulkanGateUpSiluTest,
+                         ::testing::Values(GateUpCase{1, 64, 24, DType::f32, false}, GateUpCase{2, 128, 37, DType::f16, false},
+                                           GateUpCase{1, 96, 50, DType::f32, true}, GateUpCase{2, 256, 33, DType::f16, true}));
 
 }  // namespace
 }  // namespace ogx::vk::test
