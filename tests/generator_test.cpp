@@ -1,6 +1,8 @@
 // Generator behaviour: KV modes agree, growth of the shared cache, rewind, seeded sampling, search options.
 #include <gtest/gtest.h>
 
+#include <random>
+
 #include "genai/generator.h"
 #include "shared_dir.h"
 
@@ -105,5 +107,23 @@ TEST(Search, MinLengthSuppressesEos) {
   EXPECT_EQ(sm.next(l2, {1, 2, 3, 4, 5}), 3);
 }
 
+}  // namespace
+}  // namespace ogx::test
+
+namespace ogx::test {
+namespace {
+// The vectorized argmax against the plain first-maximum rule: random sizes (tails), ties, a NaN.
+TEST(Argmax, MatchesFirstMaximumRule) {
+  std::mt19937 rng(7);
+  for (int trial = 0; trial < 200; trial++) {
+    std::vector<float> v(1 + rng() % 300);
+    for (auto& x : v) x = (float)(rng() % 50) * 0.5f - 10.0f;  // many ties
+    if (trial % 50 == 49) v[rng() % v.size()] = NAN;
+    int32_t want = 0;
+    for (size_t i = 1; i < v.size(); i++)
+      if (v[i] > v[want]) want = (int32_t)i;
+    EXPECT_EQ(genai::argmax(v), want) << "size " << v.size();
+  }
+}
 }  // namespace
 }  // namespace ogx::test

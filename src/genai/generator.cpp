@@ -113,8 +113,13 @@ void Generator::generate_next_token() {
     kv_.rewind(sequence_.size() - 1);
     run({sequence_.back()});
   }
-  std::vector<float> l = logits_;
-  int32_t tok = sampler_.next(l, sequence_);
+  int32_t tok;
+  if (sampler_.greedy_without_processing(sequence_)) {
+    tok = argmax(logits_);  // no copy: nothing to change in the logits
+  } else {
+    std::vector<float> l = logits_;
+    tok = sampler_.next(l, sequence_);
+  }
   sequence_.push_back(tok);
   pending_ = {tok};
 }

@@ -1,5 +1,7 @@
 #include "genai/search.h"
 
+#include <immintrin.h>
+
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -10,16 +12,58 @@
 
 namespace ogx::genai {
 
-int32_t argmax(const std::vector<float>& v) {
-  if (v.empty()) return 0;
+namespace {
+int32_t argmax_scalar(const float* v, size_t n) {
   int32_t best = 0;
   float top = v[0];
-  for (size_t i = 1; i < v.size(); i++)
+  for (size_t i = 1; i < n; i++)
     if (v[i] > top) {
       top = v[i];
       best = (int32_t)i;
     }
   return best;
+}
+
+// Two vector passes: the maximum (NaN-free input assumed: a NaN anywhere falls back to the scalar rule), then the
+// first index holding it — the same answer as the scalar loop.
+__attribute__((target("avx2"))) int32_t argmax_avx2(const float* v, size_t n) {
+  size_t i = 0;
+  __m256 m = _mm256_set1_ps(-INFINITY);
+  __m256 nan = _mm256_setzero_ps();
+  for (; i + 8 <= n; i += 8) {
+    __m256 x = _mm256_loadu_ps(v + i);
+    m = _mm256_max_ps(m, x);
+    nan = _mm256_or_ps(nan, _mm256_cmp_ps(x, x, _CMP_UNORD_Q));
+  }
+  if (_mm256_movemask_ps(nan)) return argmax_scalar(v, n);
+  float lanes[8];
+  _mm256_storeu_ps(lanes, m);
+  float top = lanes[0];
+  for (int k = 1; k < 8; k++) top = std::max(top, lanes[k]);
+  for (; i < n; i++) {
+    if (std::isnan(v[i])) return argmax_scalar(v, n);
+    top = std::max(top, v[i]);
+  }
+  __m256 t = _mm256_set1_ps(top);
+  for (i = 0; i + 8 <= n; i += 8) {
+    int mask = _mm256_movemask_ps(_mm256_cmp_ps(_mm256_loadu_ps(v + i), t, _CMP_EQ_OQ));
+    if (mask) return (int32_t)(i + __builtin_ctz((unsigned)mask));
+  }
+  for (; i < n; i++)
+    if (v[i] == top) return (int32_t)i;
+  return argmax_scalar(v, n);
+}
+}  // namespace
+
+int32_t argmax(const std::vector<float>& v) {
+  if (v.empty()) return 0;
+  if (__builtin_cpu_supports("avx2")) return argmax_avx2(v.data(), v.size());
+  return argmax_scalar(v.data(), v.size());
+}
+
+bool Sampler::greedy_without_processing(const std::vector<int32_t>& seq) const {
+  return !s_.do_sample && s_.repetition_penalty == 1.0 && s_.no_repeat_ngram_size <= 0 &&
+         (int)seq.size() >= s_.min_length;
 }
 
 Sampler::Sampler(const SearchConfig& search, std::vector<int> eos_ids) : s_(search), eos_(std::move(eos_ids)) {

@@ -12,6 +12,8 @@ namespace ogx::genai {
 class Sampler {
  public:
   Sampler(const SearchConfig& search, std::vector<int> eos_ids);
+  // True when next() would be a plain argmax of the logits (greedy, no penalties, EOS not suppressed).
+  bool greedy_without_processing(const std::vector<int32_t>& seq) const;
   // logits: [vocab] (modified in place); sequence: all tokens so far (prompt + generated).
   int32_t next(std::vector<float>& logits, const std::vector<int32_t>& sequence);
   void process_logits(std::vector<float>& logits, const std::vector<int32_t>& sequence) const;
@@ -24,7 +26,7 @@ class Sampler {
   std::mt19937_64 rng_;
 };
 
-// Index of the largest value; the first one on ties (as torch.argmax).
+// Index of the largest value; the first one on ties (as torch.argmax). AVX2 when present.
 int32_t argmax(const std::vector<float>& v);
 
 }  // namespace ogx::genai
