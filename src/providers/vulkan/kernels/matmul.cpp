@@ -108,9 +108,7 @@ void matmul(CommandRecorder& rec, const TensorView& a, const MatMulWeight& w, co
   uint32_t zp_stride = (uint32_t)((w.nblocks + 1) / 2);
   if (M <= 2) {
     const Tuning& tu = ctx.tuning();
-    // fp: 16-byte loads of weights and x; int4: 16-byte loads of 32 weights (one block holds them) and of x.
-    uint32_t wide = w.int4 ? (w.block_size % 32 == 0 && K % 32 == 0 && a.mem.address % 16 == 0 ? 1 : 0)
-                           : (K % 8 == 0 && a.mem.address % 16 == 0 ? 1 : 0);
+    uint32_t wide = (K % 8 == 0 && a.mem.address % 16 == 0) ? 1 : 0;  // int4 rows are word-aligned anyway
     std::string shader = std::string(w.int4 ? "matvec_q4_" : "matvec_") + t;
     const Pipeline& pl = ctx.pipelines().get(shader, {tu.matvec_threads, tu.matvec_rows, wide});
     MatvecPush p{addr(a), w.data.slice().address, w.int4 ? w.scales.slice().address : 0,
@@ -142,8 +140,7 @@ void matvec_gate_up_silu(CommandRecorder& rec, const TensorView& x, const MatMul
   Context& ctx = rec.context();
   const Tuning& tu = ctx.tuning();
   OGX_CHECK(tu.matvec_rows % 2 == 0, "gate/up SiLU matvec needs an even matvec_rows, tuning has ", tu.matvec_rows);
-  uint32_t wide = w.int4 ? (w.block_size % 32 == 0 && w.K % 32 == 0 && x.mem.address % 16 == 0 ? 1 : 0)
-                         : (w.K % 8 == 0 && x.mem.address % 16 == 0 ? 1 : 0);
+  uint32_t wide = (w.K % 8 == 0 && x.mem.address % 16 == 0) ? 1 : 0;
   std::string shader = std::string(w.int4 ? "matvec_q4_" : "matvec_") + storage_suffix(x.dtype, "MatMul") + "_silu";
   const Pipeline& pl = ctx.pipelines().get(shader, {tu.matvec_threads, tu.matvec_rows, wide});
   BufferSlice none = x.mem;

@@ -1,8 +1,7 @@
 // y[m, n] = sum_k x[m, k] * W[n, k] (+ bias[n]): decode-time matrix-vector product over weights stored row-major as
 // [N, K] (the transposed ONNX MatMul weight) in fp32/fp16, or MatMulNBits int4 ([N, K/bs, bs/2] bytes, low nibble
 // first, scales [N, K/bs], optional packed 4-bit zero points [N, ceil(K/bs / 2)] bytes, default zero point 8).
-// A workgroup computes ROWS outputs of one row m; threads stride over K in units of 8 values (int4 with WIDE: 32
-// values, one 16-byte load per row); fp32 accumulation.
+// A workgroup computes ROWS outputs of one row m; threads stride over K in units of 8 values; fp32 accumulation.
 // EPILOGUE_SILU (compile time): weight rows come in (gate, up) pairs (a fused, row-interleaved gate/up projection)
 // and the workgroup writes silu(gate) * up for each pair into y [M, N / 2], the products rounded to the storage
 // type first as the separate projection would store them.
@@ -84,27 +83,6 @@ float dot_unit(uint n, uint unit, float xs[8]) {
 #endif
 }
 
-#if WEIGHT_INT4
-// 32 int4 weights (one 16-byte load) of row n, unit u (values 32u .. 32u + 31, inside one block: the host only
-// picks this path when block_size % 32 == 0 and K % 32 == 0): sum (q - zero) * x = (sum q x - zero sum x) * scale.
-float dot_unit32(uint n, uint u, float xs[32], float xsum) {
-  uvec4 q = U32x4Buf(p.w).v[(n * p.nblocks * p.block_size) / 32 + u];
-  uint blk = (u * 32) / p.block_size;
-  float zero = 8.0;
-  if (p.has_zp != 0) {
-    uint byte_index = n * p.zp_stride + blk / 2;
-    uint byte = (p.zp.v[byte_index / 4] >> ((byte_index % 4) * 8)) & 0xffu;
-    zero = float((blk % 2) == 0 ? (byte & 0xfu) : (byte >> 4));
-  }
-  float s = 0.0;
-  for (uint w = 0; w < 4; w++) {
-    uint word = q[w];
-    for (uint i = 0; i < 8; i++) s += float((word >> (4 * i)) & 0xfu) * xs[w * 8 + i];
-  }
-  return (s - zero * xsum) * float(p.scales.v[n * p.nblocks + blk]);
-}
-#endif
-
 void main() {
   uint m = gl_WorkGroupID.y;
   uint n0 = (gl_WorkGroupID.x + gl_WorkGroupID.z * gl_NumWorkGroups.x) * ROWS;  // grid folded into x, z
@@ -112,22 +90,6 @@ void main() {
   uint tid = gl_LocalInvocationID.x;
   uint units = (p.K + 7) / 8;
   float acc[8] = float[8](0, 0, 0, 0, 0, 0, 0, 0);
-#if WEIGHT_INT4
-  if (WIDE != 0) {  // int4: 16-byte weight loads of 32 values per unit (see dot_unit32)
-    for (uint u = tid; u < p.K / 32; u += gl_WorkGroupSize.x) {
-      float xs[32], part[8];
-      for (uint j = 0; j < 4; j++) {
-        load_x8(m, u * 32 + j * 8, part);
-        for (uint i = 0; i < 8; i++) xs[j * 8 + i] = part[i];
-      }
-      float xsum = 0.0;
-      for (uint i = 0; i < 32; i++) xsum += xs[i];
-      for (uint r = 0; r < ROWS; r++)
-        if (n0 + r < p.N) acc[r] += dot_unit32(n0 + r, u, xs, xsum);
-    }
-    units = 0;  // the loop below has nothing left
-  }
-#endif
   for (uint u = tid; u < units; u += gl_WorkGroupSize.x) {
     float xs[8];
     load_x8(m, u * 8, xs);
