@@ -175,18 +175,29 @@ void bench_dispatch(Context& ctx, Timer& timer, bool chained, int n, bool altern
 int run(int argc, char** argv) {
   bool quick = false;
   std::string type = "gpu";
+  uint32_t q4_threads = 0, rows = 0;
   for (int i = 1; i < argc; i++) {
     std::string a = argv[i];
     if (a == "--quick") quick = true;
     else if (a == "--device-type" && i + 1 < argc) type = argv[++i];
+    else if (a == "--q4-threads" && i + 1 < argc) q4_threads = (uint32_t)std::stoul(argv[++i]);
+    else if (a == "--rows" && i + 1 < argc) rows = (uint32_t)std::stoul(argv[++i]);
     else {
-      std::fprintf(stderr, "usage: ogx_vulkan_bench [--quick] [--device-type gpu|cpu]\n");
+      std::fprintf(stderr, "usage: ogx_vulkan_bench [--quick] [--device-type gpu|cpu] [--q4-threads N] [--rows N]\n");
       return 2;
     }
   }
   ContextOptions o;
   o.provider = parse_provider_options({{"hardware_device_type", type}});
   o.block_bytes = 1ull << 30;
+  if (q4_threads || rows) {  // tuning experiments: the table's row with these values replaced
+    Context probe(o);
+    Tuning t = probe.tuning();
+    if (q4_threads) t.matvec_threads_q4 = q4_threads;
+    if (rows) t.matvec_rows = rows;
+    t.row += " (q4 threads " + std::to_string(t.matvec_threads_q4) + ", rows " + std::to_string(t.matvec_rows) + ")";
+    o.tuning = t;
+  }
   Context ctx(o);
   const DeviceInfo& d = ctx.info();
   std::printf("device: %s (vendor %u, driver %s %s), Vulkan %s, subgroup %u, tuning row %s, timestamp period %.3f ns\n",

@@ -110,7 +110,8 @@ void matmul(CommandRecorder& rec, const TensorView& a, const MatMulWeight& w, co
     const Tuning& tu = ctx.tuning();
     uint32_t wide = (K % 8 == 0 && a.mem.address % 16 == 0) ? 1 : 0;  // int4 rows are word-aligned anyway
     std::string shader = std::string(w.int4 ? "matvec_q4_" : "matvec_") + t;
-    const Pipeline& pl = ctx.pipelines().get(shader, {tu.matvec_threads, tu.matvec_rows, wide});
+    const Pipeline& pl =
+        ctx.pipelines().get(shader, {w.int4 ? tu.matvec_threads_q4 : tu.matvec_threads, tu.matvec_rows, wide});
     MatvecPush p{addr(a), w.data.slice().address, w.int4 ? w.scales.slice().address : 0,
                  w.has_zero_points ? w.zero_points.slice().address : 0, addr_or_zero(bias), addr(c),
                  M, N, K, (uint32_t)w.block_size, (uint32_t)w.nblocks, zp_stride, w.has_zero_points, bias != nullptr};
@@ -142,7 +143,8 @@ void matvec_gate_up_silu(CommandRecorder& rec, const TensorView& x, const MatMul
   OGX_CHECK(tu.matvec_rows % 2 == 0, "gate/up SiLU matvec needs an even matvec_rows, tuning has ", tu.matvec_rows);
   uint32_t wide = (w.K % 8 == 0 && x.mem.address % 16 == 0) ? 1 : 0;
   std::string shader = std::string(w.int4 ? "matvec_q4_" : "matvec_") + storage_suffix(x.dtype, "MatMul") + "_silu";
-  const Pipeline& pl = ctx.pipelines().get(shader, {tu.matvec_threads, tu.matvec_rows, wide});
+  const Pipeline& pl =
+      ctx.pipelines().get(shader, {w.int4 ? tu.matvec_threads_q4 : tu.matvec_threads, tu.matvec_rows, wide});
   BufferSlice none = x.mem;
   MatvecPush p{addr(x), w.data.slice().address, w.int4 ? w.scales.slice().address : 0,
                w.has_zero_points ? w.zero_points.slice().address : 0, 0, addr(y), (uint32_t)M, (uint32_t)w.N,
