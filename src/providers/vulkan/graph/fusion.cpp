@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <functional>
 #include <set>
 
 namespace ogx::vk::graph {
@@ -13,7 +14,7 @@ int in(const Node& n, size_t k) { return k < n.inputs.size() ? n.inputs[k] : -1;
 
 class Rewriter {
  public:
-  explicit Rewriter(Graph& g) : g_(g) {
+  Rewriter(Graph& g, LazyConstants* lazy) : g_(g), lazy_(lazy) {
     producer_.assign(g.values.size(), -1);
     users_.resize(g.values.size());
     for (size_t i = 0; i < g.nodes.size(); i++) {
@@ -62,14 +63,16 @@ class Rewriter {
     int out = g_.add_value(name + "/output_0");
     f.outputs = {out};
     if (f.op_type == "MatMul") {
-      f.inputs = {in(f, 0), add_constant(name + ".weight", concat_columns(ns))};
+      auto ws = inputs_of(ns, 1);
+      f.inputs = {in(f, 0), add_constant(name + ".weight", [ws] { return concat_columns(ws); })};
     } else {
       int64_t N = 0;
       for (int i : ns) N += g_.nodes[i].attr_int("N", 0);
       f.attrs["N"] = N;
-      int zp = in(f, 3) >= 0 ? add_constant(name + ".zero_points", concat_rows(ns, 3)) : -1;
-      f.inputs = {in(f, 0), add_constant(name + ".weight", concat_rows(ns, 1)),
-                  add_constant(name + ".scales", concat_rows(ns, 2))};
+      int zp = -1;
+      if (in(f, 3) >= 0) zp = add_constant(name + ".zero_points", [t = inputs_of(ns, 3)] { return concat_rows(t); });
+      f.inputs = {in(f, 0), add_constant(name + ".weight", [t = inputs_of(ns, 1)] { return concat_rows(t); }),
+                  add_constant(name + ".scales", [t = inputs_of(ns, 2)] { return concat_rows(t); })};
       if (zp >= 0) f.inputs.push_back(zp);
     }
     int at = *std::min_element(ns.begin(), ns.end());
@@ -85,12 +88,20 @@ class Rewriter {
     f.name = name;
     std::vector<int> ns{a, b};
     if (f.op_type == "MatMul") {
-      f.inputs = {in(f, 0), add_constant(name + ".weight", interleave_columns(ns))};
+      auto ws = inputs_of(ns, 1);
+      OGX_CHECK(ws[0].shape() == ws[1].shape(), "gate/up weights differ in shape");
+      f.inputs = {in(f, 0), add_constant(name + ".weight", [ws] { return interleave_columns(ws[0], ws[1]); })};
     } else {
-      f.attrs["N"] = 2 * f.attr_int("N", 0);
-      int zp = in(f, 3) >= 0 ? add_constant(name + ".zero_points", interleave_rows(ns, 3)) : -1;
-      f.inputs = {in(f, 0), add_constant(name + ".weight", interleave_rows(ns, 1)),
-                  add_constant(name + ".scales", interleave_rows(ns, 2))};
+      int64_t N = f.attr_int("N", 0);
+      f.attrs["N"] = 2 * N;
+      auto rows = [this, &ns, N](int k) -> std::function<Tensor()> {
+        auto t = inputs_of(ns, k);
+        OGX_CHECK(t[0].bytes() == t[1].bytes() && N > 0 && t[0].bytes() % (size_t)N == 0,
+                  "gate/up quantized inputs differ");
+        return [t, N] { return interleave_rows(t[0], t[1], N); };
+      };
+      int zp = in(f, 3) >= 0 ? add_constant(name + ".zero_points", rows(3)) : -1;
+      f.inputs = {in(f, 0), add_constant(name + ".weight", rows(1)), add_constant(name + ".scales", rows(2))};
       if (zp >= 0) f.inputs.push_back(zp);
     }
     f.attrs["linear"] = f.op_type;
@@ -120,89 +131,87 @@ class Rewriter {
   }
 
  private:
-  int add_constant(const std::string& name, Tensor t) {
+  // A new constant made by `make`: deferred when the caller keeps lazy constants (built when an op needs it, so
+  // the concatenated copies never all exist at once), else built now.
+  int add_constant(const std::string& name, std::function<Tensor()> make) {
     int v = g_.add_value(name);
-    g_.values[v].is_constant = true;
-    g_.values[v].constant = std::move(t);
+    if (lazy_) {
+      (*lazy_)[v] = std::move(make);
+    } else {
+      g_.values[v].is_constant = true;
+      g_.values[v].constant = make();
+    }
     return v;
   }
+  // Input k of each node (copies share the weights' storage).
+  std::vector<Tensor> inputs_of(const std::vector<int>& ns, int k) const {
+    std::vector<Tensor> ts;
+    for (int i : ns) ts.push_back(*constant(in(g_.nodes[i], k)));
+    return ts;
+  }
   // MatMul weights [K, N_i] -> [K, sum N_i].
-  Tensor concat_columns(const std::vector<int>& ns) const {
-    std::vector<const Tensor*> ws;
+  static Tensor concat_columns(const std::vector<Tensor>& ws) {
     int64_t N = 0;
-    for (int i : ns) {
-      ws.push_back(constant(in(g_.nodes[i], 1)));
-      N += ws.back()->dim(1);
-    }
-    int64_t K = ws[0]->dim(0);
-    size_t es = dtype_size(ws[0]->dtype());
-    Tensor out(ws[0]->dtype(), {K, N});
+    for (const Tensor& w : ws) N += w.dim(1);
+    int64_t K = ws[0].dim(0);
+    size_t es = dtype_size(ws[0].dtype());
+    Tensor out(ws[0].dtype(), {K, N});
     char* dst = static_cast<char*>(out.raw());
     for (int64_t k = 0; k < K; k++)
-      for (const Tensor* w : ws) {
-        size_t row = (size_t)w->dim(1) * es;
-        std::memcpy(dst, static_cast<const char*>(w->raw()) + k * row, row);
+      for (const Tensor& w : ws) {
+        size_t row = (size_t)w.dim(1) * es;
+        std::memcpy(dst, static_cast<const char*>(w.raw()) + k * row, row);
         dst += row;
       }
     return out;
   }
+  // MatMulNBits B, scales or zero points (N-major) stacked along N.
+  static Tensor concat_rows(const std::vector<Tensor>& ts) {
+    int64_t lead = 0;
+    for (const Tensor& t : ts) lead += t.rank() ? t.dim(0) : 1;
+    Shape s = ts[0].shape();
+    if (s.empty()) s = {1};
+    s[0] = lead;
+    Tensor out(ts[0].dtype(), s);
+    char* dst = static_cast<char*>(out.raw());
+    for (const Tensor& t : ts) {
+      std::memcpy(dst, t.raw(), t.bytes());
+      dst += t.bytes();
+    }
+    return out;
+  }
   // MatMul weights [K, N] of two nodes -> [K, 2N] with their columns alternating.
-  Tensor interleave_columns(const std::vector<int>& ns) const {
-    const Tensor* a = constant(in(g_.nodes[ns[0]], 1));
-    const Tensor* b = constant(in(g_.nodes[ns[1]], 1));
-    OGX_CHECK(a->shape() == b->shape(), "gate/up weights differ in shape");
-    int64_t K = a->dim(0), N = a->dim(1);
-    size_t es = dtype_size(a->dtype());
-    Tensor out(a->dtype(), {K, 2 * N});
+  static Tensor interleave_columns(const Tensor& a, const Tensor& b) {
+    int64_t K = a.dim(0), N = a.dim(1);
+    size_t es = dtype_size(a.dtype());
+    Tensor out(a.dtype(), {K, 2 * N});
     char* dst = static_cast<char*>(out.raw());
     for (int64_t k = 0; k < K; k++)
       for (int64_t n = 0; n < N; n++)
-        for (const Tensor* t : {a, b}) {
+        for (const Tensor* t : {&a, &b}) {
           std::memcpy(dst, static_cast<const char*>(t->raw()) + (k * N + n) * es, es);
           dst += es;
         }
     return out;
   }
-  // MatMulNBits input `k` of two nodes (N-major) with their rows alternating.
-  Tensor interleave_rows(const std::vector<int>& ns, int k) const {
-    const Tensor* a = constant(in(g_.nodes[ns[0]], k));
-    const Tensor* b = constant(in(g_.nodes[ns[1]], k));
-    int64_t N = g_.nodes[ns[0]].attr_int("N", 0);
-    OGX_CHECK(a->bytes() == b->bytes() && N > 0 && a->bytes() % (size_t)N == 0, "gate/up quantized inputs differ");
-    size_t row = a->bytes() / (size_t)N;
-    Shape s = a->shape();
+  // MatMulNBits inputs of two nodes with N rows each, rows alternating.
+  static Tensor interleave_rows(const Tensor& a, const Tensor& b, int64_t N) {
+    size_t row = a.bytes() / (size_t)N;
+    Shape s = a.shape();
     if (s.empty()) s = {1};
     s[0] *= 2;
-    Tensor out(a->dtype(), s);
+    Tensor out(a.dtype(), s);
     char* dst = static_cast<char*>(out.raw());
     for (int64_t n = 0; n < N; n++)
-      for (const Tensor* t : {a, b}) {
+      for (const Tensor* t : {&a, &b}) {
         std::memcpy(dst, static_cast<const char*>(t->raw()) + n * row, row);
         dst += row;
       }
     return out;
   }
-  // MatMulNBits input `k` (B, scales or zero points; N-major) of each node, stacked along N.
-  Tensor concat_rows(const std::vector<int>& ns, int k) const {
-    std::vector<const Tensor*> ts;
-    int64_t lead = 0;
-    for (int i : ns) {
-      ts.push_back(constant(in(g_.nodes[i], k)));
-      lead += ts.back()->rank() ? ts.back()->dim(0) : 1;
-    }
-    Shape s = ts[0]->shape();
-    if (s.empty()) s = {1};
-    s[0] = lead;
-    Tensor out(ts[0]->dtype(), s);
-    char* dst = static_cast<char*>(out.raw());
-    for (const Tensor* t : ts) {
-      std::memcpy(dst, t->raw(), t->bytes());
-      dst += t->bytes();
-    }
-    return out;
-  }
 
   Graph& g_;
+  LazyConstants* lazy_;
   std::vector<int> producer_;
   std::vector<std::vector<int>> users_;
   std::set<int> outputs_;
@@ -309,15 +318,15 @@ void fuse_gate_up(Rewriter& r, FusionCounts& c) {
 
 }  // namespace
 
-FusionCounts fuse_decoder_patterns(Graph& g) {
+FusionCounts fuse_decoder_patterns(Graph& g, LazyConstants* lazy) {
   FusionCounts c;
   {
-    Rewriter r(g);
+    Rewriter r(g, lazy);
     fuse_qkv(r, c);
     r.commit();
   }
   {
-    Rewriter r(g);
+    Rewriter r(g, lazy);
     fuse_gate_up(r, c);
     r.commit();
   }

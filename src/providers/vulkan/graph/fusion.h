@@ -8,6 +8,9 @@
 // (Norms and SiLU·Mul computed as the prologue of the next matvec were tried — commit 21bb308 — and measured slower
 // on the H200: every workgroup recomputes the prologue; see bench/vulkan-decode.md.)
 #pragma once
+#include <functional>
+#include <map>
+
 #include "onnx/graph.h"
 
 namespace ogx::vk::graph {
@@ -18,6 +21,11 @@ struct FusionCounts {
   int gate_up = 0;   // MLP gate/up pairs fused with SiLU·Mul
 };
 
-FusionCounts fuse_decoder_patterns(Graph& g);
+// Constants the rewrites create (concatenated weights), made on demand: value id -> builder.
+using LazyConstants = std::map<int, std::function<Tensor()>>;
+
+// With `lazy`, new constants are registered there instead of being built into the graph (so a session can build,
+// upload and drop them one at a time); without, they are built at once.
+FusionCounts fuse_decoder_patterns(Graph& g, LazyConstants* lazy = nullptr);
 
 }  // namespace ogx::vk::graph

@@ -59,7 +59,9 @@ class VulkanGraphSession : public Session {
 
  private:
   // vulkan_session.cpp
-  const Tensor* constant(int v) const;
+  const Tensor* known_constant(int v) const;  // initializer, Constant or folded (never builds a lazy one)
+  bool is_constant(int v) const;               // any of those or a lazy one
+  const Tensor* constant(int v) const;        // any, building a lazy one (kept until its op is built)
   const TensorView& device_constant(int v);
   void fold_constants();
   void place_nodes();
@@ -79,6 +81,8 @@ class VulkanGraphSession : public Session {
   std::unique_ptr<Context> ctx_;
   bool graph_capture_ = true;
   std::map<int, Tensor> folded_;             // values computed from constants at load
+  LazyConstants lazy_;                       // weights concatenated by the rewrites, built on demand
+  mutable std::map<int, Tensor> materialized_;  // lazy constants built and not yet uploaded
   std::vector<Place> place_;                 // per node
   std::vector<char> host_known_;             // per value: known on the host each run
   std::vector<std::unique_ptr<DeviceOp>> ops_;  // per node (device nodes only)

@@ -46,17 +46,13 @@ VulkanGraphSession::VulkanGraphSession(std::shared_ptr<const Model> model, const
   ctx_ = Context::create(options, inst);
   original_ = model_;
   auto work = std::make_shared<Model>(*model_);  // private copy (weights shared) for the rewrites
-  size_t values_before = work->graph.values.size();
-  fusions_ = fuse_decoder_patterns(work->graph);
+  fusions_ = fuse_decoder_patterns(work->graph, &lazy_);
   model_ = work;
   const Graph& g = model_->graph;
   if (!opts.last_position_output.empty()) last_position_value_ = g.find(opts.last_position_output);
   fold_constants();
   place_nodes();
   build_ops();
-  // Concatenated weights made by the rewrites live on the device now; drop the host copies.
-  for (size_t v = values_before; v < work->graph.values.size(); v++)
-    if (work->graph.values[v].is_constant) work->graph.values[v].constant = Tensor();
   if (profile_) {
     OGX_CHECK(ctx_->info().timestamp_period > 0, "enable_profiling: the device has no compute timestamps");
     VkQueryPoolCreateInfo qi{VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO};
@@ -78,12 +74,23 @@ VulkanGraphSession::~VulkanGraphSession() {
   const_bufs_.clear();
 }
 
-const Tensor* VulkanGraphSession::constant(int v) const {
+const Tensor* VulkanGraphSession::known_constant(int v) const {
   if (v < 0) return nullptr;
   const Value& val = model_->graph.values[v];
   if (val.is_constant) return &val.constant;
   auto it = folded_.find(v);
   return it == folded_.end() ? nullptr : &it->second;
+}
+
+bool VulkanGraphSession::is_constant(int v) const { return known_constant(v) || lazy_.count(v); }
+
+const Tensor* VulkanGraphSession::constant(int v) const {
+  if (const Tensor* t = known_constant(v)) return t;
+  auto it = lazy_.find(v);
+  if (it == lazy_.end()) return nullptr;
+  auto m = materialized_.find(v);
+  if (m == materialized_.end()) m = materialized_.emplace(v, it->second()).first;
+  return &m->second;
 }
 
 const TensorView& VulkanGraphSession::device_constant(int v) {
@@ -129,7 +136,7 @@ void VulkanGraphSession::place_nodes() {
   size_t nv = g.values.size();
   host_known_.assign(nv, 0);
   is_kv_input_.assign(nv, 0);
-  for (size_t v = 0; v < nv; v++) host_known_[v] = constant((int)v) != nullptr;
+  for (size_t v = 0; v < nv; v++) host_known_[v] = is_constant((int)v);
   // The KV cache: GQA inputs 3/4 and outputs 1/2 map to device slots.
   for (size_t i = 0; i < g.nodes.size(); i++) {
     const Node& n = g.nodes[i];
@@ -160,7 +167,7 @@ void VulkanGraphSession::place_nodes() {
   for (size_t i = 0; i < g.nodes.size(); i++) {
     const Node& n = g.nodes[i];
     bool outs_known = true;
-    for (int v : n.outputs) outs_known &= v < 0 || constant(v) != nullptr;
+    for (int v : n.outputs) outs_known &= v < 0 || is_constant(v);
     if (outs_known) {
       place_[i] = Place::skip;
       continue;
@@ -168,8 +175,8 @@ void VulkanGraphSession::place_nodes() {
     bool host = host_capable(n);
     for (int v : n.inputs) {
       if (v < 0) continue;
-      const Tensor* c = constant(v);
-      host &= host_known_[v] && !(c && c->bytes() > kHostConstantBytes);
+      const Tensor* c = known_constant(v);
+      host &= host_known_[v] && !(c && c->bytes() > kHostConstantBytes) && !lazy_.count(v);
     }
     if (host) {
       place_[i] = Place::host;
@@ -194,9 +201,9 @@ void VulkanGraphSession::place_nodes() {
   std::set<int> needed;
   for (int i : device_nodes_)
     for (int v : g.nodes[i].inputs)
-      if (v >= 0 && host_known_[v] && !constant(v)) needed.insert(v);
+      if (v >= 0 && host_known_[v] && !is_constant(v)) needed.insert(v);
   for (int v : g.output_ids)
-    if (host_known_[v] && !constant(v)) needed.insert(v);
+    if (host_known_[v] && !is_constant(v)) needed.insert(v);
   std::set<int> produced;
   for (int i : host_nodes)
     for (int v : g.nodes[i].outputs)
@@ -225,15 +232,17 @@ void VulkanGraphSession::build_ops() {
       int v = n.inputs[k];
       if (v < 0 || op.prepares_input(k) || is_kv_input_[v]) continue;
       if (op.reads_on_host(k)) {
-        if (!constant(v) && host_read_seen.insert(v).second) host_read_values_.push_back(v);
+        if (!is_constant(v) && host_read_seen.insert(v).second) host_read_values_.push_back(v);
         OGX_CHECK(host_known_[v], n.describe(), ": input ", k, " must be known on the host (a constant or shape "
                   "value), but it is computed on the device");
-      } else if (constant(v)) {
+      } else if (is_constant(v)) {
         device_constant(v);
       } else if (host_known_[v] && step_seen.insert(v).second) {
         step_values_.push_back({v, {i, k}});
       }
     }
+    for (int v : n.inputs)  // concatenated weights: on the device now, the host copy goes
+      if (v >= 0 && lazy_.count(v)) materialized_.erase(v);
   }
   ctx_->transfers().flush();
 }
@@ -282,7 +291,7 @@ void VulkanGraphSession::run(const std::vector<NamedTensor>& inputs, std::vector
   uint64_t recordings_before = recordings_;
   // Inputs, checked like the CPU executor checks them.
   std::vector<const Tensor*> host(g.values.size(), nullptr);
-  for (size_t v = 0; v < g.values.size(); v++) host[v] = constant((int)v);
+  for (size_t v = 0; v < g.values.size(); v++) host[v] = known_constant((int)v);
   for (auto& [name, t] : inputs) {
     int v = g.find(name);
     const ValueInfo* info = g.input_info(name);
