@@ -6,6 +6,7 @@
 //   run.input("A", a).constant("B", b).omitted().attr("K", int64_t{64});
 //   Tensor y = run.run().at(0);
 #pragma once
+#include <algorithm>
 #include <functional>
 #include <map>
 #include <memory>
@@ -38,6 +39,16 @@ class NodeRun {
   }
   NodeRun& outputs(int n) {
     num_outputs_ = n;
+    return *this;
+  }
+  // Output i is not connected (empty name in ONNX): the kernel's wants_output(i) is false.
+  NodeRun& skip_output(int i) {
+    skipped_.push_back(i);
+    return *this;
+  }
+  // Output i is pre-bound to t (the caller's buffer, as the generator binds present to past when they share one).
+  NodeRun& bind_output(int i, Tensor t) {
+    bound_[i] = std::move(t);
     return *this;
   }
   NodeRun& threads(int n) {
@@ -79,6 +90,10 @@ class NodeRun {
       }
     }
     for (int i = 0; i < num_outputs_; i++) {
+      if (is_skipped(i)) {
+        n.outputs.push_back(-1);
+        continue;
+      }
       std::string name = "output_" + std::to_string(i);
       int id = g.add_value(name);
       n.outputs.push_back(id);
@@ -102,10 +117,15 @@ class NodeRun {
     for (auto& in : ins_)
       if (!in.omitted && !in.constant) feeds.emplace_back(in.name, in.t);
     std::vector<NamedTensor> outs;
-    for (int i = 0; i < num_outputs_; i++) outs.emplace_back("output_" + std::to_string(i), Tensor());
+    for (int i = 0; i < num_outputs_; i++) {
+      if (is_skipped(i)) continue;
+      auto b = bound_.find(i);
+      outs.emplace_back("output_" + std::to_string(i), b == bound_.end() ? Tensor() : b->second);
+    }
     session.run(feeds, outs);
-    std::vector<Tensor> result;
-    for (auto& o : outs) result.push_back(o.second);
+    std::vector<Tensor> result;  // one per output index; an empty Tensor for a skipped output
+    size_t k = 0;
+    for (int i = 0; i < num_outputs_; i++) result.push_back(is_skipped(i) ? Tensor() : outs[k++].second);
     return result;
   }
 
@@ -116,6 +136,7 @@ class NodeRun {
     bool constant = false;
     bool omitted = false;
   };
+  bool is_skipped(int i) const { return std::find(skipped_.begin(), skipped_.end(), i) != skipped_.end(); }
   NodeRun& add(const std::string& name, Tensor t, bool constant) {
     ins_.push_back(In{name, std::move(t), constant, false});
     return *this;
@@ -125,6 +146,8 @@ class NodeRun {
   std::vector<In> ins_;
   std::map<std::string, AttrValue> attrs_;
   int num_outputs_ = 1;
+  std::vector<int> skipped_;
+  std::map<int, Tensor> bound_;
   int threads_ = 2;
   std::function<void(KernelRegistry&)> fill_;
 };
