@@ -6,11 +6,16 @@
  * --dump-logits FILE writes float32 logits [len(forced) + 1, vocab]: after the prompt and after each forced token.
  *
  * usage: ortgenai_check MODEL_DIR --prompt 1,2,3 --forced 4,5,6 [--eos 2[,3]] [--dump-logits FILE]
+ *
+ * Timing mode, measured as `ogx bench` does (warm-up run, then per repeat: prefill = AppendTokens of P seeded random
+ * ids, decode = G-1 GenerateNextToken calls after the first, EOS suppressed; medians), one JSON line:
+ *        ortgenai_check MODEL_DIR --bench P,G,R [--threads N]
  */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "ort_genai_c.h"
 
@@ -86,20 +91,81 @@ static OgaGenerator* make_generator(OgaModel* model, int max_length, int suppres
   return g;
 }
 
+static int cmp_double(const void* a, const void* b) {
+  double x = *(const double*)a, y = *(const double*)b;
+  return (x > y) - (x < y);
+}
+static double median(double* v, int n) {
+  qsort(v, (size_t)n, sizeof(double), cmp_double);
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static int bench(OgaModel* model, int P, int G, int R) {
+  static int32_t ids[4096];
+  uint32_t x = 1234;
+  for (int i = 0; i < P; i++) ids[i] = (int32_t)((x = x * 1664525u + 1013904223u) >> 8) % 1000;
+  double pre[64], dec[64];
+  for (int r = -1; r < R && r < 64; r++) { /* r = -1: untimed warm-up */
+    OgaGenerator* g = make_generator(model, P + (r < 0 ? 3 : G), 1);
+    double t0 = now_s();
+    CHECK(OgaGenerator_AppendTokens(g, ids, (size_t)P));
+    double t1 = now_s();
+    CHECK(OgaGenerator_GenerateNextToken(g)); /* from the prefill logits */
+    double t2 = now_s();
+    int n = 0;
+    for (; n < (r < 0 ? 2 : G - 1) && !OgaGenerator_IsDone(g); n++) CHECK(OgaGenerator_GenerateNextToken(g));
+    double t3 = now_s();
+    OgaDestroyGenerator(g);
+    if (r >= 0) pre[r] = P / (t1 - t0), dec[r] = n / (t3 - t2);
+  }
+  printf("{\"prompt_len\": %d, \"gen_len\": %d, \"repeats\": %d, \"prefill_tok_s\": %.3f, \"decode_tok_s\": %.3f}\n", P,
+         G, R, median(pre, R), median(dec, R));
+  return 0;
+}
+
 int main(int argc, char** argv) {
   static int32_t prompt[4096], forced[4096], eos[16];
   int np = 0, nf = 0, ne = 0;
   const char *dir = NULL, *dump = NULL;
+  int bp = 0, bg = 0, br = 0, threads = 0;
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--prompt") && i + 1 < argc) np = parse_ids(argv[++i], prompt, 4096);
     else if (!strcmp(argv[i], "--forced") && i + 1 < argc) nf = parse_ids(argv[++i], forced, 4096);
     else if (!strcmp(argv[i], "--eos") && i + 1 < argc) ne = parse_ids(argv[++i], eos, 16);
     else if (!strcmp(argv[i], "--dump-logits") && i + 1 < argc) dump = argv[++i];
+    else if (!strcmp(argv[i], "--bench") && i + 1 < argc) sscanf(argv[++i], "%d,%d,%d", &bp, &bg, &br);
+    else if (!strcmp(argv[i], "--threads") && i + 1 < argc) threads = atoi(argv[++i]);
     else if (!dir) dir = argv[i];
     else {
       fprintf(stderr, "unknown argument %s\n", argv[i]);
       return 2;
     }
+  }
+  if (dir && bp > 0) {
+    if (bp > 4096 || bg < 2 || br < 1 || br > 64) {
+      fprintf(stderr, "--bench P,G,R: 1 <= P <= 4096, G >= 2, 1 <= R <= 64\n");
+      return 2;
+    }
+    OgaConfig* config;
+    OgaModel* model;
+    CHECK(OgaCreateConfig(dir, &config));
+    CHECK(OgaConfigClearProviders(config));
+    if (threads > 0) {
+      char js[160];
+      snprintf(js, sizeof(js), "{\"model\": {\"decoder\": {\"session_options\": {\"intra_op_num_threads\": %d}}}}", threads);
+      CHECK(OgaConfigOverlay(config, js));
+    }
+    CHECK(OgaCreateModelFromConfig(config, &model));
+    int rc = bench(model, bp, bg, br);
+    OgaDestroyModel(model);
+    OgaDestroyConfig(config);
+    OgaShutdown();
+    return rc;
   }
   if (!dir || np == 0 || nf == 0) {
     fprintf(stderr, "usage: ortgenai_check MODEL_DIR --prompt IDS --forced IDS [--eos IDS] [--dump-logits FILE]\n");
