@@ -24,6 +24,15 @@ struct SessionOptions {
   std::string last_position_output;
 };
 
+// How a provider may pick the next token on its device (so only token ids come back each step).
+struct DeviceSampling {
+  bool greedy = true;        // argmax (lowest index on ties); else top-k / top-p / temperature
+  int top_k = 0;             // 0: off
+  float top_p = 1.0f;
+  float temperature = 1.0f;
+  uint64_t seed = 0;         // of the device's random state
+};
+
 class Session {
  public:
   virtual ~Session() = default;
@@ -35,6 +44,13 @@ class Session {
   // True when the session keeps the decoder's KV cache in its own (device) memory: the caller binds no past/present
   // tensors, and each run's past length is total_sequence_length - sequence_length, so rewinding is implicit.
   virtual bool owns_kv_cache() const { return false; }
+  // Providers that can: later runs also pick the next token from the last position of
+  // SessionOptions::last_position_output on the device (read it with sampled_token()), and a run whose outputs do
+  // not ask for that output leaves it on the device (read_last_output fetches it on demand). False: unsupported.
+  virtual bool enable_device_sampling(const DeviceSampling&) { return false; }
+  virtual int64_t sampled_token() const { return -1; }
+  // The last run's last-position output [B, 1, ...] (after a run that did not return it); false when unavailable.
+  virtual bool read_last_output(Tensor* out) { return false; }
   // Counters of the last run for benchmarks (e.g. dispatches, barriers, submits, recordings); empty when none.
   virtual std::vector<std::pair<std::string, double>> stats() const { return {}; }
 };

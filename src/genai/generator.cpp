@@ -61,6 +61,28 @@ Generator::Generator(std::shared_ptr<const Model> model, const GeneratorParams& 
       sampler_(params.search, model_->config().model.eos_token_ids) {
   OGX_CHECK(search_.batch_size == 1, "batch_size ", search_.batch_size, " is not supported yet (only 1)");
   OGX_CHECK(search_.num_beams == 1, "beam search (num_beams=", search_.num_beams, ") is not supported yet");
+  // Logit processing that needs the sequence stays on the host; EOS suppression before min_length is handled per
+  // step (such steps read the logits back).
+  if (search_.repetition_penalty == 1.0 && search_.no_repeat_ngram_size <= 0) {
+    DeviceSampling ds;
+    ds.greedy = !search_.do_sample;
+    ds.top_k = search_.top_k;
+    ds.top_p = (float)search_.top_p;
+    ds.temperature = (float)search_.temperature;
+    ds.seed = search_.random_seed >= 0 ? (uint64_t)search_.random_seed : std::random_device{}();
+    device_sampling_ = model_->session().enable_device_sampling(ds);
+  }
+}
+
+const std::vector<float>& Generator::logits() const {
+  if (logits_on_device_) {
+    Tensor t;
+    OGX_CHECK(model_->session().read_last_output(&t), "the provider cannot return the logits of the last step");
+    logits_.resize(t.numel());
+    t.read_f32(0, t.numel(), logits_.data());
+    logits_on_device_ = false;
+  }
+  return logits_;
 }
 
 void Generator::append_tokens(const std::vector<int32_t>& ids) {
@@ -77,7 +99,7 @@ void Generator::append_tokens(const std::vector<int32_t>& ids) {
   pending_.clear();
 }
 
-void Generator::run(const std::vector<int32_t>& ids) {
+void Generator::run(const std::vector<int32_t>& ids, bool want_logits) {
   const DecoderConfig& d = model_->config().model.decoder;
   const DecoderIO& io = model_->io();
   int64_t past = kv_.length(), S = (int64_t)ids.size(), total = past + S;
@@ -90,10 +112,12 @@ void Generator::run(const std::vector<int32_t>& ids) {
     for (int64_t i = 0; i < S; i++) pos[i] = past + i;
     in.emplace_back(d.position_ids, int_tensor(io.position_dtype, {1, S}, pos));
   }
-  out.emplace_back(d.logits, Tensor());
+  if (want_logits) out.emplace_back(d.logits, Tensor());
   kv_.bind(total, in, out);
   model_->session().run(in, out);
   kv_.commit(out, total);
+  logits_on_device_ = !want_logits;
+  if (!want_logits) return;
   const Tensor& lg = out[0].second;
   // A session asked for the last position only (SessionOptions::last_position_output) may return [1, 1, vocab].
   OGX_CHECK(lg.rank() == 3 && (lg.dim(1) == S || lg.dim(1) == 1), "logits output has shape ", shape_str(lg.shape()),
@@ -106,15 +130,23 @@ void Generator::run(const std::vector<int32_t>& ids) {
 void Generator::generate_next_token() {
   OGX_CHECK(!sequence_.empty(), "generate_next_token: append a prompt first");
   OGX_CHECK(!is_done(), "generate_next_token: generation is done (EOS or max_length reached)");
+  // On the device when nothing needs the logits on the host (EOS is suppressed until min_length on the host).
+  bool device = device_sampling_ && (int)sequence_.size() >= search_.min_length;
   if (!pending_.empty()) {
-    run(pending_);
+    run(pending_, !device);
     pending_.clear();
-  } else if (logits_.empty()) {  // after a rewind: recompute the last position
+  } else if (logits_.empty() && !logits_on_device_) {  // after a rewind: recompute the last position
     kv_.rewind(sequence_.size() - 1);
-    run({sequence_.back()});
+    run({sequence_.back()}, !device);
+  } else {
+    device = false;  // logits set by the caller (set_logits) or from append_tokens: choose on the host
   }
   int32_t tok;
-  if (sampler_.greedy_without_processing(sequence_)) {
+  if (device && logits_on_device_) {
+    int64_t t = model_->session().sampled_token();
+    OGX_CHECK(t >= 0, "the provider did not return a sampled token");
+    tok = (int32_t)t;
+  } else if (sampler_.greedy_without_processing(sequence_)) {
     tok = argmax(logits_);  // no copy: nothing to change in the logits
   } else {
     std::vector<float> l = logits_;
@@ -144,6 +176,7 @@ void Generator::rewind_to(size_t length) {
   sequence_.resize(length);
   pending_.clear();
   logits_.clear();
+  logits_on_device_ = false;
   kv_.rewind(std::min<int64_t>(kv_.length(), (int64_t)length));
 }
 

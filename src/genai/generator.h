@@ -28,14 +28,17 @@ class Generator {
   const std::vector<int32_t>& sequence() const { return sequence_; }
   int32_t last_token() const { return sequence_.empty() ? -1 : sequence_.back(); }
   size_t token_count() const { return sequence_.size(); }
-  // Logits of the last position of the latest run, fp32 [vocab].
-  const std::vector<float>& logits() const { return logits_; }
+  // Logits of the last position of the latest run, fp32 [vocab] (fetched from the device when a step sampled there).
+  const std::vector<float>& logits() const;
+  // True when next tokens are picked on the provider's device (greedy or top-k/top-p/temperature without
+  // repetition penalty or n-gram bans): only token ids come back each step.
+  bool samples_on_device() const { return device_sampling_; }
   void set_logits(const std::vector<float>& logits);
   void rewind_to(size_t length);
   int max_length() const { return max_length_; }
 
  private:
-  void run(const std::vector<int32_t>& ids);  // forward pass over new tokens
+  void run(const std::vector<int32_t>& ids, bool want_logits = true);  // forward pass over new tokens
   std::shared_ptr<const Model> model_;
   SearchConfig search_;
   int max_length_;
@@ -43,7 +46,9 @@ class Generator {
   Sampler sampler_;
   std::vector<int32_t> sequence_;
   std::vector<int32_t> pending_;  // tokens in the sequence not yet run through the model
-  std::vector<float> logits_;
+  mutable std::vector<float> logits_;
+  mutable bool logits_on_device_ = false;  // the latest run left its logits on the device
+  bool device_sampling_ = false;
 };
 
 }  // namespace ogx::genai

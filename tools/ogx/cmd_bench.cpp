@@ -91,7 +91,6 @@ int cmd_bench(const std::vector<std::string>& argv) {
   {  // warm-up (untimed): first-use costs such as pipeline compilation and recording the step
     genai::GeneratorParams params(*model);
     params.search.max_length = P + 3;
-    params.search.min_length = P + 3;
     params.search.do_sample = false;
     genai::Generator gen(model, params);
     gen.append_tokens(prompt);
@@ -100,7 +99,6 @@ int cmd_bench(const std::vector<std::string>& argv) {
   for (int r = 0; r < R; r++) {
     genai::GeneratorParams params(*model);
     params.search.max_length = P + G;
-    params.search.min_length = P + G;  // no early EOS: every run decodes G tokens
     params.search.do_sample = false;
     genai::Generator gen(model, params);
     auto t0 = Clock::now();

@@ -41,6 +41,9 @@ struct Plan {
   };
   std::vector<Readback> readbacks;
   bool slice_last = false;    // the logits producer reads only the last position
+  bool samples = false;       // picks the next token on the device (enable_device_sampling)
+  DeviceBuffer token_device;  // int64 [B]
+  HostVisibleBuffer token_host;
   TensorView sliced_input;    // its input 0 restricted to that position
   StepScratch scratch;
   std::unique_ptr<CommandRecorder> rec;
@@ -56,6 +59,9 @@ class VulkanGraphSession : public Session {
   std::string provider_name() const override { return "vulkan"; }
   bool owns_kv_cache() const override { return !kv_.empty(); }
   std::vector<std::pair<std::string, double>> stats() const override;
+  bool enable_device_sampling(const DeviceSampling& s) override;
+  int64_t sampled_token() const override { return last_token_; }
+  bool read_last_output(Tensor* out) override;
 
  private:
   // vulkan_session.cpp
@@ -73,6 +79,7 @@ class VulkanGraphSession : public Session {
                                    int64_t batch, int64_t total);
   OpArgs make_args(Plan& p, int node, const std::vector<const Tensor*>& host);
   void write_steps(Plan& p, const std::vector<const Tensor*>& host);
+  void record_sampling(Plan& p, int64_t batch);
 
   std::shared_ptr<const Model> model_;     // the graph the session runs: the caller's after the fusion rewrites
   std::shared_ptr<const Model> original_;  // the caller's
@@ -102,6 +109,13 @@ class VulkanGraphSession : public Session {
   int last_position_value_ = -1;             // SessionOptions::last_position_output's value id
   int last_position_node_ = -1;              // the node producing it
   std::map<std::string, std::unique_ptr<Plan>> plans_;
+  std::unique_ptr<Plan> retired_plan_;       // the last run's plan when graph capture is off
+  Plan* last_plan_ = nullptr;                // the plan of the last run
+  bool sampling_ = false;                    // enable_device_sampling
+  DeviceSampling sampling_params_;
+  DeviceBuffer rng_;                         // uint32 [rng_batch_] random state of device sampling
+  int64_t rng_batch_ = 0;
+  int64_t last_token_ = -1;
   uint64_t runs_ = 0, recordings_ = 0;
   RecorderStats last_stats_;
   // Timing of replayed runs (runs that recorded nothing): host time of run(), time in submit + wait, and with

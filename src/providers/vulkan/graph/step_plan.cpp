@@ -5,6 +5,8 @@
 #include <numeric>
 
 #include "providers/vulkan/graph/session_impl.h"
+#include "providers/vulkan/kernels/sampling.h"
+#include "providers/vulkan/transfer.h"
 
 namespace ogx::vk::graph {
 namespace {
@@ -125,6 +127,7 @@ std::unique_ptr<Plan> VulkanGraphSession::build_plan(const std::vector<const Ten
   }
   std::vector<char> pinned(nv, 0);
   for (int v : wanted) pinned[root[v]] = 1;
+  if (last_position_value_ >= 0) pinned[root[last_position_value_]] = 1;  // read_last_output / sampling read it
   std::multimap<VkDeviceSize, size_t> free_list;  // bytes -> index into p->buffers
   std::vector<int> buf_of(nv, -1);
   auto allocate = [&](int v) {
@@ -184,6 +187,7 @@ std::unique_ptr<Plan> VulkanGraphSession::build_plan(const std::vector<const Ten
     for (int v : n.outputs)
       if (v >= 0 && root[v] == v && last_use[v] < 0) release(v);
   }
+  if (sampling_ && last_position_value_ >= 0 && p->on_device[last_position_value_]) record_sampling(*p, batch);
   for (int v : wanted) {
     if (!p->on_device[v]) continue;
     VkDeviceSize bytes = bytes_of(p->views[v]);
@@ -193,6 +197,36 @@ std::unique_ptr<Plan> VulkanGraphSession::build_plan(const std::vector<const Ten
   }
   p->rec->end();
   return p;
+}
+
+// The next token from the last position of the logits, on the device: [B, V] rows into int64 [B], copied back.
+void VulkanGraphSession::record_sampling(Plan& p, int64_t batch) {
+  const TensorView& l = p.views[last_position_value_];
+  if (l.shape.size() != 3 || (l.shape[0] > 1 && l.shape[1] > 1)) return;  // rows not contiguous: host sampling
+  int64_t B = l.shape[0], S = l.shape[1], V = l.shape[2];
+  size_t es = dtype_size(l.dtype);
+  TensorView rows = l;
+  rows.shape = {B, V};
+  rows.mem = l.mem.sub((VkDeviceSize)((S - 1) * V) * es, (VkDeviceSize)(B * V) * es);
+  if (rng_batch_ != B) {
+    rng_ = ctx_->memory().allocate("sampling state", 256);
+    std::vector<uint32_t> seed = kernels::seed_sampling_state(sampling_params_.seed, B);
+    ctx_->transfers().upload(rng_.slice(), 0, seed.data(), seed.size() * 4);
+    ctx_->transfers().flush();
+    rng_batch_ = B;
+  }
+  p.token_device = ctx_->memory().allocate("sampled tokens", 256);
+  p.token_host = HostVisibleBuffer(ctx_->memory(), "sampled tokens (host)", 256, true);
+  kernels::SamplingParams sp;
+  sp.greedy = sampling_params_.greedy;
+  sp.top_k = (uint32_t)sampling_params_.top_k;
+  sp.top_p = sampling_params_.top_p;
+  sp.temperature = sampling_params_.temperature;
+  TensorView tokens = p.token_device.view(DType::i64, {B});
+  kernels::sample_tokens(*p.rec, sp, rows, tokens, rng_.view(DType::i32, {B}));
+  p.rec->copy(tokens.mem, p.token_host.slice().sub(0, tokens.mem.size));
+  p.samples = true;
+  (void)batch;
 }
 
 void VulkanGraphSession::write_steps(Plan& p, const std::vector<const Tensor*>& host) {

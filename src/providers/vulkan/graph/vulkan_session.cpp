@@ -255,6 +255,8 @@ void VulkanGraphSession::ensure_kv(int64_t batch, int64_t capacity, int64_t head
             "caches, the model's past_key is ", dtype_name(kv_dtype_));
   ctx_->wait_idle();
   plans_.clear();  // recorded steps address the old caches
+  retired_plan_.reset();
+  last_plan_ = nullptr;
   size_t es = dtype_size(kv_dtype_);
   std::vector<std::pair<DeviceBuffer, DeviceBuffer>> old;
   for (KvSlot& s : kv_) {
@@ -336,6 +338,9 @@ void VulkanGraphSession::run(const std::vector<NamedTensor>& inputs, std::vector
     OGX_CHECK(t, "host value '", g.values[sv.first].name, "' was not computed");
     sig << " s" << sv.first << dtype_name(t->dtype()) << shape_str(t->shape());
   }
+  if (sampling_)
+    sig << " sample" << sampling_params_.greedy << "," << sampling_params_.top_k << "," << sampling_params_.top_p << ","
+        << sampling_params_.temperature;
   for (int v : host_read_values_) {
     sig << " h" << v << shape_str(host[v]->shape()) << "=";
     for (int64_t x : host[v]->to_i64_vector()) sig << x << ",";
@@ -348,6 +353,7 @@ void VulkanGraphSession::run(const std::vector<NamedTensor>& inputs, std::vector
         return a.second->last_used < b.second->last_used;
       });
       ctx_->wait_idle();
+      if (oldest->second.get() == last_plan_) last_plan_ = nullptr;
       plans_.erase(oldest);
     }
     auto plan = build_plan(host, wanted, batch, total);  // may allocate the KV cache (first run)
@@ -363,6 +369,9 @@ void VulkanGraphSession::run(const std::vector<NamedTensor>& inputs, std::vector
   auto t_done = std::chrono::steady_clock::now();
   last_stats_ = p.rec->stats();
   if (profile_ && recordings_ == recordings_before) collect_profile();
+  last_plan_ = &p;
+  last_token_ = -1;
+  if (p.samples) p.token_host.read(&last_token_, 8);
   // Outputs.
   for (auto& [name, t] : outputs) {
     int v = g.find(name);
@@ -382,7 +391,10 @@ void VulkanGraphSession::run(const std::vector<NamedTensor>& inputs, std::vector
         t = std::move(out);
       }
   }
-  if (!graph_capture_) plans_.erase(it);
+  if (!graph_capture_) {  // kept until the next run so read_last_output still works
+    retired_plan_ = std::move(it->second);
+    plans_.erase(it);
+  }
   if (recordings_ == recordings_before) {
     using us = std::chrono::duration<double, std::micro>;
     replay_runs_ += 1;
@@ -399,6 +411,32 @@ void VulkanGraphSession::collect_profile() {
   for (size_t pos = 0; pos < device_nodes_.size(); pos++)
     gpu_us_[model_->graph.nodes[device_nodes_[pos]].op_type] += (double)(ts[pos + 1] - ts[pos]) * tick_us;
   gpu_us_["(step total)"] += (double)(ts.back() - ts[0]) * tick_us;
+}
+
+bool VulkanGraphSession::enable_device_sampling(const DeviceSampling& s) {
+  if (last_position_node_ < 0) return false;
+  OGX_CHECK(s.greedy || (s.top_p > 0 && s.top_p <= 1 && s.temperature > 0 && s.top_k >= 0),
+            "device sampling: top_p must be in (0, 1], temperature > 0, top_k >= 0");
+  sampling_ = true;
+  sampling_params_ = s;
+  rng_batch_ = 0;  // reseeded with the next recorded step
+  ctx_->wait_idle();
+  plans_.clear();
+  retired_plan_.reset();
+  last_plan_ = nullptr;
+  return true;
+}
+
+bool VulkanGraphSession::read_last_output(Tensor* out) {
+  if (!last_plan_ || last_position_value_ < 0 || !last_plan_->on_device[last_position_value_]) return false;
+  const TensorView& v = last_plan_->views[last_position_value_];
+  if (v.shape.size() < 2 || (v.shape[0] > 1 && v.shape[1] > 1)) return false;
+  TensorView last = v;  // [B, 1, ...] of the last position
+  int64_t row = v.numel() / (v.shape[0] * v.shape[1]);
+  last.shape[1] = 1;
+  last.mem = v.mem.sub((VkDeviceSize)((v.shape[1] - 1) * row) * dtype_size(v.dtype), (VkDeviceSize)(v.shape[0] * row) * dtype_size(v.dtype));
+  *out = ctx_->transfers().download_tensor(last);
+  return true;
 }
 
 std::vector<std::pair<std::string, double>> VulkanGraphSession::stats() const {
