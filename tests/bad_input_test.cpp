@@ -2,6 +2,7 @@
 // problem, and the process stays usable (a good model still runs afterwards).
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 
@@ -147,6 +148,62 @@ TEST(BadInput, GenerationStopsAtMaxLength) {
   while (!g.is_done()) g.generate_next_token();
   EXPECT_EQ(g.token_count(), 5u);
   expect_error([&] { g.generate_next_token(); }, "done");
+}
+
+}  // namespace
+}  // namespace ogx::test
+
+#include <onnx/onnx_pb.h>
+
+namespace ogx::test {
+namespace {
+
+// A graph with an op the Vulkan provider does not run: the load fails naming the node (and suggesting the CPU),
+// and the Vulkan provider still runs a good model afterwards. Skipped without a Vulkan device.
+TEST(BadInput, vulkan_unsupported_op_names_the_node) {
+  OGX_REQUIRE_SHARED();
+  ModelCopy copy(golden("fp16-dml"));
+  onnx::ModelProto m;
+  {
+    std::ifstream in(copy.file("model.onnx"), std::ios::binary);
+    ASSERT_TRUE(m.ParseFromIstream(&in));
+  }
+  std::string renamed;
+  for (auto& n : *m.mutable_graph()->mutable_node())
+    if (n.op_type() == "Sigmoid") {
+      n.set_op_type("Softsign");
+      renamed = n.name();
+      break;
+    }
+  ASSERT_FALSE(renamed.empty());
+  {
+    std::ofstream out(copy.file("model.onnx"), std::ios::binary | std::ios::trunc);
+    ASSERT_TRUE(m.SerializeToOstream(&out));
+  }
+  auto load_vulkan = [](const std::string& dir) {
+    genai::Config c = genai::Config::load(dir);
+    c.clear_providers();
+    c.append_provider("dml");
+    const char* dev = std::getenv("OGX_TEST_VULKAN_DEVICE");
+    c.set_provider_option("dml", "hardware_device_type", dev && *dev ? dev : "cpu");
+    return genai::Model::load(c);
+  };
+  try {
+    load_vulkan(golden("fp16-dml"));
+  } catch (const Error& e) {
+    if (std::string(e.what()).find("no Vulkan device") != std::string::npos ||
+        std::string(e.what()).find("no vulkan (dml) provider") != std::string::npos)
+      GTEST_SKIP() << e.what();
+    throw;
+  }
+  expect_error([&] { load_vulkan(copy.dir()); }, renamed);
+  auto good = load_vulkan(golden("fp16-dml"));
+  genai::GeneratorParams p(*good);
+  p.search.max_length = 8;
+  genai::Generator g(good, p);
+  g.append_tokens({1, 2, 3});
+  g.generate_next_token();
+  EXPECT_EQ(g.token_count(), 4u);
 }
 
 }  // namespace
