@@ -53,9 +53,62 @@ GqaWorkspace make_gqa_workspace(Context& ctx, int64_t B, int64_t S_max, int64_t 
   return ws;
 }
 
+namespace {
+
+// Merges the nsplit partial results into the output (gqa_combine.comp).
+void combine(CommandRecorder& rec, const Dims& d, const char* ty, const BufferSlice& partials, uint32_t nsplit,
+             const TensorView& output) {
+  struct {
+    uint64_t partial, out;
+    uint32_t Hq, D, nsplit;
+  } p{partials.address, addr(output), (uint32_t)d.Hq, (uint32_t)d.D, nsplit};
+  const Pipeline& pl = rec.context().pipelines().get(std::string("gqa_combine_") + ty);
+  rec.dispatch(pl, &p, sizeof(p), (uint32_t)d.Hq, (uint32_t)(d.B * d.S), 1, {partials}, {output.mem});
+}
+
+// One new token with packed QKV: rotation, the cache write and the split attention in one dispatch
+// (gqa_decode.comp with FUSED), then the combine.
+void decode_fused(CommandRecorder& rec, const GqaParams& pr, const GqaTensors& t, GqaWorkspace& ws, const Dims& d,
+                  const char* ty) {
+  Context& ctx = rec.context();
+  uint32_t nsplit = (uint32_t)ws.nsplit;
+  BufferSlice partials = ws.partials.slice().sub(0, d.B * d.Hq * nsplit * (d.D + 2) * 4);
+  bool pos = pr.do_rotary && t.position_ids;
+  if (pos)
+    OGX_CHECK(t.position_ids->dtype == DType::i64 && t.position_ids->numel() == d.B,
+              "GroupQueryAttention: position_ids must be int64 [B, 1]");
+  float scale = pr.scale != 0.0f ? pr.scale : 1.0f / std::sqrt((float)d.D);
+  struct {
+    uint64_t qkv, k_cache, v_cache, seqlens, total, partial, cos_c, sin_c, pos_ids;
+    uint32_t B, S, Hq, Hkv, D, max_seq, nsplit, q_row, flags, max_pos;
+    float scale, softcap;
+    int32_t window;
+  } p{addr(t.query), addr(t.k_cache), addr(t.v_cache), addr(t.seqlens_k), addr(t.total_sequence_length),
+      partials.address, pr.do_rotary ? addr(*t.cos_cache) : 0, pr.do_rotary ? addr(*t.sin_cache) : 0,
+      pos ? addr(*t.position_ids) : 0, (uint32_t)d.B, 1u, (uint32_t)d.Hq, (uint32_t)d.Hkv, (uint32_t)d.D,
+      (uint32_t)d.max_seq, nsplit, (uint32_t)t.query.shape[2],
+      (pr.do_rotary ? 1u : 0u) | (pr.rotary_interleaved ? 2u : 0u) | (pos ? 4u : 0u),
+      pr.do_rotary ? (uint32_t)t.cos_cache->shape[0] : 0, scale, pr.softcap, (int32_t)pr.local_window_size};
+  static_assert(sizeof(p) <= 128, "push constants");
+  const Pipeline& pl = ctx.pipelines().get(std::string("gqa_decode_fused_") + ty, {ctx.tuning().attention_threads});
+  BufferSlice none = t.query.mem;
+  rec.dispatch(pl, &p, sizeof(p), nsplit, (uint32_t)d.Hq, (uint32_t)d.B,
+               {t.query.mem, t.k_cache.mem, t.v_cache.mem, t.seqlens_k.mem, t.total_sequence_length.mem,
+                pr.do_rotary ? t.cos_cache->mem : none, pr.do_rotary ? t.sin_cache->mem : none,
+                pos ? t.position_ids->mem : none},
+               {partials, t.k_cache.mem, t.v_cache.mem});
+  combine(rec, d, ty, partials, nsplit, t.output);
+}
+
+}  // namespace
+
 void group_query_attention(CommandRecorder& rec, const GqaParams& pr, const GqaTensors& t, GqaWorkspace& ws) {
   Dims d = check(pr, t);
   const char* ty = storage_suffix(t.query.dtype, "GroupQueryAttention");
+  if (d.S == 1 && !t.key) {
+    decode_fused(rec, pr, t, ws, d, ty);
+    return;
+  }
   OGX_CHECK(ws.q_rotated.size() >= (VkDeviceSize)(d.B * d.Hq * d.S * d.D * 4), "GroupQueryAttention: workspace too small");
   Context& ctx = rec.context();
   size_t es = dtype_size(t.query.dtype);
@@ -120,12 +173,7 @@ void group_query_attention(CommandRecorder& rec, const GqaParams& pr, const GqaT
     rec.dispatch(pl, &p, sizeof(p), nsplit, (uint32_t)d.Hq, (uint32_t)(d.B * d.S),
                  {q_rot, t.k_cache.mem, t.v_cache.mem, t.seqlens_k.mem, t.total_sequence_length.mem}, {partials});
   }
-  struct {
-    uint64_t partial, out;
-    uint32_t Hq, D, nsplit;
-  } p{partials.address, addr(t.output), (uint32_t)d.Hq, (uint32_t)d.D, nsplit};
-  const Pipeline& pl = ctx.pipelines().get(std::string("gqa_combine_") + ty);
-  rec.dispatch(pl, &p, sizeof(p), (uint32_t)d.Hq, (uint32_t)(d.B * d.S), 1, {partials}, {t.output.mem});
+  combine(rec, d, ty, partials, nsplit, t.output);
 }
 
 }  // namespace ogx::vk::kernels

@@ -2,20 +2,39 @@
 // valid keys (kv_len split into `nsplit` equal ranges at run time) with an online softmax over chunks of
 // THREADS keys, and writes (max, sum, unnormalised output[D]) to the partials for gqa_combine.comp.
 // Query head h reads kv head h / (Hq / Hkv). Scores: scale * q.k, then softcap. fp32 throughout.
+// FUSED (compile time; one new token, packed QKV): gqa_prepare.comp's work is done here — each workgroup rotates its
+// query head and the new key itself (position_ids when given), uses the new key/value from the input instead of
+// the cache, and the first query head of each KV group (split 0) writes them into the caches for later steps.
 #version 460
 #include "common.glsl"
 #include "attention_common.glsl"
 
 layout(local_size_x_id = 0) in;  // THREADS (<= 256)
 
+#ifndef FUSED
+#define FUSED 0
+#endif
+
 layout(push_constant) uniform Push {
+#if FUSED
+  ActBuf qkv;       // [B, 1, q_row] packed: Hq query heads, Hkv keys, Hkv values
+#else
   F32Buf q;         // [B, Hq, S, D] (rotated)
+#endif
   ActBuf k_cache;   // [B, Hkv, max_seq, D]
   ActBuf v_cache;   // [B, Hkv, max_seq, D]
   I32Buf seqlens;   // int32 [B]
   I32Buf total;     // int32 [1]
   F32Buf partial;   // [B * S, Hq, nsplit, D + 2]: out[D], max, sum
+#if FUSED
+  ActBuf cos_c;     // when flags & 1: [max_pos, D / 2]
+  ActBuf sin_c;
+  U32Buf pos_ids;   // when flags & 4: int64 [B, 1]
+#endif
   uint B, S, Hq, Hkv, D, max_seq, nsplit;
+#if FUSED
+  uint q_row, flags, max_pos;  // flags: 1 rotary, 2 interleaved, 4 position_ids
+#endif
   float scale, softcap;
   int window;
 } p;
@@ -23,6 +42,27 @@ layout(push_constant) uniform Push {
 shared float q_s[256];
 shared float scores[256];
 shared float red[64];
+#if FUSED
+shared float k_new[256];  // the new token's rotated key, rounded to the cache's storage type
+shared float v_new[256];
+
+float rotated(uint base, uint j, int position) {
+  float xj = float(p.qkv.v[base + j]);
+  if ((p.flags & 1u) == 0) return xj;
+  uint half_dim = p.D / 2;
+  bool first;
+  uint idx, pair;
+  if ((p.flags & 2u) != 0) {
+    idx = j / 2; first = (j % 2) == 0; pair = first ? j + 1 : j - 1;
+  } else {
+    first = j < half_dim; idx = first ? j : j - half_dim; pair = first ? j + half_dim : j - half_dim;
+  }
+  uint pc = uint(clamp(position, 0, int(p.max_pos) - 1));
+  float c = float(p.cos_c.v[pc * half_dim + idx]), sn = float(p.sin_c.v[pc * half_dim + idx]);
+  float xp = float(p.qkv.v[base + pair]);
+  return first ? xj * c - xp * sn : xj * c + xp * sn;
+}
+#endif
 
 float workgroup_max(float v) {
   v = subgroupMax(v);
@@ -46,9 +86,25 @@ void main() {
   int per = (max(hi - lo, 0) + int(p.nsplit) - 1) / int(p.nsplit);
   int j0 = lo + int(split) * per, j1 = min(hi, j0 + per);
 
+  uint kv_base = (b * p.Hkv + kvh) * p.max_seq * p.D;
+#if FUSED
+  int rot_pos = (p.flags & 4u) != 0 ? load_i64(p.pos_ids, b) : position;
+  uint row = b * p.q_row;
+  for (uint d = tid; d < p.D; d += T) {
+    q_s[d] = rotated(row + h * p.D, d, rot_pos);
+    k_new[d] = float(TO_STORE(rotated(row + (p.Hq + kvh) * p.D, d, rot_pos)));
+    v_new[d] = float(p.qkv.v[row + (p.Hq + p.Hkv + kvh) * p.D + d]);
+  }
+  barrier();
+  if (split == 0 && h % (p.Hq / p.Hkv) == 0 && position >= 0 && position < int(p.max_seq))
+    for (uint d = tid; d < p.D; d += T) {
+      p.k_cache.v[kv_base + uint(position) * p.D + d] = TO_STORE(k_new[d]);
+      p.v_cache.v[kv_base + uint(position) * p.D + d] = TO_STORE(v_new[d]);
+    }
+#else
   for (uint d = tid; d < p.D; d += T) q_s[d] = p.q.v[((b * p.Hq + h) * p.S + s) * p.D + d];
   barrier();
-  uint kv_base = (b * p.Hkv + kvh) * p.max_seq * p.D;
+#endif
   float m = -1.0 / 0.0, l = 0.0;
   float acc[4] = float[4](0, 0, 0, 0);  // output elements d = tid + T * i
   for (int c0 = j0; c0 < j1; c0 += int(T)) {
@@ -56,7 +112,12 @@ void main() {
     float sc = -1.0 / 0.0;
     if (j < j1) {
       float dotv = 0.0;
-      for (uint d = 0; d < p.D; d++) dotv += q_s[d] * float(p.k_cache.v[kv_base + uint(j) * p.D + d]);
+#if FUSED
+      if (j == position)
+        for (uint d = 0; d < p.D; d++) dotv += q_s[d] * k_new[d];
+      else
+#endif
+        for (uint d = 0; d < p.D; d++) dotv += q_s[d] * float(p.k_cache.v[kv_base + uint(j) * p.D + d]);
       sc = softcapped(dotv * p.scale, p.softcap);
     }
     float cmax = workgroup_max(sc);
@@ -75,7 +136,15 @@ void main() {
       uint d = tid + T * i;
       if (d >= p.D) break;
       float a = acc[i] * alpha;
-      for (int t = 0; t < n; t++) a += scores[t] * float(p.v_cache.v[kv_base + uint(c0 + t) * p.D + d]);
+      for (int t = 0; t < n; t++) {
+#if FUSED
+        if (c0 + t == position) {
+          a += scores[t] * v_new[d];
+          continue;
+        }
+#endif
+        a += scores[t] * float(p.v_cache.v[kv_base + uint(c0 + t) * p.D + d]);
+      }
       acc[i] = a;
     }
     m = m_new;
