@@ -1,9 +1,34 @@
 #include "common/thread_pool.h"
 
 #include <algorithm>
-#include <atomic>
+#include <chrono>
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#endif
 
 namespace ogx {
+namespace {
+
+inline void cpu_relax() {
+#if defined(__x86_64__) || defined(__i386__)
+  _mm_pause();
+#else
+  std::this_thread::yield();
+#endif
+}
+
+// Spins until done() or about 100 us have passed; returns done().
+template <typename Done>
+bool spin_until(Done done) {
+  auto t0 = std::chrono::steady_clock::now();
+  for (int i = 1;; i++) {
+    if (done()) return true;
+    cpu_relax();
+    if (i % 64 == 0 && std::chrono::steady_clock::now() - t0 > std::chrono::microseconds(100)) return done();
+  }
+}
+
+}  // namespace
 
 ThreadPool::ThreadPool(int n) {
   if (n <= 0) n = (int)std::max(1u, std::thread::hardware_concurrency());
@@ -13,7 +38,7 @@ ThreadPool::ThreadPool(int n) {
 ThreadPool::~ThreadPool() {
   {
     std::lock_guard<std::mutex> lk(mu_);
-    stop_ = true;
+    stop_.store(true);
   }
   cv_start_.notify_all();
   for (auto& t : workers_) t.join();
@@ -21,12 +46,8 @@ ThreadPool::~ThreadPool() {
 
 void ThreadPool::run_chunks() {
   for (;;) {
-    int64_t c;
-    {
-      std::lock_guard<std::mutex> lk(mu_);
-      if (next_chunk_ >= job_chunks_) return;
-      c = next_chunk_++;
-    }
+    int64_t c = next_chunk_.fetch_add(1, std::memory_order_relaxed);
+    if (c >= job_chunks_) return;
     int64_t b = c * job_chunk_, e = std::min(job_n_, b + job_chunk_);
     (*job_)(b, e);
   }
@@ -35,16 +56,17 @@ void ThreadPool::run_chunks() {
 void ThreadPool::worker_loop(int) {
   uint64_t seen = 0;
   for (;;) {
-    {
+    auto woken = [&] { return stop_.load(std::memory_order_acquire) || generation_.load(std::memory_order_acquire) != seen; };
+    if (!spin_until(woken)) {
       std::unique_lock<std::mutex> lk(mu_);
-      cv_start_.wait(lk, [&] { return stop_ || generation_ != seen; });
-      if (stop_) return;
-      seen = generation_;
+      cv_start_.wait(lk, woken);
     }
+    if (stop_.load(std::memory_order_acquire)) return;
+    seen = generation_.load(std::memory_order_acquire);
     run_chunks();
-    {
-      std::lock_guard<std::mutex> lk(mu_);
-      if (--pending_ == 0) cv_done_.notify_one();
+    if (pending_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+      std::lock_guard<std::mutex> lk(mu_);  // the caller either sees pending_ == 0 or is already waiting
+      cv_done_.notify_one();
     }
   }
 }
@@ -60,20 +82,23 @@ void ThreadPool::parallel_for(int64_t n, int64_t min_chunk, const std::function<
   int64_t chunks = std::min<int64_t>((n + min_chunk - 1) / min_chunk, (int64_t)threads * 4);
   int64_t chunk = (n + chunks - 1) / chunks;
   chunks = (n + chunk - 1) / chunk;
+  job_ = &fn;
+  job_n_ = n;
+  job_chunk_ = chunk;
+  job_chunks_ = chunks;
+  next_chunk_.store(0, std::memory_order_relaxed);
+  pending_.store((int)workers_.size(), std::memory_order_relaxed);
   {
-    std::lock_guard<std::mutex> lk(mu_);
-    job_ = &fn;
-    job_n_ = n;
-    job_chunk_ = chunk;
-    job_chunks_ = chunks;
-    next_chunk_ = 0;
-    pending_ = (int)workers_.size();
-    generation_++;
+    std::lock_guard<std::mutex> lk(mu_);  // a worker about to sleep re-checks generation_ under the lock
+    generation_.fetch_add(1, std::memory_order_release);
   }
   cv_start_.notify_all();
   run_chunks();
-  std::unique_lock<std::mutex> lk(mu_);
-  cv_done_.wait(lk, [&] { return pending_ == 0; });
+  auto done = [&] { return pending_.load(std::memory_order_acquire) == 0; };
+  if (!spin_until(done)) {
+    std::unique_lock<std::mutex> lk(mu_);
+    cv_done_.wait(lk, done);
+  }
   job_ = nullptr;
 }
 
