@@ -92,14 +92,52 @@ GraphSession::GraphSession(std::shared_ptr<const Model> model, const KernelRegis
       if (v >= 0) last_use_[v] = (int)i;
   is_graph_output_.assign(g.values.size(), false);
   for (int v : g.output_ids) is_graph_output_[v] = true;
+  fold_constants();
+}
+
+void GraphSession::fold_constants() {
+  const Graph& g = model_->graph;
+  folded_.assign(g.values.size(), Tensor());
+  skip_.assign(g.nodes.size(), false);
+  std::vector<Tensor> slots(g.values.size());
+  std::vector<bool> bound(g.values.size(), false);
+  auto is_const = [&](int v) { return v < 0 || g.values[v].is_constant || !folded_[v].empty(); };
+  for (size_t i = 0; i < g.nodes.size(); i++) {  // nodes are in topological order
+    const Node& n = g.nodes[i];
+    if (n.op_type.rfind("Random", 0) == 0 || n.op_type == "Multinomial" || n.op_type == "Bernoulli") continue;
+    if (!std::all_of(n.inputs.begin(), n.inputs.end(), is_const)) continue;
+    if (std::any_of(n.outputs.begin(), n.outputs.end(), [&](int v) { return v >= 0 && is_graph_output_[v]; }))
+      continue;
+    for (int v : n.inputs)
+      if (v >= 0) slots[v] = g.values[v].is_constant ? g.values[v].constant : folded_[v];
+    GraphKernelContext ctx(*this, n, slots, bound);
+    try {
+      kernels_[i]->compute(ctx);
+    } catch (const Error&) {
+      continue;  // left to run time, where the error is reported with its inputs
+    }
+    skip_[i] = true;
+    for (int v : n.outputs)
+      if (v >= 0) folded_[v] = slots[v];
+  }
+  // Keep only the folded values that a node still run reads (not the intermediates of a folded chain).
+  std::vector<bool> read(g.values.size(), false);
+  for (size_t i = 0; i < g.nodes.size(); i++)
+    if (!skip_[i])
+      for (int v : g.nodes[i].inputs)
+        if (v >= 0) read[v] = true;
+  for (size_t v = 0; v < g.values.size(); v++)
+    if (!read[v]) folded_[v] = Tensor();
 }
 
 void GraphSession::run(const std::vector<NamedTensor>& inputs, std::vector<NamedTensor>& outputs) {
   const Graph& g = model_->graph;
   std::vector<Tensor> slots(g.values.size());
   std::vector<bool> bound(g.values.size(), false);
-  for (size_t v = 0; v < g.values.size(); v++)
+  for (size_t v = 0; v < g.values.size(); v++) {
     if (g.values[v].is_constant) slots[v] = g.values[v].constant;
+    else if (!folded_[v].empty()) slots[v] = folded_[v];
+  }
   std::vector<bool> given(g.values.size(), false);
   for (auto& [name, t] : inputs) {
     int v = g.find(name);
@@ -129,6 +167,7 @@ void GraphSession::run(const std::vector<NamedTensor>& inputs, std::vector<Named
   }
   for (size_t i = 0; i < g.nodes.size(); i++) {
     const Node& n = g.nodes[i];
+    if (skip_[i]) continue;
     GraphKernelContext ctx(*this, n, slots, bound);
     try {
       kernels_[i]->compute(ctx);
@@ -138,7 +177,9 @@ void GraphSession::run(const std::vector<NamedTensor>& inputs, std::vector<Named
       throw Error(msg);
     }
     for (int v : n.inputs) {
-      if (v < 0 || last_use_[v] != (int)i || is_graph_output_[v] || bound[v] || g.values[v].is_constant) continue;
+      if (v < 0 || last_use_[v] != (int)i || is_graph_output_[v] || bound[v] || g.values[v].is_constant ||
+          !folded_[v].empty())
+        continue;
       auto st = slots[v].storage();
       slots[v] = Tensor();
       if (st && st.use_count() == 1 && !given[v]) buffers_.give(std::move(st));

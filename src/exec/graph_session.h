@@ -1,6 +1,7 @@
 // Runs a graph node by node on the host with kernels from a registry. Intermediate buffers are released after
 // their last use and recycled through a size-keyed pool that lives as long as the session, so steady-state
-// decoding allocates nothing.
+// decoding allocates nothing. Nodes whose inputs are all constants (a Transpose of a tied embedding, a Cast or
+// Reshape of an initializer) are run once at session creation and their outputs kept as constants.
 #pragma once
 #include <map>
 #include <memory>
@@ -39,6 +40,9 @@ class GraphSession : public Session {
   std::vector<std::unique_ptr<Kernel>> kernels_;  // one per node
   std::vector<int> last_use_;                      // per value: index of the last node reading it (-1: none)
   std::vector<bool> is_graph_output_;
+  std::vector<Tensor> folded_;  // per value: output of a node folded at creation (empty: none)
+  std::vector<bool> skip_;      // per node: folded, not run
+  void fold_constants();
   BufferPool buffers_;
 };
 
