@@ -19,8 +19,8 @@ constexpr size_t kMaxPlans = 4;                  // recorded signatures kept (de
 
 bool is_gqa(const Node& n) { return n.domain == "com.microsoft" && n.op_type == "GroupQueryAttention"; }
 
-std::map<std::string, std::string> context_options(const SessionOptions& opts, InstanceOptions* inst, bool* capture,
-                                                   bool* profile) {
+// The provider options for Context::create, less ogx's session-level keys (validation, profiling).
+std::map<std::string, std::string> context_options(const SessionOptions& opts, InstanceOptions* inst, bool* profile) {
   std::map<std::string, std::string> m;
   for (auto& kv : opts.provider_options) m[kv.first] = kv.second;
   for (auto& kv : opts.device_filtering) m[kv.first] = kv.second;
@@ -28,7 +28,6 @@ std::map<std::string, std::string> context_options(const SessionOptions& opts, I
     inst->validation = it->second == "1" || it->second == "true";
     m.erase(it);
   }
-  if (auto it = m.find("enable_graph_capture"); it != m.end()) *capture = !(it->second == "0" || it->second == "false");
   if (auto it = m.find("enable_profiling"); it != m.end()) {
     *profile = it->second == "1" || it->second == "true";
     m.erase(it);
@@ -42,8 +41,9 @@ std::map<std::string, std::string> context_options(const SessionOptions& opts, I
 VulkanGraphSession::VulkanGraphSession(std::shared_ptr<const Model> model, const SessionOptions& opts)
     : model_(std::move(model)), opts_(opts) {
   InstanceOptions inst;
-  auto options = context_options(opts, &inst, &graph_capture_, &profile_);
+  auto options = context_options(opts, &inst, &profile_);
   ctx_ = Context::create(options, inst);
+  graph_capture_ = ctx_->options().enable_graph_capture;  // parsed with the other DirectML keys
   original_ = model_;
   auto work = std::make_shared<Model>(*model_);  // private copy (weights shared) for the rewrites
   fusions_ = fuse_decoder_patterns(work->graph, &lazy_);
