@@ -27,12 +27,17 @@ class Rewriter {
     dead_.assign(g.nodes.size(), 0);
   }
 
-  // The node producing v when v feeds exactly `only` (and is no graph output), else -1.
-  int sole_producer(int v, int only) const {
-    if (v < 0 || outputs_.count(v) || users_[v].size() != 1 || users_[v][0] != only) return -1;
+  // The node producing v when v feeds exactly the nodes `only` (and is no graph output), else -1.
+  int producer_used_only_by(int v, std::vector<int> only) const {
+    if (v < 0 || outputs_.count(v)) return -1;
+    std::vector<int> users = users_[v];
+    std::sort(users.begin(), users.end());
+    std::sort(only.begin(), only.end());
+    if (users != only) return -1;
     int p = producer_[v];
     return p >= 0 && !dead_[p] ? p : -1;
   }
+  int sole_producer(int v, int only) const { return producer_used_only_by(v, {only}); }
   const Tensor* constant(int v) const { return v >= 0 && g_.values[v].is_constant ? &g_.values[v].constant : nullptr; }
 
   // Projections of one input with constant weights and the same attributes, so their weights can be concatenated.
@@ -286,20 +291,8 @@ void fuse_gate_up(Rewriter& r, FusionCounts& c) {
         }
       }
       if (sig < 0) continue;
-      // gate feeds exactly the Sigmoid and the Mul
-      int lg = -1;
-      {
-        int p = -1;
-        for (size_t k = 0; k < g.nodes.size(); k++)
-          for (int v : g.nodes[k].outputs)
-            if (v == gate) p = (int)k;
-        int uses = 0;
-        for (auto& nd : g.nodes)
-          for (int v : nd.inputs) uses += v == gate;
-        bool out = std::find(g.output_ids.begin(), g.output_ids.end(), gate) != g.output_ids.end();
-        if (p >= 0 && uses == 2 && !out && is_linear(g.nodes[p])) lg = p;
-      }
-      if (lg < 0 || !r.compatible({lg, lu})) continue;
+      int lg = r.producer_used_only_by(gate, {sig, m1});  // gate feeds exactly the Sigmoid and the Mul
+      if (lg < 0 || !is_linear(g.nodes[lg]) || !r.compatible({lg, lu})) continue;
       const Node& gn = g.nodes[lg];
       const Node& un = g.nodes[lu];
       bool same_n = gn.op_type == "MatMul" ? r.constant(in(gn, 1))->shape() == r.constant(in(un, 1))->shape()
