@@ -46,22 +46,7 @@ shared float red[64];
 shared float k_new[256];  // the new token's rotated key, rounded to the cache's storage type
 shared float v_new[256];
 
-float rotated(uint base, uint j, int position) {
-  float xj = float(p.qkv.v[base + j]);
-  if ((p.flags & 1u) == 0) return xj;
-  uint half_dim = p.D / 2;
-  bool first;
-  uint idx, pair;
-  if ((p.flags & 2u) != 0) {
-    idx = j / 2; first = (j % 2) == 0; pair = first ? j + 1 : j - 1;
-  } else {
-    first = j < half_dim; idx = first ? j : j - half_dim; pair = first ? j + half_dim : j - half_dim;
-  }
-  uint pc = uint(clamp(position, 0, int(p.max_pos) - 1));
-  float c = float(p.cos_c.v[pc * half_dim + idx]), sn = float(p.sin_c.v[pc * half_dim + idx]);
-  float xp = float(p.qkv.v[base + pair]);
-  return first ? xj * c - xp * sn : xj * c + xp * sn;
-}
+#include "gqa_rotary.glsl"
 #endif
 
 float workgroup_max(float v) {
@@ -91,8 +76,8 @@ void main() {
   int rot_pos = (p.flags & 4u) != 0 ? load_i64(p.pos_ids, b) : position;
   uint row = b * p.q_row;
   for (uint d = tid; d < p.D; d += T) {
-    q_s[d] = rotated(row + h * p.D, d, rot_pos);
-    k_new[d] = float(TO_STORE(rotated(row + (p.Hq + kvh) * p.D, d, rot_pos)));
+    q_s[d] = rotate(p.qkv, row + h * p.D, d, rot_pos);
+    k_new[d] = float(TO_STORE(rotate(p.qkv, row + (p.Hq + kvh) * p.D, d, rot_pos)));
     v_new[d] = float(p.qkv.v[row + (p.Hq + p.Hkv + kvh) * p.D + d]);
   }
   barrier();

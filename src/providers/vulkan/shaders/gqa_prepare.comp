@@ -26,22 +26,7 @@ layout(push_constant) uniform Push {
   uint max_pos;
 } p;
 
-float rotate(ActBuf src, uint base, uint j, int position) {
-  float xj = float(src.v[base + j]);
-  if ((p.flags & 1u) == 0) return xj;
-  uint half_dim = p.D / 2;
-  bool first;
-  uint idx, pair;
-  if ((p.flags & 2u) != 0) {
-    idx = j / 2; first = (j % 2) == 0; pair = first ? j + 1 : j - 1;
-  } else {
-    first = j < half_dim; idx = first ? j : j - half_dim; pair = first ? j + half_dim : j - half_dim;
-  }
-  uint pc = uint(clamp(position, 0, int(p.max_pos) - 1));
-  float c = float(p.cos_c.v[pc * half_dim + idx]), sn = float(p.sin_c.v[pc * half_dim + idx]);
-  float xp = float(src.v[base + pair]);
-  return first ? xj * c - xp * sn : xj * c + xp * sn;
-}
+#include "gqa_rotary.glsl"
 
 void main() {
   uint heads = p.Hq + 2 * p.Hkv;
