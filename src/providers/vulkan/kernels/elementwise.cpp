@@ -67,40 +67,41 @@ void unary(CommandRecorder& rec, UnaryOp op, const TensorView& a, const TensorVi
   launch(rec, (uint32_t)op, a, nullptr, out);
 }
 
-void silu_mul(CommandRecorder& rec, const TensorView& gate, const TensorView& up, const TensorView& out, bool fused) {
-  const char* t = storage_suffix(out.dtype, "SiLU*Mul");
-  check_same_dtype(gate, out, "SiLU*Mul");
-  check_same_dtype(up, out, "SiLU*Mul");
+namespace {
+// silu_mul.comp over rows x cols outputs; gate/up element (r, c) at addr + (r * row_stride + c * col_stride).
+void launch_silu_mul(CommandRecorder& rec, uint64_t gate, uint64_t up, const TensorView& out, uint32_t row_stride,
+                     uint32_t col_stride, std::initializer_list<BufferSlice> reads) {
   int64_t cols = out.shape.back(), rows = out.numel() / cols;
   struct {
     uint64_t gate, up, out;
     uint32_t rows, cols, gate_stride, up_stride, col_stride;
-  } p{addr(gate), addr(up) + (fused ? (uint64_t)cols * dtype_size(out.dtype) : 0), addr(out), (uint32_t)rows,
-      (uint32_t)cols, (uint32_t)(fused ? 2 * cols : cols), (uint32_t)(fused ? 2 * cols : cols), 1};
+  } p{gate, up, addr(out), (uint32_t)rows, (uint32_t)cols, row_stride, row_stride, col_stride};
+  const Pipeline& pl = rec.context().pipelines().get(std::string("silu_mul_") + storage_suffix(out.dtype, "SiLU*Mul"));
+  uint32_t gx, gy;
+  grid_2d(div_up(rows * cols, 256), &gx, &gy);
+  rec.dispatch(pl, &p, sizeof(p), gx, gy, 1, reads, {out.mem});
+}
+}  // namespace
+
+void silu_mul(CommandRecorder& rec, const TensorView& gate, const TensorView& up, const TensorView& out, bool fused) {
+  storage_suffix(out.dtype, "SiLU*Mul");
+  check_same_dtype(gate, out, "SiLU*Mul");
+  check_same_dtype(up, out, "SiLU*Mul");
+  int64_t cols = out.shape.back();
   OGX_CHECK(gate.numel() == (fused ? 2 : 1) * out.numel() && up.numel() == gate.numel(),
             "SiLU*Mul: gate ", shape_str(gate.shape), " / up ", shape_str(up.shape), " do not fit output ",
             shape_str(out.shape));
-  const Pipeline& pl = rec.context().pipelines().get(std::string("silu_mul_") + t);
-  uint32_t gx, gy;
-  grid_2d(div_up(rows * cols, 256), &gx, &gy);
-  rec.dispatch(pl, &p, sizeof(p), gx, gy, 1, {gate.mem, up.mem}, {out.mem});
+  launch_silu_mul(rec, addr(gate), addr(up) + (fused ? (uint64_t)cols * dtype_size(out.dtype) : 0), out,
+                  (uint32_t)(fused ? 2 * cols : cols), 1, {gate.mem, up.mem});
 }
 
 void silu_mul_interleaved(CommandRecorder& rec, const TensorView& gate_up, const TensorView& out) {
-  const char* t = storage_suffix(out.dtype, "SiLU*Mul");
+  storage_suffix(out.dtype, "SiLU*Mul");
   check_same_dtype(gate_up, out, "SiLU*Mul");
-  int64_t cols = out.shape.back(), rows = out.numel() / cols;
   OGX_CHECK(gate_up.numel() == 2 * out.numel(), "SiLU*Mul: interleaved gate/up ", shape_str(gate_up.shape),
             " does not fit output ", shape_str(out.shape));
-  struct {
-    uint64_t gate, up, out;
-    uint32_t rows, cols, gate_stride, up_stride, col_stride;
-  } p{addr(gate_up), addr(gate_up) + dtype_size(out.dtype), addr(out), (uint32_t)rows, (uint32_t)cols,
-      (uint32_t)(2 * cols), (uint32_t)(2 * cols), 2};
-  const Pipeline& pl = rec.context().pipelines().get(std::string("silu_mul_") + t);
-  uint32_t gx, gy;
-  grid_2d(div_up(rows * cols, 256), &gx, &gy);
-  rec.dispatch(pl, &p, sizeof(p), gx, gy, 1, {gate_up.mem}, {out.mem});
+  launch_silu_mul(rec, addr(gate_up), addr(gate_up) + dtype_size(out.dtype), out,
+                  (uint32_t)(2 * out.shape.back()), 2, {gate_up.mem});
 }
 
 void cast(CommandRecorder& rec, const TensorView& in, const TensorView& out) {
