@@ -2,12 +2,12 @@
 // problem, and the process stays usable (a good model still runs afterwards).
 #include <gtest/gtest.h>
 
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 
 #include "genai/generator.h"
 #include "shared_dir.h"
+#include "vulkan_test_config.h"
 
 namespace ogx::test {
 namespace {
@@ -182,18 +182,13 @@ TEST(BadInput, vulkan_unsupported_op_names_the_node) {
   }
   auto load_vulkan = [](const std::string& dir) {
     genai::Config c = genai::Config::load(dir);
-    c.clear_providers();
-    c.append_provider("dml");
-    const char* dev = std::getenv("OGX_TEST_VULKAN_DEVICE");
-    c.set_provider_option("dml", "hardware_device_type", dev && *dev ? dev : "cpu");
+    select_vulkan(c, /*validation=*/false);
     return genai::Model::load(c);
   };
   try {
     load_vulkan(golden("fp16-dml"));
   } catch (const Error& e) {
-    if (std::string(e.what()).find("no Vulkan device") != std::string::npos ||
-        std::string(e.what()).find("no vulkan (dml) provider") != std::string::npos)
-      GTEST_SKIP() << e.what();
+    if (no_vulkan_device(e)) GTEST_SKIP() << e.what();
     throw;
   }
   expect_error([&] { load_vulkan(copy.dir()); }, renamed);

@@ -5,10 +5,10 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <cstdlib>
 
 #include "genai/generator.h"
 #include "shared_dir.h"
+#include "vulkan_test_config.h"
 
 namespace ogx::test {
 namespace {
@@ -16,12 +16,7 @@ namespace {
 std::shared_ptr<genai::Model> load(const std::string& dir, bool vulkan) {
   genai::Config c = genai::Config::load(dir);
   c.clear_providers();
-  if (vulkan) {
-    c.append_provider("dml");
-    const char* dev = std::getenv("OGX_TEST_VULKAN_DEVICE");
-    c.set_provider_option("dml", "hardware_device_type", dev && *dev ? dev : "cpu");
-    c.set_provider_option("dml", "enable_validation", "1");
-  }
+  if (vulkan) select_vulkan(c, /*validation=*/true);
   return genai::Model::load(c);
 }
 
@@ -43,9 +38,7 @@ class DeviceSampling : public ::testing::Test {
     try {
       vk_ = load(dir_, true);
     } catch (const Error& e) {
-      if (std::string(e.what()).find("no Vulkan device") != std::string::npos ||
-          std::string(e.what()).find("no vulkan (dml) provider") != std::string::npos)
-        GTEST_SKIP() << "no Vulkan device: " << e.what();
+      if (no_vulkan_device(e)) GTEST_SKIP() << "no Vulkan device: " << e.what();
       throw;
     }
     cpu_ = load(dir_, false);

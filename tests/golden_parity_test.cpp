@@ -16,12 +16,12 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <cstdlib>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "genai/generator.h"
 #include "shared_dir.h"
+#include "vulkan_test_config.h"
 #ifdef OGX_HAVE_VULKAN
 #include "providers/vulkan/instance.h"
 #endif
@@ -57,11 +57,7 @@ std::shared_ptr<genai::Model> load_cpu(const std::string& dir) {
 // The folder on the Vulkan provider through its DirectML name, as a DirectML user would select it.
 std::shared_ptr<genai::Model> load_vulkan(const std::string& dir) {
   genai::Config c = genai::Config::load(dir);
-  c.clear_providers();
-  c.append_provider("dml");
-  const char* dev = std::getenv("OGX_TEST_VULKAN_DEVICE");
-  c.set_provider_option("dml", "hardware_device_type", dev && *dev ? dev : "cpu");
-  c.set_provider_option("dml", "enable_validation", "1");
+  select_vulkan(c, /*validation=*/true);
   return genai::Model::load(c);
 }
 
@@ -82,9 +78,7 @@ bool load_for(const Param& p, const std::string& dir, std::shared_ptr<genai::Mod
   try {
     *out = load_vulkan(dir);
   } catch (const Error& e) {
-    std::string msg = e.what();
-    if (msg.find("no Vulkan device") != std::string::npos || msg.find("no vulkan (dml) provider") != std::string::npos)
-      return false;
+    if (no_vulkan_device(e)) return false;
     throw;
   }
   return true;

@@ -26,6 +26,7 @@
 #include "builder/builder.h"
 #include "builder/cli.h"
 #include "genai/generator.h"
+#include "vulkan_test_config.h"
 #include "test_util.h"
 
 namespace fs = std::filesystem;
@@ -66,18 +67,12 @@ std::vector<float> read_f32(const std::string& path) {
 std::vector<float> run_ogx(const std::string& dir, const std::string& provider = "cpu") {
   genai::Config c = genai::Config::load(dir);
   c.clear_providers();
-  if (provider != "cpu") {
-    c.append_provider("dml");
-    const char* dev = std::getenv("OGX_TEST_VULKAN_DEVICE");
-    c.set_provider_option("dml", "hardware_device_type", dev && *dev ? dev : "cpu");
-  }
+  if (provider != "cpu") ogx::test::select_vulkan(c, /*validation=*/false);
   std::shared_ptr<genai::Model> model;
   try {
     model = genai::Model::load(c);
   } catch (const Error& e) {
-    if (provider != "cpu" && (std::string(e.what()).find("no Vulkan device") != std::string::npos ||
-                              std::string(e.what()).find("no vulkan (dml) provider") != std::string::npos))
-      return {};
+    if (provider != "cpu" && ogx::test::no_vulkan_device(e)) return {};
     throw;
   }
   genai::GeneratorParams params(*model);
@@ -119,7 +114,6 @@ TEST_P(ArchTest, OgxBuiltModelMatchesPyTorchReference) {
   const std::string fixture = arch_dir() + name + ".f32";
   const size_t n = (size_t)(kTotal - kPrefill + 1) * kVocab;
   std::vector<float> ref;
-  bool kernel_window_plus_one = false;
   if (have_torch()) {
     std::string ids;
     for (int32_t t : token_ids()) ids += (ids.empty() ? "" : ",") + std::to_string(t);
