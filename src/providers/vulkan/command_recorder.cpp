@@ -43,7 +43,7 @@ void CommandRecorder::barrier(bool full) {
   pending_writes_.clear();
 }
 
-void CommandRecorder::access(std::initializer_list<BufferSlice> reads, std::initializer_list<BufferSlice> writes) {
+void CommandRecorder::access(const std::vector<BufferSlice>& reads, const std::vector<BufferSlice>& writes) {
   bool hazard = false;
   for (const auto& r : reads)
     for (const auto& w : pending_writes_) hazard |= r.overlaps(w);
@@ -57,8 +57,8 @@ void CommandRecorder::access(std::initializer_list<BufferSlice> reads, std::init
 }
 
 void CommandRecorder::dispatch(const Pipeline& pipeline, const void* push, uint32_t push_bytes, uint32_t gx,
-                               uint32_t gy, uint32_t gz, std::initializer_list<BufferSlice> reads,
-                               std::initializer_list<BufferSlice> writes) {
+                               uint32_t gy, uint32_t gz, const std::vector<BufferSlice>& reads,
+                               const std::vector<BufferSlice>& writes) {
   OGX_CHECK(recording_, "CommandRecorder::dispatch outside begin()/end()");
   OGX_CHECK(push_bytes <= kPushConstantBytes, "push constants of ", pipeline.name, " exceed ", kPushConstantBytes);
   if (gx == 0 || gy == 0 || gz == 0) return;

@@ -31,7 +31,7 @@ class CommandRecorder {
   void begin();
   // push: at most kPushConstantBytes. reads/writes: every range the dispatch accesses.
   void dispatch(const Pipeline& pipeline, const void* push, uint32_t push_bytes, uint32_t groups_x, uint32_t groups_y,
-                uint32_t groups_z, std::initializer_list<BufferSlice> reads, std::initializer_list<BufferSlice> writes);
+                uint32_t groups_z, const std::vector<BufferSlice>& reads, const std::vector<BufferSlice>& writes);
   void fill_zero(const BufferSlice& dst);  // a transfer write, tracked like a dispatch write
   // Copies src to dst (same size; e.g. device results into a host-visible readback buffer), tracked like a dispatch.
   void copy(const BufferSlice& src, const BufferSlice& dst);
@@ -47,7 +47,7 @@ class CommandRecorder {
   Context& context() { return ctx_; }
 
  private:
-  void access(std::initializer_list<BufferSlice> reads, std::initializer_list<BufferSlice> writes);
+  void access(const std::vector<BufferSlice>& reads, const std::vector<BufferSlice>& writes);
   void barrier(bool full);  // full: also transfers and the host (sequence start and end)
 
   Context& ctx_;

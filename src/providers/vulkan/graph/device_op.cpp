@@ -10,6 +10,7 @@ const std::map<std::pair<std::string, std::string>, OpFactory>& device_op_table(
     register_linear_ops(t);
     register_transformer_ops(t);
     register_elementwise_ops(t);
+    register_fused_ops(t);
     return t;
   }();
   return table;

@@ -39,6 +39,12 @@ class Rewriter {
   }
   int sole_producer(int v, int only) const { return producer_used_only_by(v, {only}); }
   const Tensor* constant(int v) const { return v >= 0 && g_.values[v].is_constant ? &g_.values[v].constant : nullptr; }
+  // A constant now or one an earlier rewrite registered to be built on demand.
+  bool is_constant(int v) const { return constant(v) || (v >= 0 && lazy_ && lazy_->count(v)); }
+  // v has no users and is no graph output.
+  bool unused(int v) const { return v < 0 || (users_[v].empty() && !outputs_.count(v)); }
+  const std::vector<int>& users(int v) const { return users_[v]; }
+  bool is_output(int v) const { return outputs_.count(v) != 0; }
 
   // Projections of one input with constant weights and the same attributes, so their weights can be concatenated.
   bool compatible(const std::vector<int>& ns) const {
@@ -309,6 +315,44 @@ void fuse_gate_up(Rewriter& r, FusionCounts& c) {
   }
 }
 
+// (Skip)SimplifiedLayerNormalization -> the only projection of its output, as ogx.NormProjection.
+// Inputs: 0 x, 1 skip, 2 gamma, 3 norm bias (-1 when absent), then the projection's inputs 1..; outputs: the
+// projection's output, the norm's residual (input + skip + bias; -1 when absent). Attributes: the projection's,
+// epsilon, projection (its op type).
+void fuse_norm_projection(Rewriter& r, FusionCounts& c) {
+  Graph& g = r.graph();
+  for (size_t i = 0; i < g.nodes.size(); i++) {
+    const Node& n = g.nodes[i];
+    bool skip = is_op(n, "com.microsoft", "SkipSimplifiedLayerNormalization");
+    bool plain = is_op(n, "", "SimplifiedLayerNormalization") || is_op(n, "com.microsoft", "SimplifiedLayerNormalization");
+    if ((!skip && !plain) || n.attr_int("axis", -1) != -1 || n.outputs.empty() || n.outputs[0] < 0) continue;
+    if (!r.unused(n.outputs.size() > 1 ? n.outputs[1] : -1) || !r.unused(n.outputs.size() > 2 ? n.outputs[2] : -1))
+      continue;
+    int y = n.outputs[0];
+    if (r.is_output(y) || r.users(y).size() != 1) continue;
+    int pi = r.users(y)[0];
+    const Node& p = g.nodes[pi];
+    bool gate_up = is_op(p, "ogx", "GateUpSiLU");
+    if (!(is_linear(p) || gate_up) || in(p, 0) != y || p.outputs.size() != 1 || !r.is_constant(in(p, 1))) continue;
+    bool used_elsewhere = false;  // y must not feed the projection twice (e.g. as its bias)
+    for (size_t k = 1; k < p.inputs.size(); k++) used_elsewhere |= p.inputs[k] == y;
+    if (used_elsewhere) continue;
+    Node f;
+    f.name = p.name + "/with_norm";
+    f.domain = "ogx";
+    f.op_type = "NormProjection";
+    f.attrs = p.attrs;
+    f.attrs["epsilon"] = n.attr_float("epsilon", 1e-5f);
+    f.attrs["projection"] = p.op_type;
+    f.inputs = {in(n, 0), skip ? in(n, 1) : -1, skip ? in(n, 2) : in(n, 1), skip ? in(n, 3) : -1};
+    f.inputs.insert(f.inputs.end(), p.inputs.begin() + 1, p.inputs.end());
+    f.outputs = {p.outputs[0], skip && n.outputs.size() > 3 ? n.outputs[3] : -1};
+    r.kill(pi);
+    r.replace((int)i, std::move(f));
+    c.norm++;
+  }
+}
+
 }  // namespace
 
 FusionCounts fuse_decoder_patterns(Graph& g, LazyConstants* lazy) {
@@ -321,6 +365,11 @@ FusionCounts fuse_decoder_patterns(Graph& g, LazyConstants* lazy) {
   {
     Rewriter r(g, lazy);
     fuse_gate_up(r, c);
+    r.commit();
+  }
+  {
+    Rewriter r(g, lazy);
+    fuse_norm_projection(r, c);
     r.commit();
   }
   return c;

@@ -5,8 +5,11 @@
 //    position_ids and caches) fold into the attention's rotary with those position_ids (input 9).
 //  - gate/up projections of one input followed by Sigmoid·Mul·Mul (SiLU(gate) * up) become ogx.GateUpSiLU: one
 //    projection whose weight rows alternate gate/up, with SiLU·Mul in the decode matvec's epilogue.
-// (Norms and SiLU·Mul computed as the prologue of the next matvec were tried — commit 21bb308 — and measured slower
-// on the H200: every workgroup recomputes the prologue; see bench/vulkan-decode.md.)
+//  - a (Skip)SimplifiedLayerNormalization whose normalized output feeds only one projection (MatMul, MatMulNBits or
+//    the GateUpSiLU above) becomes ogx.NormProjection: the decode matvec computes the norm as its prologue (each
+//    thread sums s^2 over the inputs it reads anyway; the rms scales the dot products at the end), so the norm
+//    costs no dispatch. (A first prologue, commit 21bb308, staged the normalized row through shared memory with two
+//    extra passes and was slower; see bench/vulkan-decode.md.)
 #pragma once
 #include <functional>
 #include <map>
@@ -19,6 +22,7 @@ struct FusionCounts {
   int qkv = 0;       // attention inputs packed
   int rotary = 0;    // RotaryEmbedding pairs folded into attention
   int gate_up = 0;   // MLP gate/up pairs fused with SiLU·Mul
+  int norm = 0;      // norms folded into the next projection
 };
 
 // Constants the rewrites create (concatenated weights), made on demand: value id -> builder.

@@ -29,4 +29,9 @@ class LinearCore {
   int b0_ = 1;
 };
 
+// ogx.GateUpSiLU's computation over a LinearCore with (gate, up) rows interleaved: y = silu(x Wg) * (x Wu).
+// Decode: one matvec with the SiLU·Mul epilogue; prompts: the projection into scratch, then SiLU·Mul of the pairs.
+void record_gate_up_silu(CommandRecorder& rec, const LinearCore& core, const TensorView& x, const TensorView& y,
+                         StepScratch& scratch);
+
 }  // namespace ogx::vk::graph

@@ -91,17 +91,7 @@ class GateUpSiluOp : public DeviceOp {
     y.shape = with_last(x.shape, core_.N() / 2);
   }
   void record(CommandRecorder& rec, const OpArgs& a, StepScratch& scratch) override {
-    const TensorView& x = *a.in[0];
-    int64_t rows = x.numel() / core_.K();
-    if (rows <= 2 && !core_.int8_activations(x.dtype) && rec.context().tuning().matvec_rows % 2 == 0) {
-      kernels::matvec_gate_up_silu(rec, x, core_.weight(), *a.out[0]);
-      return;
-    }
-    TensorView gu{{}, x.dtype, with_last(x.shape, core_.N())};
-    VkDeviceSize bytes = (VkDeviceSize)gu.numel() * dtype_size(gu.dtype);
-    gu.mem = scratch.buffer(rec.context(), "gate_up", std::max<VkDeviceSize>(bytes, 256)).slice().sub(0, bytes);
-    core_.record(rec, x, nullptr, gu, scratch);
-    kernels::silu_mul_interleaved(rec, gu, *a.out[0]);
+    record_gate_up_silu(rec, core_, *a.in[0], *a.out[0], scratch);
   }
 
  private:
@@ -237,6 +227,20 @@ void LinearCore::record(CommandRecorder& rec, const TensorView& x, const TensorV
     return;
   }
   kernels::matmul(rec, x, w_, bias, y);
+}
+
+void record_gate_up_silu(CommandRecorder& rec, const LinearCore& core, const TensorView& x, const TensorView& y,
+                         StepScratch& scratch) {
+  int64_t rows = x.numel() / core.K();
+  if (rows <= 2 && !core.int8_activations(x.dtype) && rec.context().tuning().matvec_rows % 2 == 0) {
+    kernels::matvec_gate_up_silu(rec, x, core.weight(), y);
+    return;
+  }
+  TensorView gu{{}, x.dtype, with_last(x.shape, core.N())};
+  VkDeviceSize bytes = (VkDeviceSize)gu.numel() * dtype_size(gu.dtype);
+  gu.mem = scratch.buffer(rec.context(), "gate_up", std::max<VkDeviceSize>(bytes, 256)).slice().sub(0, bytes);
+  core.record(rec, x, nullptr, gu, scratch);
+  kernels::silu_mul_interleaved(rec, gu, y);
 }
 
 namespace {

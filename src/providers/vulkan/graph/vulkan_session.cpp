@@ -449,7 +449,8 @@ std::vector<std::pair<std::string, double>> VulkanGraphSession::stats() const {
           {"kv_capacity", (double)kv_capacity_},
           {"fused_qkv", (double)fusions_.qkv},
           {"fused_rotary", (double)fusions_.rotary},
-          {"fused_gate_up", (double)fusions_.gate_up}};
+          {"fused_gate_up", (double)fusions_.gate_up},
+          {"fused_norm", (double)fusions_.norm}};
   if (replay_runs_ > 0) {
     s.push_back({"replay_run_us", run_us_ / replay_runs_});
     s.push_back({"replay_submit_wait_us", wait_us_ / replay_runs_});

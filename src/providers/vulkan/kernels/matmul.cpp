@@ -14,7 +14,13 @@ namespace {
 struct MatvecPush {
   uint64_t x, w, scales, zp, bias, y;
   uint32_t M, N, K, block_size, nblocks, zp_stride, has_zp, has_bias;
+  uint64_t skip = 0, norm_bias = 0, gamma = 0, residual = 0;  // NORM_PROLOGUE variants only
+  float epsilon = 0.0f;
+  uint32_t norm_flags = 0;  // 1 skip, 2 norm bias, 4 residual
 };
+constexpr uint32_t kMatvecPushBytes = 80;      // without the norm fields
+constexpr uint32_t kMatvecNormPushBytes = 120;  // <= 128, the guaranteed push-constant size
+static_assert(sizeof(MatvecPush) == kMatvecNormPushBytes);
 
 struct MatmulPush {
   uint64_t a, b, scales, zp, bias, c;
@@ -107,18 +113,7 @@ void matmul(CommandRecorder& rec, const TensorView& a, const MatMulWeight& w, co
   BufferSlice zp_mem = w.has_zero_points ? w.zero_points.slice() : a.mem;
   uint32_t zp_stride = (uint32_t)((w.nblocks + 1) / 2);
   if (M <= 2) {
-    const Tuning& tu = ctx.tuning();
-    uint32_t wide = (K % 8 == 0 && a.mem.address % 16 == 0) ? 1 : 0;  // int4 rows are word-aligned anyway
-    std::string shader = std::string(w.int4 ? "matvec_q4_" : "matvec_") + t;
-    const Pipeline& pl =
-        ctx.pipelines().get(shader, {w.int4 ? tu.matvec_threads_q4 : tu.matvec_threads, tu.matvec_rows, wide});
-    MatvecPush p{addr(a), w.data.slice().address, w.int4 ? w.scales.slice().address : 0,
-                 w.has_zero_points ? w.zero_points.slice().address : 0, addr_or_zero(bias), addr(c),
-                 M, N, K, (uint32_t)w.block_size, (uint32_t)w.nblocks, zp_stride, w.has_zero_points, bias != nullptr};
-    uint32_t gx, gz;
-    grid_2d(div_up(N, tu.matvec_rows), &gx, &gz);
-    rec.dispatch(pl, &p, sizeof(p), gx, M, gz,
-                 {a.mem, w.data.slice(), scales_mem, zp_mem, bias_mem}, {c.mem});
+    matvec_fused(rec, a, w, bias, nullptr, false, c);
     return;
   }
   uint32_t tile = ctx.tuning().matmul_tile;
@@ -132,29 +127,61 @@ void matmul(CommandRecorder& rec, const TensorView& a, const MatMulWeight& w, co
                {a.mem, w.data.slice(), scales_mem, zp_mem, bias_mem}, {c.mem});
 }
 
-void matvec_gate_up_silu(CommandRecorder& rec, const TensorView& x, const MatMulWeight& w, const TensorView& y) {
-  OGX_CHECK(x.dtype == w.dtype && y.dtype == w.dtype, "gate/up SiLU matvec: dtypes differ from the weight's");
+void matvec_fused(CommandRecorder& rec, const TensorView& x, const MatMulWeight& w, const TensorView* bias,
+                  const NormPrologue* norm, bool silu_pairs, const TensorView& y) {
+  const char* what = silu_pairs ? "gate/up SiLU matvec" : "matvec";
+  OGX_CHECK(x.dtype == w.dtype && y.dtype == w.dtype, what, ": activation ", dtype_name(x.dtype), " / output ",
+            dtype_name(y.dtype), " do not match the weight's ", dtype_name(w.dtype));
   int64_t M = rows_of(x);
-  OGX_CHECK(x.shape.back() == w.K && w.N % 2 == 0 && M <= 2 && y.numel() == M * w.N / 2,
-            "gate/up SiLU matvec: shapes ", shape_str(x.shape), " -> ", shape_str(y.shape), " do not fit [", w.K,
-            ", ", w.N, "]");
+  int64_t N_out = silu_pairs ? w.N / 2 : w.N;
+  OGX_CHECK(x.shape.back() == w.K && M <= 2 && (!silu_pairs || w.N % 2 == 0) && y.numel() == M * N_out, what,
+            ": shapes ", shape_str(x.shape), " -> ", shape_str(y.shape), " do not fit [", w.K, ", ", w.N, "]");
   Context& ctx = rec.context();
   const Tuning& tu = ctx.tuning();
-  OGX_CHECK(tu.matvec_rows % 2 == 0, "gate/up SiLU matvec needs an even matvec_rows, tuning has ", tu.matvec_rows);
-  uint32_t wide = (w.K % 8 == 0 && x.mem.address % 16 == 0) ? 1 : 0;
-  std::string shader = std::string(w.int4 ? "matvec_q4_" : "matvec_") + storage_suffix(x.dtype, "MatMul") + "_silu";
+  OGX_CHECK(!silu_pairs || tu.matvec_rows % 2 == 0, what, " needs an even matvec_rows, tuning has ", tu.matvec_rows);
+  bool aligned = x.mem.address % 16 == 0;
+  std::vector<BufferSlice> reads{x.mem, w.data.slice()};
+  std::vector<BufferSlice> writes{y.mem};
+  if (w.int4) reads.push_back(w.scales.slice());
+  if (w.has_zero_points) reads.push_back(w.zero_points.slice());
+  if (bias) reads.push_back(bias->mem);
+  MatvecPush p{addr(x), w.data.slice().address, w.int4 ? w.scales.slice().address : 0,
+               w.has_zero_points ? w.zero_points.slice().address : 0, addr_or_zero(bias), addr(y), (uint32_t)M,
+               (uint32_t)w.N, (uint32_t)w.K, (uint32_t)w.block_size, (uint32_t)w.nblocks,
+               (uint32_t)((w.nblocks + 1) / 2), w.has_zero_points, bias != nullptr};
+  if (norm) {
+    OGX_CHECK(norm->gamma && norm->gamma->numel() == w.K && norm->gamma->dtype == x.dtype, what,
+              ": the folded norm's gamma must have K = ", w.K, " elements of the activation dtype");
+    for (const TensorView* t : {norm->skip, norm->residual})
+      if (t) OGX_CHECK(t->numel() == x.numel() && t->dtype == x.dtype, what, ": the folded norm's skip / residual ",
+                       shape_str(t->shape), " must match the input ", shape_str(x.shape));
+    if (norm->bias) OGX_CHECK(norm->bias->numel() == w.K && norm->bias->dtype == x.dtype, what,
+                              ": the folded norm's bias must have K = ", w.K, " elements");
+    for (const TensorView* t : {norm->skip, norm->bias, norm->gamma}) {
+      if (!t) continue;
+      aligned = aligned && t->mem.address % 16 == 0;
+      reads.push_back(t->mem);
+    }
+    if (norm->residual) writes.push_back(norm->residual->mem);
+    p.skip = addr_or_zero(norm->skip);
+    p.norm_bias = addr_or_zero(norm->bias);
+    p.gamma = addr(*norm->gamma);
+    p.residual = addr_or_zero(norm->residual);
+    p.epsilon = norm->epsilon;
+    p.norm_flags = (norm->skip ? 1u : 0u) | (norm->bias ? 2u : 0u) | (norm->residual ? 4u : 0u);
+  }
+  uint32_t wide = (w.K % 8 == 0 && aligned) ? 1 : 0;  // int4 rows are word-aligned anyway
+  std::string shader = std::string(w.int4 ? "matvec_q4_" : "matvec_") + storage_suffix(x.dtype, "MatMul") +
+                       (silu_pairs ? "_silu" : "") + (norm ? "_norm" : "");
   const Pipeline& pl =
       ctx.pipelines().get(shader, {w.int4 ? tu.matvec_threads_q4 : tu.matvec_threads, tu.matvec_rows, wide});
-  BufferSlice none = x.mem;
-  MatvecPush p{addr(x), w.data.slice().address, w.int4 ? w.scales.slice().address : 0,
-               w.has_zero_points ? w.zero_points.slice().address : 0, 0, addr(y), (uint32_t)M, (uint32_t)w.N,
-               (uint32_t)w.K, (uint32_t)w.block_size, (uint32_t)w.nblocks, (uint32_t)((w.nblocks + 1) / 2),
-               w.has_zero_points, 0};
   uint32_t gx, gz;
   grid_2d(div_up(w.N, tu.matvec_rows), &gx, &gz);
-  rec.dispatch(pl, &p, sizeof(p), gx, (uint32_t)M, gz,
-               {x.mem, w.data.slice(), w.int4 ? w.scales.slice() : none, w.has_zero_points ? w.zero_points.slice() : none},
-               {y.mem});
+  rec.dispatch(pl, &p, norm ? kMatvecNormPushBytes : kMatvecPushBytes, gx, (uint32_t)M, gz, reads, writes);
+}
+
+void matvec_gate_up_silu(CommandRecorder& rec, const TensorView& x, const MatMulWeight& w, const TensorView& y) {
+  matvec_fused(rec, x, w, nullptr, nullptr, true, y);
 }
 
 void quantize_int8_blocks(CommandRecorder& rec, const TensorView& x, int64_t block_size, const TensorView& y) {

@@ -32,6 +32,21 @@ MatMulWeight upload_matmul_nbits(Context& ctx, const std::string& name, const Te
 void matmul(CommandRecorder& rec, const TensorView& a, const MatMulWeight& w, const TensorView* bias,
             const TensorView& c);
 
+// A (Skip)SimplifiedLayerNormalization folded into the next decode projection (matvec_fused): the projection reads
+// s = x (+ skip) (+ bias) and multiplies (s * gamma) / sqrt(mean(s^2) + epsilon); residual (optional) receives s.
+struct NormPrologue {
+  const TensorView* skip = nullptr;      // [M, K]
+  const TensorView* bias = nullptr;      // [K]
+  const TensorView* gamma = nullptr;     // [K], required
+  float epsilon = 1e-5f;
+  const TensorView* residual = nullptr;  // [M, K]
+};
+
+// Decode projection (M <= 2 rows) with optional fused parts: `norm` as its prologue, and with `silu_pairs` the
+// gate/up epilogue of matvec_gate_up_silu (y [M, N/2]); else y = x' w (+ bias) [M, N]. One dispatch.
+void matvec_fused(CommandRecorder& rec, const TensorView& x, const MatMulWeight& w, const TensorView* bias,
+                  const NormPrologue* norm, bool silu_pairs, const TensorView& y);
+
 // Decode projection with (gate, up) weight rows interleaved (w.N = 2I): y[m, j] = silu(x w[2j]) * (x w[2j + 1]),
 // y [M, I], M <= 2; one dispatch for the MLP's gate/up projection and SiLU·Mul.
 void matvec_gate_up_silu(CommandRecorder& rec, const TensorView& x, const MatMulWeight& w, const TensorView& y);

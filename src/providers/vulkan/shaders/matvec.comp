@@ -15,6 +15,9 @@ layout(constant_id = 2) const uint WIDE = 1;  // 16-byte loads of fp weights and
 #ifndef EPILOGUE_SILU
 #define EPILOGUE_SILU 0
 #endif
+#ifndef NORM_PROLOGUE
+#define NORM_PROLOGUE 0
+#endif
 
 layout(push_constant) uniform Push {
   ActBuf x;       // [M, K]
@@ -26,24 +29,56 @@ layout(push_constant) uniform Push {
   uint M, N, K;
   uint block_size, nblocks, zp_stride;  // int4 only
   uint has_zp, has_bias;
+#if NORM_PROLOGUE
+  ActBuf skip;      // when norm_flags & 1: [M, K]
+  ActBuf norm_bias; // when norm_flags & 2: [K]
+  ActBuf gamma;     // [K]
+  ActBuf residual;  // when norm_flags & 4: [M, K], s
+  float epsilon;
+  uint norm_flags;
+#endif
 } p;
 
-shared float partial[8 * 64];
+shared float partial[9 * 64];  // rows 0..7: dot products; row 8: the norm's sum of squares
 
-void load_x8(uint m, uint k0, out float xs[8]) {
+// v = b[base + k0 .. + 8] (zero past K); 16-byte loads when WIDE (base and k0 multiples of 8).
+void load8(ActBuf b, uint base, uint k0, out float v[8]) {
   if (WIDE != 0) {
 #if STORE_F16
-    uvec4 q = U32x4Buf(p.x).v[(m * p.K + k0) / 8];
-    vec2 a = unpackHalf2x16(q.x), b = unpackHalf2x16(q.y), c = unpackHalf2x16(q.z), d = unpackHalf2x16(q.w);
-    xs = float[8](a.x, a.y, b.x, b.y, c.x, c.y, d.x, d.y);
+    uvec4 q = U32x4Buf(b).v[(base + k0) / 8];
+    vec2 a = unpackHalf2x16(q.x), c = unpackHalf2x16(q.y), d = unpackHalf2x16(q.z), e = unpackHalf2x16(q.w);
+    v = float[8](a.x, a.y, c.x, c.y, d.x, d.y, e.x, e.y);
 #else
-    vec4 a = F32x4Buf(p.x).v[(m * p.K + k0) / 4], b = F32x4Buf(p.x).v[(m * p.K + k0) / 4 + 1];
-    xs = float[8](a.x, a.y, a.z, a.w, b.x, b.y, b.z, b.w);
+    vec4 a = F32x4Buf(b).v[(base + k0) / 4], c = F32x4Buf(b).v[(base + k0) / 4 + 1];
+    v = float[8](a.x, a.y, a.z, a.w, c.x, c.y, c.z, c.w);
 #endif
     return;
   }
-  for (uint i = 0; i < 8; i++) xs[i] = k0 + i < p.K ? float(p.x.v[m * p.K + k0 + i]) : 0.0;
+  for (uint i = 0; i < 8; i++) v[i] = k0 + i < p.K ? float(b.v[base + k0 + i]) : 0.0;
 }
+
+void load_x8(uint m, uint k0, out float xs[8]) { load8(p.x, m * p.K, k0, xs); }
+
+#if NORM_PROLOGUE
+// xs (x at k0..k0+7) becomes s * gamma; ss accumulates s^2; the residual row gets s when write_residual.
+void norm_prologue(uint m, uint k0, inout float xs[8], inout float ss, bool write_residual) {
+  float t[8];
+  if ((p.norm_flags & 1u) != 0) {
+    load8(p.skip, m * p.K, k0, t);
+    for (uint i = 0; i < 8; i++) xs[i] += t[i];
+  }
+  if ((p.norm_flags & 2u) != 0) {
+    load8(p.norm_bias, 0, k0, t);
+    for (uint i = 0; i < 8; i++) xs[i] += t[i];
+  }
+  for (uint i = 0; i < 8; i++) ss += xs[i] * xs[i];  // zero past K
+  if (write_residual)
+    for (uint i = 0; i < 8; i++)
+      if (k0 + i < p.K) p.residual.v[m * p.K + k0 + i] = TO_STORE(xs[i]);
+  load8(p.gamma, 0, k0, t);
+  for (uint i = 0; i < 8; i++) xs[i] *= t[i];
+}
+#endif
 
 float dot_unit(uint n, uint unit, float xs[8]) {
   float s = 0.0;
@@ -90,9 +125,16 @@ void main() {
   uint tid = gl_LocalInvocationID.x;
   uint units = (p.K + 7) / 8;
   float acc[8] = float[8](0, 0, 0, 0, 0, 0, 0, 0);
+#if NORM_PROLOGUE
+  float ss = 0.0;
+  bool write_residual = (p.norm_flags & 4u) != 0 && n0 == 0;
+#endif
   for (uint u = tid; u < units; u += gl_WorkGroupSize.x) {
     float xs[8];
     load_x8(m, u * 8, xs);
+#if NORM_PROLOGUE
+    norm_prologue(m, u * 8, xs, ss, write_residual);
+#endif
     for (uint r = 0; r < ROWS; r++)
       if (n0 + r < p.N) acc[r] += dot_unit(n0 + r, u, xs);
   }
@@ -100,7 +142,17 @@ void main() {
     float s = subgroupAdd(acc[r]);
     if (gl_SubgroupInvocationID == 0) partial[r * 64 + gl_SubgroupID] = s;
   }
+  float inv = 1.0;  // 1 / rms of the normalized input
+#if NORM_PROLOGUE
+  ss = subgroupAdd(ss);
+  if (gl_SubgroupInvocationID == 0) partial[8 * 64 + gl_SubgroupID] = ss;
   barrier();
+  float total = 0.0;
+  for (uint i = 0; i < gl_NumSubgroups; i++) total += partial[8 * 64 + i];
+  inv = inversesqrt(total / float(p.K) + p.epsilon);
+#else
+  barrier();
+#endif
 #if EPILOGUE_SILU
   if (tid < ROWS / 2 && n0 + 2 * tid + 1 < p.N) {
     float g = 0.0, u = 0.0;
@@ -108,6 +160,8 @@ void main() {
       g += partial[(2 * tid) * 64 + i];
       u += partial[(2 * tid + 1) * 64 + i];
     }
+    g *= inv;
+    u *= inv;
     g = float(TO_STORE(g));
     u = float(TO_STORE(u));
     p.y.v[m * (p.N / 2) + n0 / 2 + tid] = TO_STORE(g / (1.0 + exp(-g)) * u);
@@ -117,6 +171,7 @@ void main() {
   if (tid < ROWS && n0 + tid < p.N) {
     float s = 0.0;
     for (uint i = 0; i < gl_NumSubgroups; i++) s += partial[tid * 64 + i];
+    s *= inv;
     if (p.has_bias != 0) s += float(p.bias.v[n0 + tid]);
     p.y.v[m * p.N + n0 + tid] = TO_STORE(s);
   }

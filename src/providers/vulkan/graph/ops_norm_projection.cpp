@@ -1,0 +1,84 @@
+// ogx.NormProjection (fusion.h): a (Skip)SimplifiedLayerNormalization whose normalized output feeds only one
+// projection — MatMul / MatMulNBits with constant weights, or ogx.GateUpSiLU — as one node.
+//   inputs:  0 x [.., K], 1 skip [.., K] (optional), 2 gamma [K], 3 norm bias [K] (optional),
+//            4.. the projection's weight inputs (its inputs 1..)
+//   outputs: 0 the projection's output [.., N] (GateUpSiLU: [.., N/2]), 1 residual s = x + skip + bias (optional)
+// Decode (<= 2 rows, activations not quantized to int8): one matvec with the norm as its prologue. Prompts: the
+// norm into step scratch, then the projection exactly as the unfused ops record it.
+#include "providers/vulkan/graph/device_op.h"
+#include "providers/vulkan/graph/linear_core.h"
+#include "providers/vulkan/kernels/matmul.h"
+#include "providers/vulkan/kernels/norm.h"
+
+namespace ogx::vk::graph {
+namespace {
+
+constexpr int kWeights = 4;  // first projection input
+
+class NormProjectionOp : public DeviceOp {
+ public:
+  explicit NormProjectionOp(OpBuildContext& b)
+      : node_(b.node),
+        kind_(b.node.attr_string("projection", "")),
+        gate_up_(kind_ == "GateUpSiLU"),
+        core_(b, (gate_up_ ? b.node.attr_string("linear", "MatMul") : kind_) == "MatMulNBits", kWeights),
+        eps_(b.node.attr_float("epsilon", 1e-5f)) {
+    OGX_CHECK(kind_ == "MatMul" || kind_ == "MatMulNBits" || gate_up_, node_.describe(), ": unknown projection '",
+              kind_, "'");
+  }
+  bool prepares_input(int i) const override { return core_.prepares(i); }
+  void infer(const OpArgs& a) override {
+    const TensorView& x = need_in(a, 0, node_);
+    OGX_CHECK(!x.shape.empty() && x.shape.back() == core_.K(), node_.describe(), ": input ", shape_str(x.shape),
+              " must end in K = ", core_.K());
+    if (a.in[1])
+      OGX_CHECK(a.in[1]->shape == x.shape, node_.describe(), ": skip ", shape_str(a.in[1]->shape),
+                " must match input ", shape_str(x.shape), " on the Vulkan provider");
+    TensorView& y = need_out(a, 0, node_);
+    y.dtype = x.dtype;
+    y.shape = x.shape;
+    y.shape.back() = gate_up_ ? core_.N() / 2 : core_.N();
+    if (a.out.size() > 1 && a.out[1]) {
+      a.out[1]->dtype = x.dtype;
+      a.out[1]->shape = x.shape;
+    }
+  }
+  void record(CommandRecorder& rec, const OpArgs& a, StepScratch& scratch) override {
+    const TensorView& x = *a.in[0];
+    const TensorView* skip = a.in[1];
+    const TensorView* nbias = a.in[3];
+    const TensorView& gamma = need_in(a, 2, node_);
+    const TensorView* residual = a.out.size() > 1 ? a.out[1] : nullptr;
+    int bi = core_.bias_input();
+    const TensorView* bias = bi >= 0 && bi < (int)a.in.size() ? a.in[bi] : nullptr;
+    int64_t rows = x.numel() / core_.K();
+    bool pairs_ok = !gate_up_ || rec.context().tuning().matvec_rows % 2 == 0;
+    if (rows <= 2 && !core_.int8_activations(x.dtype) && pairs_ok) {
+      kernels::NormPrologue norm{skip, nbias, &gamma, eps_, residual};
+      kernels::matvec_fused(rec, x, core_.weight(), bias, &norm, gate_up_, *a.out[0]);
+      return;
+    }
+    TensorView normed{{}, x.dtype, x.shape};
+    VkDeviceSize bytes = (VkDeviceSize)normed.numel() * dtype_size(x.dtype);
+    normed.mem = scratch.buffer(rec.context(), "normed", std::max<VkDeviceSize>(bytes, 256)).slice().sub(0, bytes);
+    if (skip) kernels::skip_rms_norm(rec, x, *skip, nbias, gamma, eps_, normed, residual);
+    else kernels::rms_norm(rec, x, gamma, eps_, normed);
+    if (gate_up_) record_gate_up_silu(rec, core_, normed, *a.out[0], scratch);
+    else core_.record(rec, normed, bias, *a.out[0], scratch);
+  }
+
+ private:
+  const Node& node_;
+  std::string kind_;
+  bool gate_up_;
+  LinearCore core_;
+  float eps_;
+};
+
+}  // namespace
+
+void register_fused_ops(std::map<std::pair<std::string, std::string>, OpFactory>& t) {
+  t[{"ogx", "NormProjection"}] = [](OpBuildContext& b) { return std::make_unique<NormProjectionOp>(b); };
+}
+
+}  // namespace ogx::vk::graph
