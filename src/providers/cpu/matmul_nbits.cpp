@@ -19,6 +19,7 @@
 
 #include "common/half.h"
 #include "providers/cpu/cpu_ops.h"
+#include "providers/cpu/matmul_nbits_packed.h"
 #include "providers/cpu/simd.h"
 
 namespace ogx::cpu {
@@ -330,6 +331,7 @@ class MatMulNBitsKernel : public Kernel {
     }
     has_g_idx_ = n.inputs.size() > 4 && n.inputs[4] >= 0;
     if (const Tensor* g = info.constant_input(4)) check_g_idx(*g);
+    maybe_pack(info.constant_input(1));
   }
 
   void compute(KernelContext& ctx) override {
@@ -405,6 +407,9 @@ class MatMulNBitsKernel : public Kernel {
       af = af_local.data();
     }
 
+    if (packed_ok_ && avx2 && nbits::q4_packed_available())
+      return run_packed(af, M, bias.empty() ? nullptr : bias.data(), y, pool, A.dtype(), Y);
+
     std::vector<int8_t> qa;
     std::vector<float> sa;
     if (int8_path) {
@@ -445,18 +450,53 @@ class MatMulNBitsKernel : public Kernel {
         }
       }
     };
-    pool.parallel_for(N_, 16, work);
+    if (M * N_ * K_ < kInlineWork) work(0, N_);
+    else pool.parallel_for(N_, 16, work);
+    store_result(y, M, A.dtype(), Y);
+  }
 
-    if (A.dtype() == DType::f16) {
+ private:
+  // Below this many multiply-adds a node runs on the calling thread: a hand-off costs more than the work.
+  static constexpr int64_t kInlineWork = 1 << 16;
+
+  // The int8 path on weights repacked once (matmul_nbits_packed.h), when the CPU has AVX-512 VNNI.
+  void maybe_pack(const Tensor* b) {
+    if (!(level_ == 4 && bits_ == 4 && b && scales_cached_ && zp_cached_ && zpf_.empty() && !has_g_idx_)) return;
+    if (b->dtype() != DType::u8 || b->numel() != N_ * nb_ * blob_ || !nbits::q4_packed_available()) return;
+    nbits::pack_q4(b->data<uint8_t>(), scales_.data(), zp_.data(), K_, N_, bs_, packed_);
+    packed_ok_ = true;
+  }
+
+  // af: [M][nb * bs] fp32 rows; y: [M][N].
+  void run_packed(const float* af, int64_t M, const float* bias, float* y, ThreadPool& pool, DType adt,
+                  Tensor& Y) {
+    const nbits::PackedQ4& p = packed_;
+    const int64_t as = p.a_stride(), ss = p.sa_stride(), kp = nb_ * bs_;
+    qa_.assign((size_t)(M * as), 0);
+    sa_.assign((size_t)(M * ss), 0.f);
+    auto quant = [&](int64_t m0, int64_t m1) {
+      for (int64_t m = m0; m < m1; m++)
+        nbits::quantize_row_int8(af + m * kp, K_, bs_, nb_, &qa_[(size_t)(m * as)], &sa_[(size_t)(m * ss)]);
+    };
+    if (M > 1 && M * K_ >= kInlineWork) pool.parallel_for(M, 1, quant);
+    else quant(0, M);
+    auto work = [&](int64_t t0, int64_t t1) { nbits::q4_gemm_packed(p, qa_.data(), sa_.data(), M, t0, t1, bias, y); };
+    if (M * N_ * K_ < kInlineWork) work(0, p.tiles());
+    else pool.parallel_for(p.tiles(), 4, work);
+    store_result(y, M, adt, Y);
+  }
+
+  // fp16 / bf16 outputs: y was computed in fp32 scratch.
+  void store_result(const float* y, int64_t M, DType adt, Tensor& Y) const {
+    if (adt == DType::f16) {
       uint16_t* o = Y.data<uint16_t>();
       for (int64_t i = 0; i < M * N_; i++) o[i] = f32_to_f16(y[i]);
-    } else if (A.dtype() == DType::bf16) {
+    } else if (adt == DType::bf16) {
       uint16_t* o = Y.data<uint16_t>();
       for (int64_t i = 0; i < M * N_; i++) o[i] = f32_to_bf16(y[i]);
     }
   }
 
- private:
   void check_scales(const Tensor& s) const {
     OGX_CHECK(is_float(s.dtype()) && s.numel() == N_ * nb_, node_.describe(), ": scales must hold N*n_blocks = ",
               N_ * nb_, " float values, got ", dtype_name(s.dtype()), " ", shape_str(s.shape()));
@@ -498,6 +538,10 @@ class MatMulNBitsKernel : public Kernel {
   std::vector<float> scales_;
   std::vector<uint8_t> zp_;
   std::vector<float> zpf_;
+  nbits::PackedQ4 packed_;
+  bool packed_ok_ = false;
+  std::vector<int8_t> qa_;  // scratch of run_packed: quantized activations and their scales
+  std::vector<float> sa_;
 };
 
 }  // namespace

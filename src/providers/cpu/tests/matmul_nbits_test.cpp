@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "providers/cpu/cpu_ops.h"
+#include "providers/cpu/matmul_nbits_packed.h"
 #include "providers/cpu/simd.h"
 #include "providers/cpu/tests/kernel_test_util.h"
 
@@ -321,6 +322,42 @@ TEST(MatMulNBits, SimdMatchesScalar) {
         // Same integer block dots; only the fp32 summation order differs.
         expect_close(simd, scalar, bound, 2e-6, 1e-6, "simd vs scalar " + name(c));
       }
+}
+
+// The packed int4 GEMM (AVX-512 VNNI, taken for accuracy_level 4 with constant B when the CPU has it) over rows
+// that fill 4-row tiles or not, columns that fill kTile-column tiles or not, K a multiple of 64 or not, every block
+// size, absent / random / all-8 zero points: against the float64 int8 reference and against the scalar kernels.
+TEST(MatMulNBits, PackedGemmMatchesReferenceAndScalar) {
+  if (!ogx::cpu::nbits::q4_packed_available()) GTEST_SKIP() << "no AVX-512 VNNI on this CPU";
+  uint32_t seed = 500;
+  for (int64_t bs : {16, 32, 64, 128})
+    for (int64_t M : {1, 3, 4, 9})
+      for (int64_t N : {1, 4, 6, 67})
+        for (int64_t K : {bs, int64_t{64 * 3}, int64_t{64 * 5 + 13}, int64_t{1000}})
+          for (int zpk = 0; zpk < 3; zpk++) {
+            Case c;
+            c.M = M, c.N = N, c.K = K, c.bs = bs, c.level = 4, c.seed = seed++;
+            c.zp = zpk > 0;
+            c.bias = (seed & 1) != 0;
+            c.fp16 = (seed % 7) == 0;
+            Data d = make(c);
+            if (zpk == 2) {  // explicit zero points, all 8: the symmetric kernel
+              std::fill(d.zp.begin(), d.zp.end(), (uint8_t)8);
+              uint8_t* z = d.Z.data<uint8_t>();
+              for (int64_t i = 0; i < d.Z.numel(); i++) z[i] = 0x88;
+            }
+            std::vector<double> bound;
+            ref_f32(d, &bound);
+            auto want = ref_int8(d);
+            auto got = run(d);
+            auto tol = bound;
+            for (size_t i = 0; i < tol.size(); i++) tol[i] += c.fp16 ? std::fabs(want[i]) * 1000 : 0;
+            expect_close(got, want, tol, 4e-6, 1e-6, "packed " + name(c));
+            bool prev = ogx::cpu::nbits::set_force_scalar(true);
+            auto scalar = run(d);
+            ogx::cpu::nbits::set_force_scalar(prev);
+            expect_close(got, scalar, tol, 4e-6, 1e-6, "packed vs scalar " + name(c));
+          }
 }
 
 TEST(MatMulNBits, ThreadCountDoesNotChangeResult) {

@@ -1,0 +1,46 @@
+// Packed int4 weights of a constant MatMulNBits B for the int8 path (accuracy_level 4), and the GEMM that uses
+// them: repacked once at session creation into a kernel-friendly layout, then multiplied by int8 activations
+// quantized per block (quantize_row_int8) with AVX-512 VNNI (vpdpbusd: unsigned 4-bit weights x signed int8
+// activations, 64 products per instruction). Used for decode (M = 1) and prefill (M > 1) alike: rows are tiled by
+// 4 and columns by kTile, so one tile of weights (a few KiB) serves every row while it sits in L1.
+//
+// Layout, per tile of kTile columns and per chunk of 64 values of K (K padded with zeros to chunks * 64):
+//   w  [tiles][chunks][kTile][32 bytes]     byte i: low nibble = q[k0 + i], high nibble = q[k0 + 32 + i]
+//   s  [tiles][groups][kTile][spc] float   spc = 64 / bs scales per chunk (bs <= 64), else 1 per block
+//   z  same shape as s, uint8              only when some zero point differs from 8
+// Int32 lane l of a chunk's dot covers k0 + 4l .. k0 + 4l + 3, so its block is (4l) / bs within the chunk.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+namespace ogx::cpu::nbits {
+
+constexpr int kTile = 4;  // columns per packed tile
+
+struct PackedQ4 {
+  int64_t K = 0, N = 0, bs = 0, nb = 0;
+  int64_t chunks = 0;  // ceil(nb * bs / 64)
+  int64_t groups = 0;  // scale groups: chunks (bs <= 64) or nb (bs > 64, one group spans bs / 64 chunks)
+  int spc = 1;         // scales per group
+  bool sym = true;     // every zero point is 8: the correction is -8 * sum(a), computed from the activations
+  std::vector<uint8_t> w;
+  std::vector<float> s;
+  std::vector<uint8_t> z;
+  int64_t tiles() const { return (N + kTile - 1) / kTile; }
+  int64_t chunks_per_group() const { return bs > 64 ? bs / 64 : 1; }
+  int64_t a_stride() const { return chunks * 64; }      // int8 activation row, zero-padded
+  int64_t sa_stride() const { return groups * spc; }    // activation scale row, zero-padded
+};
+
+bool q4_packed_available();  // AVX-512 F/BW/VL/DQ + VNNI, and the SIMD paths are enabled
+
+// b: [N][nb][bs/2] MatMulNBits bytes; scales: [N][nb]; zp: [N][nb] unpacked zero points (8 when absent).
+void pack_q4(const uint8_t* b, const float* scales, const uint8_t* zp, int64_t K, int64_t N, int64_t bs,
+             PackedQ4& p);
+
+// y[m][n] = sum_blk sa[m][blk] * sb[n][blk] * sum_k qa[m][k] * (q[n][k] - zp[n][blk]) (+ bias[n]) for rows
+// [0, M) and column tiles [t0, t1). qa: [M][a_stride()], sa: [M][sa_stride()], y: [M][N].
+void q4_gemm_packed(const PackedQ4& p, const int8_t* qa, const float* sa, int64_t M, int64_t t0, int64_t t1,
+                    const float* bias, float* y);
+
+}  // namespace ogx::cpu::nbits
