@@ -1,7 +1,7 @@
 // A C interface over Debian's libsentencepiece, built as a separate loadable module (ogx_sentencepiece).
 // libsentencepiece carries its own copy of protobuf-lite and exports its symbols; linked into the same process
 // as libprotobuf (used for ONNX), the two clash at start-up. ogx therefore loads this module only when a folder
-// has a tokenizer.model, with dlopen(RTLD_LOCAL | RTLD_DEEPBIND) so each library binds to its own protobuf.
+// has a tokenizer.model, into a link namespace of its own (dlmopen) so each library binds to its own protobuf.
 #include <sentencepiece_processor.h>
 
 #include <cstring>

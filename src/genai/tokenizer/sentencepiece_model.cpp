@@ -32,16 +32,27 @@ void bind(void* lib, const char* name, F& fn) {
   if (!fn) throw_error("SentencePiece module lacks symbol ", name);
 }
 
+// Loads the module into a link namespace of its own (dlmopen), where it and libsentencepiece see only their own
+// copies of their dependencies and libsentencepiece's protobuf-lite never meets ONNX's libprotobuf. Sanitizer
+// runtimes accept this (they refuse RTLD_DEEPBIND); RTLD_DEEPBIND remains the fallback of an unsanitized build
+// when no namespace is left.
+void* open_module() {
+  const char* paths[] = {OGX_SENTENCEPIECE_MODULE, OGX_SENTENCEPIECE_MODULE_INSTALLED, "libogx_sentencepiece.so"};
+  for (const char* path : paths)
+    if (void* lib = dlmopen(LM_ID_NEWLM, path, RTLD_NOW | RTLD_LOCAL)) return lib;
+#if !defined(__SANITIZE_ADDRESS__)
+  for (const char* path : paths)
+    if (void* lib = dlopen(path, RTLD_NOW | RTLD_LOCAL | RTLD_DEEPBIND)) return lib;
+#endif
+  return nullptr;
+}
+
 const SpApi& api() {
   static std::once_flag once;
   static SpApi a{};
   static std::string failure;
   std::call_once(once, [] {
-    void* lib = nullptr;
-    for (const char* path : {OGX_SENTENCEPIECE_MODULE, OGX_SENTENCEPIECE_MODULE_INSTALLED, "libogx_sentencepiece.so"}) {
-      lib = dlopen(path, RTLD_NOW | RTLD_LOCAL | RTLD_DEEPBIND);
-      if (lib) break;
-    }
+    void* lib = open_module();
     if (!lib) {
       failure = std::string("cannot load the SentencePiece module (libogx_sentencepiece.so): ") + dlerror();
       return;

@@ -1,9 +1,14 @@
 // com.microsoft GroupQueryAttention on the CPU, following ONNX Runtime's contrib-op semantics:
 //   query [B,S,N*H] (or packed QKV [B,S,(N+2*Nkv)*H] when key/value are omitted), key/value [B,S,Nkv*H],
 //   past_key/past_value [B,Nkv,P,H], seqlens_k [B] (int32, total length - 1), total_sequence_length (int32 scalar),
-//   optional cos_cache/sin_cache [max_pos, rot/2] (do_rotary), position_ids [B,S], attention_bias [B|1,N|1,S,T].
+//   optional cos_cache/sin_cache [max_pos, rot/2] (do_rotary), position_ids [B,S], attention_bias [B|1,N|1,S,T]
+//   (added after softcap), head_sink [N] (a per-head logit that joins the softmax denominator only, as
+//   smooth_softmax does with a logit of 0).
 //   Outputs: output [B,S,N*H], present_key/present_value [B,Nkv,max(T,P),H]. When present and past are the same
 //   buffer (past_present_share_buffer) only the new positions are written.
+// A batched first prompt may be right-padded: row b holds seqlens_k[b] + 1 <= S real tokens; its padding queries
+// see the row's real keys only (ONNX Runtime caps the causal length at the row's total), and every one of the S
+// new K/V rows is still stored.
 // Scores and softmax are computed in fp32; K/V are stored in the model's type.
 #include <cmath>
 #include <cstring>
@@ -65,7 +70,7 @@ void gqa_compute(KernelContext& ctx, const GqaAttrs& a, const GqaDims& d) {
   const Tensor* sinc = ctx.input_or_null(8);
   const Tensor* pos_ids = ctx.input_or_null(9);
   const Tensor* bias = ctx.input_or_null(10);
-  OGX_CHECK(!ctx.has_input(11), n.describe(), ": head_sink is not supported");
+  const Tensor* sink = ctx.input_or_null(11);
   const int64_t B = d.B, S = d.S, N = d.N, Nkv = d.Nkv, H = d.H;
   const int64_t group = N / Nkv;
   Shape pshape{B, Nkv, d.present_buf, H};
@@ -80,7 +85,8 @@ void gqa_compute(KernelContext& ctx, const GqaAttrs& a, const GqaDims& d) {
   }
   for (int64_t b = 0; b < B; b++) {
     int64_t total_b = (int64_t)seqlens[b] + 1;
-    OGX_CHECK(total_b >= S && total_b <= d.present_buf, n.describe(), ": seqlens_k[", b, "]=", seqlens[b],
+    bool fits = d.first_prompt ? total_b >= 1 && total_b <= S : total_b >= S;
+    OGX_CHECK(fits && total_b <= d.present_buf, n.describe(), ": seqlens_k[", b, "]=", seqlens[b],
               " inconsistent with sequence length ", S, " and KV capacity ", d.present_buf);
   }
   // Rotary tables, fp32.
@@ -159,7 +165,7 @@ void gqa_compute(KernelContext& ctx, const GqaAttrs& a, const GqaDims& d) {
       score.resize(total_b);
       for (int64_t s = 0; s < S; s++) {
         const float* qv = q.data() + ((b * N + h) * S + s) * H;
-        int64_t causal = past_len + s + 1;  // keys [0, causal) are visible
+        int64_t causal = std::min(past_len + s + 1, total_b);  // keys [0, causal) are visible
         int64_t start = 0;
         // local_window_size counts the current token (ONNX Runtime >= 1.23, as Hugging Face's sliding_window): the
         // window keys are (position - window, position].
@@ -175,8 +181,11 @@ void gqa_compute(KernelContext& ctx, const GqaAttrs& a, const GqaDims& d) {
           score[t] = x;
           mx = std::max(mx, x);
         }
-        if (a.smooth_softmax) mx = std::max(mx, 0.0f);
-        double sum = a.smooth_softmax ? std::exp(-mx) : 0.0;
+        // smooth_softmax / head_sink: one more logit (0 or the head's sink) in the denominator.
+        const bool has_sink = a.smooth_softmax || sink;
+        const float sink_logit = sink ? (float)sink->get_f64(h) : 0.0f;
+        if (has_sink) mx = std::max(mx, sink_logit);
+        double sum = has_sink ? std::exp(sink_logit - mx) : 0.0;
         for (int64_t t = start; t < causal; t++) sum += score[t] = std::exp(score[t] - mx);
         std::fill(acc.begin(), acc.end(), 0.0f);
         for (int64_t t = start; t < causal; t++) {
@@ -189,6 +198,24 @@ void gqa_compute(KernelContext& ctx, const GqaAttrs& a, const GqaDims& d) {
       }
     }
   });
+}
+
+// attention_bias [B|1, N|1, S, total_sequence_length] and head_sink [N], both of the query's type.
+void check_bias_and_sink(KernelContext& ctx, const GqaAttrs& a, const GqaDims& d) {
+  const Node& n = ctx.node();
+  DType dt = ctx.input(0).dtype();
+  if (const Tensor* bias = ctx.input_or_null(10)) {
+    OGX_CHECK(bias->rank() == 4 && (bias->dim(0) == d.B || bias->dim(0) == 1) &&
+                  (bias->dim(1) == d.N || bias->dim(1) == 1) && bias->dim(2) == d.S && bias->dim(3) == d.total &&
+                  bias->dtype() == dt,
+              n.describe(), ": attention_bias ", shape_str(bias->shape()), " must be [", d.B, "|1,", d.N, "|1,", d.S,
+              ",", d.total, "] of ", dtype_name(dt));
+  }
+  if (const Tensor* sink = ctx.input_or_null(11)) {
+    OGX_CHECK(!a.smooth_softmax, n.describe(), ": head_sink must not be given with smooth_softmax");
+    OGX_CHECK(sink->rank() == 1 && sink->dim(0) == d.N && sink->dtype() == dt, n.describe(), ": head_sink ",
+              shape_str(sink->shape()), " must be [", d.N, "] of ", dtype_name(dt));
+  }
 }
 
 void gqa_kernel(KernelContext& ctx, const GqaAttrs& a) {
@@ -235,6 +262,7 @@ void gqa_kernel(KernelContext& ctx, const GqaAttrs& a) {
   Tensor* bk = ctx.bound_output(1);
   d.shared = pk && bk && bk->raw() == pk->raw();
   if (d.shared) d.present_buf = d.past_buf;
+  check_bias_and_sink(ctx, a, d);
   dispatch_float(q.dtype(), "GroupQueryAttention", [&](auto tag) {
     using T = typename decltype(tag)::type;
     if constexpr (std::is_same_v<T, double>) throw_error(n.describe(), ": float64 is not supported");

@@ -1,5 +1,7 @@
 // com.microsoft RotaryEmbedding: input [B,S,hidden] or [B,N,S,H], position_ids [B,S] (or [1] as an offset),
-// cos_cache/sin_cache [max_position, rotary_dim/2]. Computed in fp32, stored in the input's type.
+// cos_cache/sin_cache [max_position, rotary_dim/2]. Head size: H of a 4-D input, hidden/num_heads of a 3-D one, or
+// the cache width x 2 when a 3-D input comes without num_heads. rotary_embedding_dim (needs num_heads for 3-D input)
+// rotates the first rot dims and copies the rest. Computed in fp32, stored in the input's type.
 #include <vector>
 
 #include "providers/cpu/cpu_ops.h"
@@ -18,8 +20,8 @@ void rotary_kernel(KernelContext& ctx) {
   OGX_CHECK(x.rank() == 3 || x.rank() == 4, n.describe(), ": input must be 3-D or 4-D, got ", shape_str(x.shape()));
   OGX_CHECK(cosc.rank() == 2 && cosc.shape() == sinc.shape(), n.describe(), ": cos/sin caches must be equal 2-D");
   bool interleaved = n.attr_int("interleaved", 0) != 0;
-  float scale = n.attr_float("scale", 1.0f);
-  OGX_CHECK(scale == 1.0f, n.describe(), ": scale != 1 is not supported");
+  // `scale` is accepted and, as in ONNX Runtime, not applied: it only describes how the cos/sin caches were built
+  // (ONNX Runtime would use it to extend them, which it does not implement either).
   int64_t B = x.dim(0), S, N, H;
   bool bnsh = x.rank() == 4;
   int64_t half = cosc.dim(1), max_pos = cosc.dim(0);

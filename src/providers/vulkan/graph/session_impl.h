@@ -45,6 +45,7 @@ struct Plan {
   DeviceBuffer token_device;  // int64 [B]
   HostVisibleBuffer token_host;
   TensorView sliced_input;    // its input 0 restricted to that position
+  TensorView sliced_skip;     // a folded norm's skip (input 1) restricted to that position
   StepScratch scratch;
   std::unique_ptr<CommandRecorder> rec;
   uint64_t last_used = 0;

@@ -23,10 +23,22 @@ void with_node_context(const Node& n, F&& f) {
 
 VkDeviceSize bytes_of(const TensorView& t) { return (VkDeviceSize)t.numel() * dtype_size(t.dtype); }
 
-// The logits' producer may read only the last position of its input when it is a projection (applied row by row).
+// The logits' producer may read only the last position of its input when it is a projection (applied row by row),
+// also one with a folded norm (row by row too) whose residual output nobody reads.
 bool reads_last_position_only(const Node& n, const TensorView& a) {
-  return (n.op_type == "MatMul" || n.op_type == "MatMulNBits") && a.shape.size() == 3 && a.shape[0] == 1 &&
-         a.shape[1] > 1;
+  bool projection = n.op_type == "MatMul" || n.op_type == "MatMulNBits" ||
+                    (n.op_type == "NormProjection" && (n.outputs.size() < 2 || n.outputs[1] < 0));
+  return projection && a.shape.size() == 3 && a.shape[0] == 1 && a.shape[1] > 1;
+}
+
+// Row S - 1 of a [1, S, K] view.
+TensorView last_row(const TensorView& x) {
+  int64_t S = x.shape[1], K = x.shape[2];
+  TensorView r = x;
+  r.shape = {1, 1, K};
+  VkDeviceSize row = (VkDeviceSize)K * dtype_size(x.dtype);
+  if (x.mem.size) r.mem = x.mem.sub((VkDeviceSize)(S - 1) * row, row);
+  return r;
 }
 
 }  // namespace
@@ -45,13 +57,12 @@ OpArgs VulkanGraphSession::make_args(Plan& p, int i, const std::vector<const Ten
     if (!op.prepares_input((int)k) && p.on_device[v]) a.in[k] = &p.views[v];
   }
   if (i == last_position_node_ && p.slice_last) {
-    const TensorView& x = p.views[n.inputs[0]];
-    int64_t S = x.shape[1], K = x.shape[2];
-    p.sliced_input = x;
-    p.sliced_input.shape = {1, 1, K};
-    VkDeviceSize row = (VkDeviceSize)K * dtype_size(x.dtype);
-    if (x.mem.size) p.sliced_input.mem = x.mem.sub((VkDeviceSize)(S - 1) * row, row);
+    p.sliced_input = last_row(p.views[n.inputs[0]]);
     a.in[0] = &p.sliced_input;
+    if (n.op_type == "NormProjection" && a.in.size() > 1 && a.in[1]) {
+      p.sliced_skip = last_row(*a.in[1]);
+      a.in[1] = &p.sliced_skip;
+    }
   }
   for (size_t k = 0; k < n.outputs.size(); k++)
     if (n.outputs[k] >= 0) a.out[k] = &p.views[n.outputs[k]];
