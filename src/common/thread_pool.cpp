@@ -32,7 +32,7 @@ bool spin_until(Done done) {
 
 ThreadPool::ThreadPool(int n) {
   if (n <= 0) n = (int)std::max(1u, std::thread::hardware_concurrency());
-  for (int i = 1; i < n; i++) workers_.emplace_back([this, i] { worker_loop(i); });
+  for (int i = 1; i < n; i++) workers_.emplace_back([this] { worker_loop(); });
 }
 
 ThreadPool::~ThreadPool() {
@@ -44,62 +44,78 @@ ThreadPool::~ThreadPool() {
   for (auto& t : workers_) t.join();
 }
 
-void ThreadPool::run_chunks() {
+bool ThreadPool::run_one_chunk() {
+  uint64_t s = state_.load(std::memory_order_acquire);
   for (;;) {
-    int64_t c = next_chunk_.fetch_add(1, std::memory_order_relaxed);
-    if (c >= job_chunks_) return;
-    int64_t b = c * job_chunk_, e = std::min(job_n_, b + job_chunk_);
-    (*job_)(b, e);
+    const uint64_t total = (s >> 16) & 0xffff, next = s & 0xffff;
+    if (next >= total) return false;
+    // Read before the claim: the fields change only after every chunk of this generation was claimed and done, so
+    // a claim that succeeds on s proves they still belong to s.
+    const auto* fn = job_.load(std::memory_order_relaxed);
+    const int64_t n = job_n_.load(std::memory_order_relaxed), chunk = job_chunk_.load(std::memory_order_relaxed);
+    if (!state_.compare_exchange_weak(s, s + 1, std::memory_order_acq_rel, std::memory_order_acquire)) continue;
+    const int64_t b = (int64_t)next * chunk;
+    (*fn)(b, std::min(n, b + chunk));
+    if (done_.fetch_add(1, std::memory_order_acq_rel) + 1 == (int64_t)total) {
+      std::lock_guard<std::mutex> lk(mu_);  // the caller either sees done_ == total or is already waiting
+      cv_done_.notify_one();
+    }
+    return true;
   }
 }
 
-void ThreadPool::worker_loop(int) {
-  uint64_t seen = 0;
+void ThreadPool::worker_loop() {
+  uint64_t seen = state_.load(std::memory_order_acquire) >> 32;
   for (;;) {
-    auto woken = [&] { return stop_.load(std::memory_order_acquire) || generation_.load(std::memory_order_acquire) != seen; };
+    auto woken = [&] {
+      return stop_.load(std::memory_order_acquire) || (state_.load(std::memory_order_acquire) >> 32) != seen;
+    };
     if (!spin_until(woken)) {
       std::unique_lock<std::mutex> lk(mu_);
+      sleepers_.fetch_add(1, std::memory_order_relaxed);
       cv_start_.wait(lk, woken);
+      sleepers_.fetch_sub(1, std::memory_order_relaxed);
     }
     if (stop_.load(std::memory_order_acquire)) return;
-    seen = generation_.load(std::memory_order_acquire);
-    run_chunks();
-    if (pending_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
-      std::lock_guard<std::mutex> lk(mu_);  // the caller either sees pending_ == 0 or is already waiting
-      cv_done_.notify_one();
+    seen = state_.load(std::memory_order_acquire) >> 32;
+    while (run_one_chunk()) {
     }
   }
+}
+
+void ThreadPool::parallel_for_cost(int64_t n, double item_cost, const std::function<void(int64_t, int64_t)>& fn) {
+  const double min_chunk = kMinParallelCost / std::max(item_cost, 1e-9);
+  parallel_for(n, (int64_t)std::min(min_chunk + 1, 9e18), fn);
 }
 
 void ThreadPool::parallel_for(int64_t n, int64_t min_chunk, const std::function<void(int64_t, int64_t)>& fn) {
   if (n <= 0) return;
-  int threads = num_threads();
+  const int threads = num_threads();
   min_chunk = std::max<int64_t>(1, min_chunk);
   if (threads == 1 || n <= min_chunk) {
     fn(0, n);
     return;
   }
   int64_t chunks = std::min<int64_t>((n + min_chunk - 1) / min_chunk, (int64_t)threads * 4);
-  int64_t chunk = (n + chunks - 1) / chunks;
+  const int64_t chunk = (n + chunks - 1) / chunks;
   chunks = (n + chunk - 1) / chunk;
-  job_ = &fn;
-  job_n_ = n;
-  job_chunk_ = chunk;
-  job_chunks_ = chunks;
-  next_chunk_.store(0, std::memory_order_relaxed);
-  pending_.store((int)workers_.size(), std::memory_order_relaxed);
+  job_.store(&fn, std::memory_order_relaxed);
+  job_n_.store(n, std::memory_order_relaxed);
+  job_chunk_.store(chunk, std::memory_order_relaxed);
+  done_.store(0, std::memory_order_relaxed);
   {
-    std::lock_guard<std::mutex> lk(mu_);  // a worker about to sleep re-checks generation_ under the lock
-    generation_.fetch_add(1, std::memory_order_release);
+    std::lock_guard<std::mutex> lk(mu_);  // a worker about to sleep re-checks the generation under the lock
+    const uint64_t gen = (state_.load(std::memory_order_relaxed) >> 32) + 1;
+    state_.store((gen << 32) | ((uint64_t)chunks << 16), std::memory_order_release);
   }
-  cv_start_.notify_all();
-  run_chunks();
-  auto done = [&] { return pending_.load(std::memory_order_acquire) == 0; };
+  if (sleepers_.load(std::memory_order_relaxed) > 0) cv_start_.notify_all();
+  while (run_one_chunk()) {
+  }
+  auto done = [&] { return done_.load(std::memory_order_acquire) == chunks; };
   if (!spin_until(done)) {
     std::unique_lock<std::mutex> lk(mu_);
     cv_done_.wait(lk, done);
   }
-  job_ = nullptr;
 }
 
 }  // namespace ogx

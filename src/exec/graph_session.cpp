@@ -1,6 +1,7 @@
 #include "exec/graph_session.h"
 
 #include <algorithm>
+#include <cstring>
 
 namespace ogx {
 
@@ -93,6 +94,47 @@ GraphSession::GraphSession(std::shared_ptr<const Model> model, const KernelRegis
   is_graph_output_.assign(g.values.size(), false);
   for (int v : g.output_ids) is_graph_output_[v] = true;
   fold_constants();
+  find_last_position_node(opts.last_position_output);
+}
+
+void GraphSession::find_last_position_node(const std::string& output) {
+  const Graph& g = model_->graph;
+  const int out = output.empty() ? -1 : g.find(output);
+  if (out < 0 || !is_graph_output_[out]) return;
+  std::vector<int> producer(g.values.size(), -1), readers(g.values.size(), 0);
+  for (size_t i = 0; i < g.nodes.size(); i++) {
+    for (int v : g.nodes[i].outputs)
+      if (v >= 0) producer[v] = (int)i;
+    for (int v : g.nodes[i].inputs)
+      if (v >= 0) readers[v]++;
+  }
+  // Walk back through Casts whose outputs nothing else reads, to a MatMul or MatMulNBits with a constant weight.
+  int v = out;
+  for (;;) {
+    const int p = producer[v];
+    if (p < 0 || skip_[p] || readers[v] > (v == out ? 0 : 1)) return;
+    const Node& n = g.nodes[p];
+    if (n.op_type == "Cast" && n.domain.empty()) {
+      v = n.inputs[0];
+      continue;
+    }
+    const bool nbits = n.op_type == "MatMulNBits" && n.domain == "com.microsoft";
+    const bool matmul = n.op_type == "MatMul" && n.domain.empty();
+    if ((nbits || matmul) && n.inputs.size() >= 2 && n.inputs[1] >= 0 && g.values[n.inputs[1]].is_constant)
+      last_pos_node_ = p, last_pos_out_ = out;
+    return;
+  }
+}
+
+// [B, S, K] -> [B, 1, K], the last position of each batch row (a view when B == 1).
+Tensor GraphSession::last_position(const Tensor& a) const {
+  const int64_t B = a.dim(0), S = a.dim(1), K = a.dim(2);
+  const size_t row = (size_t)K * dtype_size(a.dtype());
+  if (B == 1) return Tensor(a.dtype(), {1, 1, K}, a.storage(), a.offset() + (size_t)(S - 1) * row);
+  Tensor t(a.dtype(), {B, 1, K});
+  for (int64_t b = 0; b < B; b++)
+    std::memcpy((char*)t.raw() + b * row, (const char*)a.raw() + (size_t)(b * S + S - 1) * row, row);
+  return t;
 }
 
 void GraphSession::fold_constants() {
@@ -169,8 +211,15 @@ void GraphSession::run(const std::vector<NamedTensor>& inputs, std::vector<Named
     const Node& n = g.nodes[i];
     if (skip_[i]) continue;
     GraphKernelContext ctx(*this, n, slots, bound);
+    Tensor full;  // the last-position node's full input, put back after it ran
+    const int a = (int)i == last_pos_node_ ? n.inputs[0] : -1;
+    if (a >= 0 && !bound[last_pos_out_] && slots[a].rank() == 3 && slots[a].dim(1) > 1) {
+      full = slots[a];
+      slots[a] = last_position(full);
+    }
     try {
       kernels_[i]->compute(ctx);
+      if (!full.empty()) slots[a] = full;
     } catch (const Error& e) {
       std::string msg = e.what();
       if (msg.find(n.name) == std::string::npos) msg = n.describe() + ": " + msg;

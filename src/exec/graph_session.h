@@ -1,7 +1,8 @@
 // Runs a graph node by node on the host with kernels from a registry. Intermediate buffers are released after
 // their last use and recycled through a size-keyed pool that lives as long as the session, so steady-state
 // decoding allocates nothing. Nodes whose inputs are all constants (a Transpose of a tied embedding, a Cast or
-// Reshape of an initializer) are run once at session creation and their outputs kept as constants.
+// Reshape of an initializer) are run once at session creation and their outputs kept as constants. When the caller
+// needs only the last position of an output (the decoder's logits), the projection making it reads only that row.
 #pragma once
 #include <map>
 #include <memory>
@@ -43,6 +44,11 @@ class GraphSession : public Session {
   std::vector<Tensor> folded_;  // per value: output of a node folded at creation (empty: none)
   std::vector<bool> skip_;      // per node: folded, not run
   void fold_constants();
+  // SessionOptions::last_position_output: the MatMul(NBits) that makes it (through Casts only) reads just the
+  // last position of its [B, S, K] input, so the output is [B, 1, ...]. -1: not found, every output in full.
+  void find_last_position_node(const std::string& output);
+  Tensor last_position(const Tensor& a) const;
+  int last_pos_node_ = -1, last_pos_out_ = -1;
   BufferPool buffers_;
 };
 

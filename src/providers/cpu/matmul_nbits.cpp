@@ -474,13 +474,17 @@ class MatMulNBitsKernel : public Kernel {
     const int64_t as = p.a_stride(), ss = p.sa_stride(), kp = nb_ * bs_;
     qa_.assign((size_t)(M * as), 0);
     sa_.assign((size_t)(M * ss), 0.f);
+    act_.resize((size_t)(M * p.chunks));
     auto quant = [&](int64_t m0, int64_t m1) {
       for (int64_t m = m0; m < m1; m++)
         nbits::quantize_row_int8(af + m * kp, K_, bs_, nb_, &qa_[(size_t)(m * as)], &sa_[(size_t)(m * ss)]);
+      nbits::pack_activations(p, qa_.data(), sa_.data(), M, m0, m1, act_.data());
     };
     if (M > 1 && M * K_ >= kInlineWork) pool.parallel_for(M, 1, quant);
     else quant(0, M);
-    auto work = [&](int64_t t0, int64_t t1) { nbits::q4_gemm_packed(p, qa_.data(), sa_.data(), M, t0, t1, bias, y); };
+    auto work = [&](int64_t t0, int64_t t1) {
+      nbits::q4_gemm_packed(p, act_.data(), M, t0, t1, bias, y);
+    };
     if (M * N_ * K_ < kInlineWork) work(0, p.tiles());
     else pool.parallel_for(p.tiles(), 4, work);
     store_result(y, M, adt, Y);
@@ -542,6 +546,7 @@ class MatMulNBitsKernel : public Kernel {
   bool packed_ok_ = false;
   std::vector<int8_t> qa_;  // scratch of run_packed: quantized activations and their scales
   std::vector<float> sa_;
+  std::vector<nbits::ActChunk> act_;  // the activations as the packed kernel reads them
 };
 
 }  // namespace

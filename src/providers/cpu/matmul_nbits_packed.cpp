@@ -74,6 +74,26 @@ void pack_q4(const uint8_t* b, const float* scales, const uint8_t* zp, int64_t K
   }
 }
 
+int64_t panel_chunks(const PackedQ4& p, int64_t M) {
+  constexpr int64_t kPanel = 32;  // 64 rows x 32 chunks x 192 bytes = 384 KiB
+  return M <= 4 ? std::max<int64_t>(p.chunks, 1) : kPanel;
+}
+
+void pack_activations(const PackedQ4& p, const int8_t* qa, const float* sa, int64_t M, int64_t m0, int64_t m1,
+                      ActChunk* act) {
+  const int64_t as = p.a_stride(), ss = p.sa_stride(), cpg = p.chunks_per_group();
+  for (int64_t m = m0; m < m1; m++)
+    for (int64_t j = 0; j < p.chunks; j++) {
+      const int8_t* q = qa + m * as + j * 64;
+      ActChunk& x = act[act_index(p, M, m, j)];
+      std::copy(q, q + 64, x.q);
+      for (int l = 0; l < 16; l++) {
+        x.sx[l] = sa[m * ss + (j / cpg) * p.spc + (p.bs <= 64 ? 4 * l / p.bs : 0)];
+        x.corr[l] = p.sym ? -8 * (q[4 * l] + q[4 * l + 1] + q[4 * l + 2] + q[4 * l + 3]) : 0;
+      }
+    }
+}
+
 // ---- AVX-512 VNNI microkernel ----
 // GCC 12's intrinsics start some vectors from _mm512_undefined_*, which -Wuninitialized reports at -O2.
 #pragma GCC diagnostic ignored "-Wuninitialized"
@@ -117,20 +137,22 @@ OGX_VNNI inline __m512i unpack64(const uint8_t* p) {
 
 // out[r][c] for rows qa[0..R) (stride as) and the kTile columns of tile t.
 template <int R, int SPC, bool SYM>
-OGX_VNNI void tile_kernel(const PackedQ4& p, int64_t t, const int8_t* qa, const float* sa, float (*out)[kTile]) {
+// x: the chunks [j0, j1) of R rows, rows xs entries apart.
+OGX_VNNI void tile_kernel(const PackedQ4& p, int64_t t, int64_t j0, int64_t j1, const ActChunk* x, int64_t xs,
+                          float (*out)[kTile]) {
   constexpr int C = kTile;
-  const int64_t as = p.a_stride(), ss = p.sa_stride(), cpg = p.chunks_per_group();
+  const int gshift = __builtin_ctzll((unsigned long long)p.chunks_per_group());  // a power of two
   const uint8_t* wt = p.w.data() + t * p.chunks * C * 32;
   const float* st = p.s.data() + t * p.groups * C * SPC;
   const uint8_t* zt = SYM ? nullptr : p.z.data() + t * p.groups * C * SPC;
-  const __m512i zero = _mm512_setzero_si512(), eight = _mm512_set1_epi8(8);
+  const __m512i zero = _mm512_setzero_si512();
   __m512 acc[R][C];
   #pragma GCC unroll 4
   for (int r = 0; r < R; r++)
     #pragma GCC unroll 4
     for (int c = 0; c < C; c++) acc[r][c] = _mm512_setzero_ps();
-  for (int64_t j = 0; j < p.chunks; j++) {
-    const int64_t g = j / cpg;
+  for (int64_t j = j0; j < j1; j++) {
+    const int64_t g = j >> gshift;
     __m512i w[C];
     __m512 sb[C];
     __m512i zv[C];
@@ -142,13 +164,14 @@ OGX_VNNI void tile_kernel(const PackedQ4& p, int64_t t, const int8_t* qa, const 
     }
     #pragma GCC unroll 4
     for (int r = 0; r < R; r++) {
-      const __m512i a = _mm512_loadu_si512((const void*)(qa + r * as + j * 64));
-      const __m512 sav = expand_scale<SPC>(sa + r * ss + g * SPC);
+      const ActChunk& xc = x[r * xs + (j - j0)];
+      const __m512i a = _mm512_load_si512((const void*)xc.q);
+      const __m512 sav = _mm512_load_ps(xc.sx);
       if constexpr (SYM) {
-        const __m512i corr = _mm512_sub_epi32(zero, _mm512_dpbusd_epi32(zero, eight, a));  // -8 * lane sums
+        const __m512i cr = _mm512_load_si512((const void*)xc.corr);  // -8 * lane sums
         #pragma GCC unroll 4
         for (int c = 0; c < C; c++) {
-          const __m512 d = _mm512_cvtepi32_ps(_mm512_dpbusd_epi32(corr, w[c], a));
+          const __m512 d = _mm512_cvtepi32_ps(_mm512_dpbusd_epi32(cr, w[c], a));
           acc[r][c] = _mm512_fmadd_ps(_mm512_mul_ps(d, sb[c]), sav, acc[r][c]);
         }
       } else {
@@ -167,7 +190,7 @@ OGX_VNNI void tile_kernel(const PackedQ4& p, int64_t t, const int8_t* qa, const 
     for (int c = 0; c < C; c++) out[r][c] = _mm512_reduce_add_ps(acc[r][c]);
 }
 
-using TileFn = void (*)(const PackedQ4&, int64_t, const int8_t*, const float*, float (*)[kTile]);
+using TileFn = void (*)(const PackedQ4&, int64_t, int64_t, int64_t, const ActChunk*, int64_t, float (*)[kTile]);
 
 template <int SPC, bool SYM>
 TileFn pick_rows(int R) {
@@ -190,21 +213,25 @@ TileFn pick(int spc, int R) {
 
 }  // namespace
 
-void q4_gemm_packed(const PackedQ4& p, const int8_t* qa, const float* sa, int64_t M, int64_t t0, int64_t t1,
-                    const float* bias, float* y) {
-  const int64_t as = p.a_stride(), ss = p.sa_stride();
-  for (int64_t t = t0; t < t1; t++) {
-    const int cols = (int)std::min<int64_t>(kTile, p.N - t * kTile);
-    for (int64_t r0 = 0; r0 < M; r0 += 4) {
-      const int R = (int)std::min<int64_t>(4, M - r0);
-      float out[4][kTile];
-      TileFn fn = p.sym ? pick<true>(p.spc, R) : pick<false>(p.spc, R);
-      fn(p, t, qa + r0 * as, sa + r0 * ss, out);
-      for (int r = 0; r < R; r++)
-        for (int c = 0; c < cols; c++) {
-          const int64_t n = t * kTile + c;
-          y[(r0 + r) * p.N + n] = out[r][c] + (bias ? bias[n] : 0.f);
-        }
+void q4_gemm_packed(const PackedQ4& p, const ActChunk* act, int64_t M, int64_t t0, int64_t t1, const float* bias,
+                    float* y) {
+  const int64_t pc = panel_chunks(p, M);
+  for (int64_t j0 = 0; j0 < p.chunks; j0 += pc) {
+    const int64_t j1 = std::min(p.chunks, j0 + pc);
+    for (int64_t t = t0; t < t1; t++) {
+      const int cols = (int)std::min<int64_t>(kTile, p.N - t * kTile);
+      for (int64_t r0 = 0; r0 < M; r0 += 4) {
+        const int R = (int)std::min<int64_t>(4, M - r0);
+        float out[4][kTile];
+        TileFn fn = p.sym ? pick<true>(p.spc, R) : pick<false>(p.spc, R);
+        fn(p, t, j0, j1, act + act_index(p, M, r0, j0), j1 - j0, out);
+        for (int r = 0; r < R; r++)
+          for (int c = 0; c < cols; c++) {
+            const int64_t n = t * kTile + c;
+            float& dst = y[(r0 + r) * p.N + n];
+            dst = j0 == 0 ? out[r][c] + (bias ? bias[n] : 0.f) : dst + out[r][c];
+          }
+      }
     }
   }
 }

@@ -10,6 +10,7 @@
 //   z  same shape as s, uint8              only when some zero point differs from 8
 // Int32 lane l of a chunk's dot covers k0 + 4l .. k0 + 4l + 3, so its block is (4l) / bs within the chunk.
 #pragma once
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -38,9 +39,30 @@ bool q4_packed_available();  // AVX-512 F/BW/VL/DQ + VNNI, and the SIMD paths ar
 void pack_q4(const uint8_t* b, const float* scales, const uint8_t* zp, int64_t K, int64_t N, int64_t bs,
              PackedQ4& p);
 
+// One row's chunk of activations as the kernel reads it: the 64 int8 values, the activation scale of each int32
+// lane, and for symmetric weights the zero-point correction -8 * the sum of the lane's 4 values.
+struct alignas(64) ActChunk {
+  int8_t q[64];
+  float sx[16];
+  int32_t corr[16];
+};
+
+// Activation chunks are stored panel by panel: K in panels of panel_chunks(M) chunks, each panel [M][its chunks],
+// so the rows of one panel are contiguous and stay in L2 while the weight tiles stream by.
+int64_t panel_chunks(const PackedQ4& p, int64_t M);
+inline int64_t act_index(const PackedQ4& p, int64_t M, int64_t m, int64_t j) {
+  const int64_t pc = panel_chunks(p, M), j0 = j / pc * pc, len = std::min(pc, p.chunks - j0);
+  return j0 * M + m * len + (j - j0);
+}
+
+// qa: [M][a_stride()] int8 rows and sa: [M][sa_stride()] their block scales (quantize_row_int8) -> act for rows
+// [m0, m1) (act holds M * chunks entries).
+void pack_activations(const PackedQ4& p, const int8_t* qa, const float* sa, int64_t M, int64_t m0, int64_t m1,
+                      ActChunk* act);
+
 // y[m][n] = sum_blk sa[m][blk] * sb[n][blk] * sum_k qa[m][k] * (q[n][k] - zp[n][blk]) (+ bias[n]) for rows
-// [0, M) and column tiles [t0, t1). qa: [M][a_stride()], sa: [M][sa_stride()], y: [M][N].
-void q4_gemm_packed(const PackedQ4& p, const int8_t* qa, const float* sa, int64_t M, int64_t t0, int64_t t1,
-                    const float* bias, float* y);
+// [0, M) and column tiles [t0, t1); y: [M][N].
+void q4_gemm_packed(const PackedQ4& p, const ActChunk* act, int64_t M, int64_t t0, int64_t t1, const float* bias,
+                    float* y);
 
 }  // namespace ogx::cpu::nbits
