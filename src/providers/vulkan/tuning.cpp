@@ -17,7 +17,7 @@ const Row kRows[] = {
     {"amd", 4098, DeviceType::other, {256, 8, 256, 64, 256, 256, 256}},
     {"intel", 32902, DeviceType::other, {128, 4, 128, 32, 256, 128, 128}},
     {"qualcomm", 20803, DeviceType::other, {128, 2, 128, 32, 128, 128, 128}},
-    {"cpu-driver", 0, DeviceType::cpu, {64, 4, 64, 32, 128, 64, 64}},
+    {"cpu-driver", 0, DeviceType::cpu, {64, 4, 64, 32, 128, 64, 64, 64}},
 };
 
 const Tuning kGeneric{128, 4, 128, 32, 256, 256, 128};
@@ -28,6 +28,7 @@ Tuning clamp_to(Tuning t, const DeviceInfo& device) {
   while (t.matvec_threads_q4 > limit) t.matvec_threads_q4 /= 2;
   while (t.reduce_threads > limit) t.reduce_threads /= 2;
   while (t.attention_threads > limit) t.attention_threads /= 2;
+  while (t.decode_group_threads > limit) t.decode_group_threads /= 2;
   return t;
 }
 

@@ -17,6 +17,7 @@ struct Tuning {
   uint32_t reduce_threads = 256;      // threads of row-reduction kernels (norms, softmax, argmax)
   uint32_t attention_split = 256;     // KV positions per workgroup in flash-decoding
   uint32_t attention_threads = 128;   // threads per attention workgroup
+  uint32_t decode_group_threads = 256;  // threads of the one-dispatch decode attention (gqa_decode_group.comp)
   bool vendor_tuned = false;          // a vendor row below was applied (false with disable_metacommands)
   std::string row;                    // which table row applied, for logs and `ogx devices`
 };

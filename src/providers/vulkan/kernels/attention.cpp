@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include "providers/vulkan/kernels/kernel_util.h"
+#include "providers/vulkan/transfer.h"
 
 namespace ogx::vk::kernels {
 
@@ -45,11 +47,30 @@ Dims check(const GqaParams& pr, const GqaTensors& t) {
 
 }  // namespace
 
+namespace {
+
+constexpr int64_t kGroupMaxSplits = 32;
+constexpr uint32_t kGroupShared = 19 * 1024;  // bytes of shared memory gqa_decode_group.comp declares (about)
+
+// Keys per pass of gqa_decode_group.comp: each of its T threads holds 8 elements of one key row.
+int64_t group_keys_per_pass(const Context& ctx, int64_t D) {
+  return D >= 8 ? (int64_t)ctx.tuning().decode_group_threads * 8 / D : 1;
+}
+
+}  // namespace
+
 GqaWorkspace make_gqa_workspace(Context& ctx, int64_t B, int64_t S_max, int64_t Hq, int64_t D, int64_t max_seq) {
   GqaWorkspace ws;
   ws.nsplit = std::clamp<int64_t>((max_seq + ctx.tuning().attention_split - 1) / ctx.tuning().attention_split, 1, 16);
+  int64_t kp = std::max<int64_t>(group_keys_per_pass(ctx, D), 1);
+  ws.group_nsplit = std::clamp<int64_t>((max_seq + kp - 1) / kp, 1, kGroupMaxSplits);
+  int64_t splits = std::max(ws.nsplit, ws.group_nsplit);
   ws.q_rotated = ctx.memory().allocate("gqa.q_rotated", (VkDeviceSize)(B * Hq * S_max * D * 4));
-  ws.partials = ctx.memory().allocate("gqa.partials", (VkDeviceSize)(B * S_max * Hq * ws.nsplit * (D + 2) * 4));
+  ws.partials = ctx.memory().allocate("gqa.partials", (VkDeviceSize)(B * S_max * Hq * splits * (D + 2) * 4));
+  VkDeviceSize counter_bytes = (VkDeviceSize)(B * Hq * 4);
+  ws.counters = ctx.memory().allocate("gqa.counters", counter_bytes);
+  std::vector<uint32_t> zeros((size_t)(B * Hq), 0u);
+  ctx.transfers().upload(ws.counters.slice(), 0, zeros.data(), counter_bytes);
   return ws;
 }
 
@@ -66,8 +87,45 @@ void combine(CommandRecorder& rec, const Dims& d, const char* ty, const BufferSl
   rec.dispatch(pl, &p, sizeof(p), (uint32_t)d.Hq, (uint32_t)(d.B * d.S), 1, {partials}, {output.mem});
 }
 
-// One new token with packed QKV: rotation, the cache write and the split attention in one dispatch
-// (gqa_decode.comp with FUSED), then the combine.
+// gqa_decode_group.comp's limits (shared memory arrays sized for them).
+bool group_decode_fits(const Context& ctx, const Dims& d) {
+  int64_t G = d.Hq / d.Hkv, L = d.D / 8, T = ctx.tuning().decode_group_threads;
+  // G <= L: the G * KP (head, key) scores of a pass fit the T threads; G * D <= 4 T: four outputs per thread.
+  return d.D % 8 == 0 && d.D >= 32 && d.D <= 256 && G <= 8 && G <= L && G * d.D <= std::min<int64_t>(1024, 4 * T) &&
+         T <= 256 && T >= L && T % L == 0 && ctx.info().max_shared_memory >= kGroupShared;
+}
+
+// One new token with packed QKV in one dispatch (gqa_decode_group.comp): rotation, the cache write, attention of
+// each KV head's query group split over the keys, and the merge by the last split.
+void decode_group(CommandRecorder& rec, const GqaParams& pr, const GqaTensors& t, GqaWorkspace& ws, const Dims& d,
+                  const char* ty, bool pos, float scale) {
+  Context& ctx = rec.context();
+  uint32_t nsplit = (uint32_t)ws.group_nsplit;
+  BufferSlice partials = ws.partials.slice().sub(0, d.B * d.Hq * nsplit * (d.D + 2) * 4);
+  BufferSlice counters = ws.counters.slice().sub(0, d.B * d.Hkv * 4);
+  struct {
+    uint64_t qkv, k_cache, v_cache, seqlens, total, partial, counters, out, cos_c, sin_c, pos_ids;
+    uint32_t Hkv, D, max_seq, q_row, flags, max_pos;
+    float scale, softcap;
+    int32_t window;
+  } p{addr(t.query), addr(t.k_cache), addr(t.v_cache), addr(t.seqlens_k), addr(t.total_sequence_length),
+      partials.address, counters.address, addr(t.output), pr.do_rotary ? addr(*t.cos_cache) : 0,
+      pr.do_rotary ? addr(*t.sin_cache) : 0, pos ? addr(*t.position_ids) : 0, (uint32_t)d.Hkv, (uint32_t)d.D,
+      (uint32_t)d.max_seq, (uint32_t)t.query.shape[2],
+      (pr.do_rotary ? 1u : 0u) | (pr.rotary_interleaved ? 2u : 0u) | (pos ? 4u : 0u),
+      pr.do_rotary ? (uint32_t)t.cos_cache->shape[0] : 0, scale, pr.softcap, (int32_t)pr.local_window_size};
+  static_assert(sizeof(p) <= 128, "push constants");
+  const Pipeline& pl = ctx.pipelines().get(std::string("gqa_decode_group_") + ty, {ctx.tuning().decode_group_threads});
+  BufferSlice none = t.query.mem;
+  rec.dispatch(pl, &p, sizeof(p), nsplit, (uint32_t)d.Hkv, (uint32_t)d.B,
+               {t.query.mem, t.k_cache.mem, t.v_cache.mem, t.seqlens_k.mem, t.total_sequence_length.mem,
+                pr.do_rotary ? t.cos_cache->mem : none, pr.do_rotary ? t.sin_cache->mem : none,
+                pos ? t.position_ids->mem : none},
+               {partials, counters, t.output.mem, t.k_cache.mem, t.v_cache.mem});
+}
+
+// One new token with packed QKV: gqa_decode_group.comp when the shapes fit it, else the rotation, the cache write
+// and the split attention in one dispatch (gqa_decode.comp with FUSED), then the combine.
 void decode_fused(CommandRecorder& rec, const GqaParams& pr, const GqaTensors& t, GqaWorkspace& ws, const Dims& d,
                   const char* ty) {
   Context& ctx = rec.context();
@@ -78,6 +136,10 @@ void decode_fused(CommandRecorder& rec, const GqaParams& pr, const GqaTensors& t
     OGX_CHECK(t.position_ids->dtype == DType::i64 && t.position_ids->numel() == d.B,
               "GroupQueryAttention: position_ids must be int64 [B, 1]");
   float scale = pr.scale != 0.0f ? pr.scale : 1.0f / std::sqrt((float)d.D);
+  if (group_decode_fits(ctx, d)) {
+    decode_group(rec, pr, t, ws, d, ty, pos, scale);
+    return;
+  }
   struct {
     uint64_t qkv, k_cache, v_cache, seqlens, total, partial, cos_c, sin_c, pos_ids;
     uint32_t B, S, Hq, Hkv, D, max_seq, nsplit, q_row, flags, max_pos;

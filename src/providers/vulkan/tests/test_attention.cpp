@@ -153,7 +153,14 @@ INSTANTIATE_TEST_SUITE_P(
         GqaCase{1, 37, 8, 2, 64, 96, {37}, true, true, true, true, -1, 0, 0, DType::f16},
         GqaCase{1, 33, 4, 1, 32, 64, {33}, true, false, false, false, 8, 20.0f, 0, DType::f32},      // window prompt
         GqaCase{1, 4, 4, 4, 160, 64, {30}, false, true, false, false, -1, 0, 0, DType::f32},         // chunk, D > 128
-        GqaCase{1, 5, 4, 2, 32, 64, {12}, false, false, false, false, -1, 0, 0, DType::f32}));       // continued prompt
+        GqaCase{1, 5, 4, 2, 32, 64, {12}, false, false, false, false, -1, 0, 0, DType::f32},         // continued prompt
+        // one token with packed QKV: gqa_decode_group.comp (one dispatch) — group sizes 1/3/4/8, splits, passes
+        GqaCase{1, 1, 32, 8, 64, 300, {290}, false, true, false, true, -1, 0, 0, DType::f16},
+        GqaCase{2, 1, 8, 8, 128, 64, {5, 60}, false, true, false, true, -1, 0, 0, DType::f32},
+        GqaCase{1, 1, 16, 2, 32, 520, {515}, false, true, true, true, 100, 30.0f, 0, DType::f32},
+        GqaCase{1, 1, 4, 1, 256, 40, {1}, false, false, false, true, -1, 0, 0.2f, DType::f16},
+        GqaCase{1, 1, 12, 4, 64, 1100, {1050}, false, true, false, true, -1, 0, 0, DType::f16},
+        GqaCase{2, 1, 6, 2, 64, 200, {40, 170}, false, true, false, true, 33, 0, 0, DType::f32}));
 
 }  // namespace
 }  // namespace ogx::vk::test

@@ -1,0 +1,209 @@
+// GroupQueryAttention for one new token with packed QKV, in one dispatch: workgroup (split, kv head, b) serves all
+// G = Hq / Hkv query heads that share the KV head, over its share of the valid keys.
+//   - rotation of the group's queries and of the new key, the new key/value written into the caches (split 0);
+//   - keys in passes of KP = T / (D / 8) keys: every thread loads 8 elements (16 bytes) of one key row and of the
+//     matching value row at once, so a pass costs one memory round trip; scores reduced over the D / 8 lanes of
+//     a key, softmax online across passes (running max per head), outputs accumulated from the value rows staged
+//     in shared memory;
+//   - the splits' partial results (out[D], max, sum) merged by the last workgroup of the (b, kv head) to finish,
+//     found with an atomic counter (reset by that workgroup for the next replay) — no second dispatch.
+// Semantics as gqa_decode.comp (attention_common.glsl: positions, window, softcap). fp32 arithmetic.
+// Limits (checked by the host): D % 8 == 0, 32 <= D <= 256, G <= min(8, D / 8), G * D <= min(1024, 4 T),
+// T <= 256 a multiple of D / 8.
+#version 460
+#include "common.glsl"
+#include "attention_common.glsl"
+
+layout(local_size_x_id = 0) in;  // T
+
+layout(buffer_reference, std430, buffer_reference_align = 4) coherent buffer CoherentF32 { float v[]; };
+layout(buffer_reference, std430, buffer_reference_align = 4) coherent buffer CoherentU32 { uint v[]; };
+
+layout(push_constant) uniform Push {
+  ActBuf qkv;             // [B, 1, q_row]: Hq query heads, Hkv keys, Hkv values
+  ActBuf k_cache;         // [B, Hkv, max_seq, D]
+  ActBuf v_cache;
+  I32Buf seqlens;         // int32 [B]
+  I32Buf total;           // int32 [1]
+  CoherentF32 partial;    // [B, Hq, nsplit, D + 2]: out[D], max, sum
+  CoherentU32 counters;   // [B, Hkv]: finished splits, 0 between steps
+  ActBuf out_;            // [B, 1, Hq * D]
+  ActBuf cos_c;           // when flags & 1: [max_pos, D / 2]
+  ActBuf sin_c;
+  U32Buf pos_ids;         // when flags & 4: int64 [B, 1]
+  uint Hkv, D, max_seq, q_row, flags, max_pos;  // flags: 1 rotary, 2 interleaved, 4 position_ids
+  float scale, softcap;
+  int window;
+} p;
+
+#include "gqa_rotary.glsl"
+
+shared float q_sh[1024];   // [G, D] rotated queries
+shared float kv_new[512];  // [0, D): the new key (rotated, rounded to the cache type); [D, 2D): the new value
+shared float stage[2048];  // dot partials [G, KP, L], then value rows [KP, D]
+shared float red[512];     // [G, KP] per-head reductions over a pass's keys
+shared float p_sh[512];    // [G, KP] softmax weights of the pass
+shared float m_sh[8], alpha_sh[8];
+shared uint last_sh;
+
+// v = src[base .. base + 8), base a multiple of 8 (16-byte loads).
+void load8(ActBuf src, uint base, out float v[8]) {
+#if STORE_F16
+  uvec4 q = U32x4Buf(src).v[base / 8];
+  vec2 a = unpackHalf2x16(q.x), b = unpackHalf2x16(q.y), c = unpackHalf2x16(q.z), d = unpackHalf2x16(q.w);
+  v = float[8](a.x, a.y, b.x, b.y, c.x, c.y, d.x, d.y);
+#else
+  vec4 a = F32x4Buf(src).v[base / 4], b = F32x4Buf(src).v[base / 4 + 1];
+  v = float[8](a.x, a.y, a.z, a.w, b.x, b.y, b.z, b.w);
+#endif
+}
+
+// In-place reduction of red[g * KP .. + KP) (KP a power of two) for every head g < G: max or sum into red[g * KP].
+void reduce_heads(uint G, uint KP, bool take_max) {
+  uint tid = gl_LocalInvocationID.x;
+  for (uint s = KP / 2; s > 0; s /= 2) {
+    if (tid < G * KP && (tid % KP) < s)
+      red[tid] = take_max ? max(red[tid], red[tid + s]) : red[tid] + red[tid + s];
+    barrier();
+  }
+}
+
+void main() {
+  uint split = gl_WorkGroupID.x, kvh = gl_WorkGroupID.y, b = gl_WorkGroupID.z;
+  uint nsplit = gl_NumWorkGroups.x, T = gl_WorkGroupSize.x, tid = gl_LocalInvocationID.x;
+  uint D = p.D, L = D / 8, KP = T / L;
+  uint Hq = p.q_row / D - 2 * p.Hkv, G = Hq / p.Hkv;
+  int kv_len = min(kv_len_of(p.seqlens, b), int(p.max_seq));
+  int position = past_of(p.seqlens, p.total, b, 1);
+  int hi = min(kv_len, position + 1);
+  int lo = p.window > 0 ? max(0, position - p.window + 1) : 0;
+  int range = max(hi - lo, 0);
+  int used = clamp((range + int(KP) - 1) / int(KP), 1, int(nsplit));  // splits with work, the same in every workgroup
+  if (int(split) >= used) return;
+  int per = (range + used - 1) / used;
+  int j0 = lo + int(split) * per, j1 = min(hi, j0 + per);
+  uint kv_base = (b * p.Hkv + kvh) * p.max_seq * D;
+  uint jl = tid / L, lane = tid % L;
+
+  // The group's rotated queries and the new key/value.
+  int rot_pos = (p.flags & 4u) != 0 ? load_i64(p.pos_ids, b) : position;
+  uint row = b * p.q_row;
+  for (uint i = tid; i < G * D; i += T) q_sh[i] = rotate(p.qkv, row + (kvh * G + i / D) * D, i % D, rot_pos);
+  for (uint d = tid; d < D; d += T) {
+    kv_new[d] = float(TO_STORE(rotate(p.qkv, row + (Hq + kvh) * D, d, rot_pos)));
+    kv_new[D + d] = float(p.qkv.v[row + (Hq + p.Hkv + kvh) * D + d]);
+  }
+  if (tid < G) m_sh[tid] = -1.0 / 0.0;
+  barrier();
+  if (split == 0 && position >= 0 && position < int(p.max_seq))
+    for (uint d = tid; d < D; d += T) {
+      p.k_cache.v[kv_base + uint(position) * D + d] = TO_STORE(kv_new[d]);
+      p.v_cache.v[kv_base + uint(position) * D + d] = TO_STORE(kv_new[D + d]);
+    }
+
+  float acc[4] = float[4](0, 0, 0, 0);  // outputs (g, d) = idx / D, idx % D for idx = tid + T * i < G * D
+  float l_part = 0.0;                   // threads tid < G * KP: sum of the weights of head tid / KP
+  for (int c0 = j0; c0 < j1; c0 += int(KP)) {
+    int j = c0 + int(jl);
+    float kf[8], vf[8];
+    if (j < j1 && j != position) {
+      load8(p.k_cache, kv_base + uint(j) * D + lane * 8, kf);
+      load8(p.v_cache, kv_base + uint(j) * D + lane * 8, vf);
+    } else {
+      bool is_new = j == position;
+      for (uint i = 0; i < 8; i++) {
+        kf[i] = is_new ? kv_new[lane * 8 + i] : 0.0;
+        vf[i] = is_new ? kv_new[D + lane * 8 + i] : 0.0;
+      }
+    }
+    for (uint g = 0; g < G; g++) {
+      float s = 0.0;
+      for (uint i = 0; i < 8; i++) s += q_sh[g * D + lane * 8 + i] * kf[i];
+      stage[(g * KP + jl) * L + lane] = s;
+    }
+    barrier();
+    float sc = -1.0 / 0.0;
+    if (tid < G * KP) {
+      uint g = tid / KP, jj = tid % KP;
+      if (c0 + int(jj) < j1) {
+        float dotv = 0.0;
+        for (uint l = 0; l < L; l++) dotv += stage[(g * KP + jj) * L + l];
+        sc = softcapped(dotv * p.scale, p.softcap);
+      }
+      red[tid] = sc;
+    }
+    barrier();  // the dot partials are read: stage takes the value rows
+    for (uint i = 0; i < 8; i++) stage[jl * D + lane * 8 + i] = vf[i];
+    reduce_heads(G, KP, true);
+    if (tid < G) {
+      float mo = m_sh[tid], mn = max(mo, red[tid * KP]);
+      alpha_sh[tid] = mn == -1.0 / 0.0 ? 1.0 : exp(mo - mn);
+      m_sh[tid] = mn;
+    }
+    barrier();
+    if (tid < G * KP) {
+      uint g = tid / KP;
+      float pj = sc == -1.0 / 0.0 ? 0.0 : exp(sc - m_sh[g]);
+      p_sh[tid] = pj;
+      l_part = l_part * alpha_sh[g] + pj;
+    }
+    barrier();
+    int n = min(int(KP), j1 - c0);
+    for (uint i = 0; i < 4; i++) {
+      uint idx = tid + T * i;
+      if (idx >= G * D) break;
+      uint g = idx / D, d = idx % D;
+      float a = acc[i] * alpha_sh[g];
+      for (int jj = 0; jj < n; jj++) a += p_sh[g * KP + uint(jj)] * stage[uint(jj) * D + d];
+      acc[i] = a;
+    }
+    barrier();  // stage, p_sh and red are reused by the next pass
+  }
+  if (tid < G * KP) red[tid] = l_part;
+  barrier();
+  reduce_heads(G, KP, false);  // red[g * KP]: this split's softmax sum of head g
+
+  if (used == 1) {  // the only split: normalize and write the output
+    for (uint i = 0; i < 4; i++) {
+      uint idx = tid + T * i;
+      if (idx >= G * D) break;
+      float l = red[(idx / D) * KP];
+      p.out_.v[b * Hq * D + kvh * G * D + idx] = TO_STORE(l > 0.0 ? acc[i] / l : 0.0);
+    }
+    return;
+  }
+  for (uint i = 0; i < 4; i++) {
+    uint idx = tid + T * i;
+    if (idx >= G * D) break;
+    uint g = idx / D;
+    p.partial.v[((b * Hq + kvh * G + g) * nsplit + split) * (D + 2) + idx % D] = acc[i];
+  }
+  if (tid < G) {
+    uint base = ((b * Hq + kvh * G + tid) * nsplit + split) * (D + 2);
+    p.partial.v[base + D] = m_sh[tid];
+    p.partial.v[base + D + 1] = red[tid * KP];
+  }
+  memoryBarrierBuffer();
+  barrier();
+  if (tid == 0) last_sh = atomicAdd(p.counters.v[b * p.Hkv + kvh], 1u) == uint(used - 1) ? 1u : 0u;
+  barrier();
+  if (last_sh == 0) return;
+  memoryBarrierBuffer();
+  // The last split to finish merges all: out = sum_s exp(m_s - M) o_s / sum_s exp(m_s - M) l_s, M = max_s m_s.
+  for (uint idx = tid; idx < G * D; idx += T) {
+    uint g = idx / D, d = idx % D;
+    uint base = (b * Hq + kvh * G + g) * nsplit * (D + 2);
+    float M = -1.0 / 0.0;
+    for (int s = 0; s < used; s++) M = max(M, p.partial.v[base + uint(s) * (D + 2) + D]);
+    float num = 0.0, den = 0.0;
+    for (int s = 0; s < used; s++) {
+      float ms = p.partial.v[base + uint(s) * (D + 2) + D];
+      if (ms == -1.0 / 0.0) continue;
+      float w = exp(ms - M);
+      den += w * p.partial.v[base + uint(s) * (D + 2) + D + 1];
+      num += w * p.partial.v[base + uint(s) * (D + 2) + d];
+    }
+    p.out_.v[b * Hq * D + kvh * G * D + idx] = TO_STORE(den > 0.0 ? num / den : 0.0);
+  }
+  if (tid == 0) p.counters.v[b * p.Hkv + kvh] = 0u;
+}
