@@ -105,7 +105,7 @@ class GatherBlockQuantizedKernel : public Kernel {
         default: out.data<uint16_t>()[o] = f32_to_bf16(v); break;
       }
     };
-    ctx.pool().parallel_for(nidx, 1, [&](int64_t i0, int64_t i1) {
+    ctx.pool().parallel_for_cost(nidx, (double)(qrows_per_row * qdim * 4), [&](int64_t i0, int64_t i1) {
       for (int64_t i = i0; i < i1; i++) {
         const int64_t row = idx[(size_t)i];
         for (int64_t qr = 0; qr < qrows_per_row; qr++) {

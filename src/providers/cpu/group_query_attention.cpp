@@ -10,6 +10,7 @@
 // see the row's real keys only (ONNX Runtime caps the causal length at the row's total), and every one of the S
 // new K/V rows is still stored.
 // Scores and softmax are computed in fp32; K/V are stored in the model's type.
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <vector>
@@ -148,7 +149,9 @@ void gqa_compute(KernelContext& ctx, const GqaAttrs& a, const GqaDims& d) {
   }
   // 2. Attention per (batch, head), fp32.
   const float alpha = a.scale == 0.0f ? 1.0f / std::sqrt((float)H) : a.scale;
-  ctx.pool().parallel_for(B * N, 1, [&](int64_t i0, int64_t i1) {
+  int64_t longest = 0;
+  for (int64_t b = 0; b < B; b++) longest = std::max<int64_t>(longest, (int64_t)seqlens[b] + 1);
+  ctx.pool().parallel_for_cost(B * N, (double)(S * longest * H * 4 + longest * H * 2), [&](int64_t i0, int64_t i1) {
     std::vector<float> kf, vf, score, acc(H);
     for (int64_t i = i0; i < i1; i++) {
       int64_t b = i / N, h = i % N, kvh = h / group;
@@ -156,11 +159,18 @@ void gqa_compute(KernelContext& ctx, const GqaAttrs& a, const GqaDims& d) {
       int64_t past_len = d.first_prompt ? 0 : total_b - S;
       const T* kbase = pkd + (b * Nkv + kvh) * d.present_buf * H;
       const T* vbase = pvd + (b * Nkv + kvh) * d.present_buf * H;
-      kf.resize(total_b * H);
-      vf.resize(total_b * H);
-      for (int64_t t = 0; t < total_b * H; t++) {
-        kf[t] = (float)load(kbase[t]);
-        vf[t] = (float)load(vbase[t]);
+      const float* kp;  // keys and values as fp32: the cache itself when it is fp32, else a converted copy
+      const float* vp;
+      if constexpr (std::is_same_v<T, float>) {
+        kp = kbase, vp = vbase;
+      } else {
+        kf.resize(total_b * H);
+        vf.resize(total_b * H);
+        for (int64_t t = 0; t < total_b * H; t++) {
+          kf[t] = (float)load(kbase[t]);
+          vf[t] = (float)load(vbase[t]);
+        }
+        kp = kf.data(), vp = vf.data();
       }
       score.resize(total_b);
       for (int64_t s = 0; s < S; s++) {
@@ -172,7 +182,7 @@ void gqa_compute(KernelContext& ctx, const GqaAttrs& a, const GqaDims& d) {
         if (a.local_window > 0 && causal > a.local_window) start = causal - a.local_window;
         float mx = -INFINITY;
         for (int64_t t = start; t < causal; t++) {
-          float x = dot_f32(qv, kf.data() + t * H, H) * alpha;
+          float x = dot_f32(qv, kp + t * H, H) * alpha;
           if (a.softcap > 0) x = a.softcap * std::tanh(x / a.softcap);
           if (bias) {
             int64_t bb = bias->dim(0) == 1 ? 0 : b, bh = bias->dim(1) == 1 ? 0 : h;
@@ -190,7 +200,7 @@ void gqa_compute(KernelContext& ctx, const GqaAttrs& a, const GqaDims& d) {
         std::fill(acc.begin(), acc.end(), 0.0f);
         for (int64_t t = start; t < causal; t++) {
           float p = (float)(score[t] / sum);
-          const float* vv = vf.data() + t * H;
+          const float* vv = vp + t * H;
           for (int64_t j = 0; j < H; j++) acc[j] += p * vv[j];
         }
         T* o = out.data<T>() + (b * S + s) * N * H + h * H;
@@ -200,10 +210,15 @@ void gqa_compute(KernelContext& ctx, const GqaAttrs& a, const GqaDims& d) {
   });
 }
 
-// attention_bias [B|1, N|1, S, total_sequence_length] and head_sink [N], both of the query's type.
-void check_bias_and_sink(KernelContext& ctx, const GqaAttrs& a, const GqaDims& d) {
+// position_ids [B,S] (read as b*S+s, as ONNX Runtime reads it), attention_bias [B|1, N|1, S, total_sequence_length]
+// and head_sink [N], both of the query's type.
+void check_optional_inputs(KernelContext& ctx, const GqaAttrs& a, const GqaDims& d) {
   const Node& n = ctx.node();
   DType dt = ctx.input(0).dtype();
+  if (const Tensor* pos = ctx.input_or_null(9)) {
+    OGX_CHECK(pos->rank() == 2 && pos->dim(0) == d.B && pos->dim(1) == d.S, n.describe(), ": position_ids ",
+              shape_str(pos->shape()), " must be [", d.B, ",", d.S, "]");
+  }
   if (const Tensor* bias = ctx.input_or_null(10)) {
     OGX_CHECK(bias->rank() == 4 && (bias->dim(0) == d.B || bias->dim(0) == 1) &&
                   (bias->dim(1) == d.N || bias->dim(1) == 1) && bias->dim(2) == d.S && bias->dim(3) == d.total &&
@@ -262,7 +277,7 @@ void gqa_kernel(KernelContext& ctx, const GqaAttrs& a) {
   Tensor* bk = ctx.bound_output(1);
   d.shared = pk && bk && bk->raw() == pk->raw();
   if (d.shared) d.present_buf = d.past_buf;
-  check_bias_and_sink(ctx, a, d);
+  check_optional_inputs(ctx, a, d);
   dispatch_float(q.dtype(), "GroupQueryAttention", [&](auto tag) {
     using T = typename decltype(tag)::type;
     if constexpr (std::is_same_v<T, double>) throw_error(n.describe(), ": float64 is not supported");

@@ -1,8 +1,8 @@
 // MatMul (numpy semantics, batched with broadcasting) and Gemm. Activations are widened to fp32, weights are read
-// in their storage type (fp32/fp16/bf16) and accumulated in fp32: the axpy form streams each weight row once per
-// tile of up to 4 activation rows, split over output columns between threads.
+// in their storage type (fp32/fp16/bf16) and accumulated in fp32 by gemm_f32acc (gemm_f32.cpp).
 #include "providers/cpu/matmul.h"
 
+#include <algorithm>
 #include <cstring>
 #include <vector>
 
@@ -12,32 +12,6 @@
 #include "providers/cpu/type_dispatch.h"
 
 namespace ogx::cpu {
-
-template <typename S>
-void gemm_f32acc(const float* a, const S* b, float* y, int64_t M, int64_t K, int64_t N, ThreadPool& pool) {
-  std::memset(y, 0, sizeof(float) * M * N);
-  // Column chunks of at least 64 floats keep writes apart between threads.
-  pool.parallel_for(N, 64, [&](int64_t n0, int64_t n1) {
-    for (int64_t m0 = 0; m0 < M; m0 += 4) {
-      int rows = (int)std::min<int64_t>(4, M - m0);
-      float* yr[4];
-      for (int r = 0; r < rows; r++) yr[r] = y + (m0 + r) * N + n0;
-      float ak[4];
-      for (int64_t k = 0; k < K; k++) {
-        bool any = false;
-        for (int r = 0; r < rows; r++) {
-          ak[r] = a[(m0 + r) * K + k];
-          any |= ak[r] != 0.0f;
-        }
-        if (any) axpy_rows(rows, ak, b + k * N + n0, yr, n1 - n0);
-      }
-    }
-  });
-}
-
-template void gemm_f32acc<float>(const float*, const float*, float*, int64_t, int64_t, int64_t, ThreadPool&);
-template void gemm_f32acc<f16_t>(const float*, const f16_t*, float*, int64_t, int64_t, int64_t, ThreadPool&);
-template void gemm_f32acc<bf16_t>(const float*, const bf16_t*, float*, int64_t, int64_t, int64_t, ThreadPool&);
 
 namespace {
 

@@ -71,7 +71,7 @@ void layer_norm_kernel(KernelContext& ctx, bool simplified) {
   float* inv_p = ctx.wants_output(inv_index) ? ctx.output(inv_index, DType::f32, stat_shape).data<float>() : nullptr;
   dispatch_float(x.dtype(), "LayerNorm", [&](auto tag) {
     using S = typename decltype(tag)::type;
-    ctx.pool().parallel_for(rows, 4, [&](int64_t r0, int64_t r1) {
+    ctx.pool().parallel_for_cost(rows, (double)(H * 8), [&](int64_t r0, int64_t r1) {
       std::vector<float> row(H);
       for (int64_t r = r0; r < r1; r++) {
         const S* px = x.data<S>() + r * H;
@@ -107,7 +107,7 @@ void skip_norm_kernel(KernelContext& ctx, bool simplified) {
   float* inv_p = ctx.wants_output(2) ? ctx.output(2, DType::f32, stat_shape).data<float>() : nullptr;
   dispatch_float(x.dtype(), "SkipLayerNorm", [&](auto tag) {
     using S = typename decltype(tag)::type;
-    ctx.pool().parallel_for(rows, 4, [&](int64_t r0, int64_t r1) {
+    ctx.pool().parallel_for_cost(rows, (double)(H * 8), [&](int64_t r0, int64_t r1) {
       std::vector<float> row(H);
       for (int64_t r = r0; r < r1; r++) {
         const S* px = x.data<S>() + r * H;

@@ -1,0 +1,99 @@
+// y[M,N] = a[M,K] x b[K,N] in fp32 with b stored as fp32, fp16 or bf16 (row-major, as MatMul and Gemm hold them):
+// a register-tiled kernel — 4 rows x 16 columns of y kept in 8 AVX2 accumulators while k runs over all of K, so y
+// is written once instead of once per k as the axpy form did. Columns are split between threads in strips of 16.
+// Every output is the same ordered fp32 sum over k (one fused multiply-add per k) on every path, so results do not
+// depend on the thread count; the scalar twin (no AVX2, or SIMD disabled) uses the same order with fmaf.
+#include <immintrin.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "providers/cpu/matmul.h"
+#include "providers/cpu/simd.h"
+
+namespace ogx::cpu {
+
+namespace {
+
+constexpr int64_t kCols = 16;  // columns of one strip
+
+template <typename S>
+inline float to_f(S v) {
+  if constexpr (std::is_same_v<S, float>) return v;
+  else return to_float(v);
+}
+
+// y[r][n] for rows [0, R) and columns [n0, n1) of one strip, scalar.
+template <typename S>
+void strip_scalar(int R, const float* a, int64_t K, const S* b, int64_t N, float* y, int64_t n0, int64_t n1) {
+  for (int r = 0; r < R; r++)
+    for (int64_t n = n0; n < n1; n++) {
+      float s = 0.f;
+      for (int64_t k = 0; k < K; k++) s = std::fmaf(a[r * K + k], to_f(b[k * N + n]), s);
+      y[r * N + n] = s;
+    }
+}
+
+#define OGX_AVX2 __attribute__((target("avx2,fma,f16c")))
+
+OGX_AVX2 inline __m256 load8(const float* p) { return _mm256_loadu_ps(p); }
+OGX_AVX2 inline __m256 load8(const f16_t* p) { return _mm256_cvtph_ps(_mm_loadu_si128((const __m128i*)p)); }
+OGX_AVX2 inline __m256 load8(const bf16_t* p) {
+  return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i*)p)), 16));
+}
+
+// y[r][n0 .. n0 + 16) for rows [0, R).
+template <typename S, int R>
+OGX_AVX2 void strip_avx2(const float* a, int64_t K, const S* b, int64_t N, float* y, int64_t n0) {
+  __m256 acc[R][2];
+#pragma GCC unroll 4
+  for (int r = 0; r < R; r++) acc[r][0] = acc[r][1] = _mm256_setzero_ps();
+  const S* bp = b + n0;
+  for (int64_t k = 0; k < K; k++, bp += N) {
+    const __m256 b0 = load8(bp), b1 = load8(bp + 8);
+#pragma GCC unroll 4
+    for (int r = 0; r < R; r++) {
+      const __m256 av = _mm256_broadcast_ss(a + r * K + k);
+      acc[r][0] = _mm256_fmadd_ps(av, b0, acc[r][0]);
+      acc[r][1] = _mm256_fmadd_ps(av, b1, acc[r][1]);
+    }
+  }
+#pragma GCC unroll 4
+  for (int r = 0; r < R; r++) {
+    _mm256_storeu_ps(y + r * N + n0, acc[r][0]);
+    _mm256_storeu_ps(y + r * N + n0 + 8, acc[r][1]);
+  }
+}
+
+template <typename S>
+void strip_rows(int R, const float* a, int64_t K, const S* b, int64_t N, float* y, int64_t n0, bool avx2) {
+  const int64_t n1 = std::min(N, n0 + kCols);
+  if (!avx2 || n1 - n0 < kCols) return strip_scalar(R, a, K, b, N, y, n0, n1);
+  switch (R) {
+    case 4: return strip_avx2<S, 4>(a, K, b, N, y, n0);
+    case 3: return strip_avx2<S, 3>(a, K, b, N, y, n0);
+    case 2: return strip_avx2<S, 2>(a, K, b, N, y, n0);
+    default: return strip_avx2<S, 1>(a, K, b, N, y, n0);
+  }
+}
+
+}  // namespace
+
+template <typename S>
+void gemm_f32acc(const float* a, const S* b, float* y, int64_t M, int64_t K, int64_t N, ThreadPool& pool) {
+  const bool avx2 = cpu_has_avx2() && simd_enabled();
+  const int64_t strips = (N + kCols - 1) / kCols;
+  pool.parallel_for_cost(strips, (double)(M * K * kCols), [&](int64_t s0, int64_t s1) {
+    for (int64_t s = s0; s < s1; s++)
+      for (int64_t m0 = 0; m0 < M; m0 += 4) {
+        const int R = (int)std::min<int64_t>(4, M - m0);
+        strip_rows(R, a + m0 * K, K, b, N, y + m0 * N, s * kCols, avx2);
+      }
+  });
+}
+
+template void gemm_f32acc<float>(const float*, const float*, float*, int64_t, int64_t, int64_t, ThreadPool&);
+template void gemm_f32acc<f16_t>(const float*, const f16_t*, float*, int64_t, int64_t, int64_t, ThreadPool&);
+template void gemm_f32acc<bf16_t>(const float*, const bf16_t*, float*, int64_t, int64_t, int64_t, ThreadPool&);
+
+}  // namespace ogx::cpu
