@@ -1,6 +1,7 @@
 // y[M,N] = a[M,K] x b[K,N] in fp32 with b stored as fp32, fp16 or bf16 (row-major, as MatMul and Gemm hold them):
-// a register-tiled kernel — 4 rows x 16 columns of y kept in 8 AVX2 accumulators while k runs over all of K, so y
-// is written once instead of once per k as the axpy form did. Columns are split between threads in strips of 16.
+// a register-tiled kernel — 4 rows x 16 columns (or 1 row x 64 columns for a single row) of y kept in 8 AVX2
+// accumulators while k runs over all of K, so y is written once instead of once per k as the axpy form did.
+// Columns are split between threads in strips of 64.
 // Every output is the same ordered fp32 sum over k (one fused multiply-add per k) on every path, so results do not
 // depend on the thread count; the scalar twin (no AVX2, or SIMD disabled) uses the same order with fmaf.
 #include <immintrin.h>
@@ -15,7 +16,7 @@ namespace ogx::cpu {
 
 namespace {
 
-constexpr int64_t kCols = 16;  // columns of one strip
+constexpr int64_t kCols = 64;  // columns of one strip (one thread's unit of work)
 
 template <typename S>
 inline float to_f(S v) {
@@ -42,39 +43,51 @@ OGX_AVX2 inline __m256 load8(const bf16_t* p) {
   return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i*)p)), 16));
 }
 
-// y[r][n0 .. n0 + 16) for rows [0, R).
-template <typename S, int R>
-OGX_AVX2 void strip_avx2(const float* a, int64_t K, const S* b, int64_t N, float* y, int64_t n0) {
-  __m256 acc[R][2];
-#pragma GCC unroll 4
-  for (int r = 0; r < R; r++) acc[r][0] = acc[r][1] = _mm256_setzero_ps();
+// y[r][n0 .. n0 + 8 * W) for rows [0, R): R * W accumulators, enough independent chains to hide the FMA latency.
+template <typename S, int R, int W>
+OGX_AVX2 void block_avx2(const float* a, int64_t K, const S* b, int64_t N, float* y, int64_t n0) {
+  __m256 acc[R][W];
+#pragma GCC unroll 8
+  for (int r = 0; r < R; r++)
+#pragma GCC unroll 8
+    for (int w = 0; w < W; w++) acc[r][w] = _mm256_setzero_ps();
   const S* bp = b + n0;
   for (int64_t k = 0; k < K; k++, bp += N) {
-    const __m256 b0 = load8(bp), b1 = load8(bp + 8);
+    __m256 bv[W];
+#pragma GCC unroll 8
+    for (int w = 0; w < W; w++) bv[w] = load8(bp + 8 * w);
 #pragma GCC unroll 4
     for (int r = 0; r < R; r++) {
       const __m256 av = _mm256_broadcast_ss(a + r * K + k);
-      acc[r][0] = _mm256_fmadd_ps(av, b0, acc[r][0]);
-      acc[r][1] = _mm256_fmadd_ps(av, b1, acc[r][1]);
+#pragma GCC unroll 8
+      for (int w = 0; w < W; w++) acc[r][w] = _mm256_fmadd_ps(av, bv[w], acc[r][w]);
     }
   }
 #pragma GCC unroll 4
-  for (int r = 0; r < R; r++) {
-    _mm256_storeu_ps(y + r * N + n0, acc[r][0]);
-    _mm256_storeu_ps(y + r * N + n0 + 8, acc[r][1]);
-  }
+  for (int r = 0; r < R; r++)
+#pragma GCC unroll 8
+    for (int w = 0; w < W; w++) _mm256_storeu_ps(y + r * N + n0 + 8 * w, acc[r][w]);
 }
 
+// Rows [0, R) x columns [n0, min(N, n0 + kCols)): blocks as wide as the row count allows, scalar for a tail under 16.
 template <typename S>
 void strip_rows(int R, const float* a, int64_t K, const S* b, int64_t N, float* y, int64_t n0, bool avx2) {
   const int64_t n1 = std::min(N, n0 + kCols);
-  if (!avx2 || n1 - n0 < kCols) return strip_scalar(R, a, K, b, N, y, n0, n1);
-  switch (R) {
-    case 4: return strip_avx2<S, 4>(a, K, b, N, y, n0);
-    case 3: return strip_avx2<S, 3>(a, K, b, N, y, n0);
-    case 2: return strip_avx2<S, 2>(a, K, b, N, y, n0);
-    default: return strip_avx2<S, 1>(a, K, b, N, y, n0);
+  if (!avx2) return strip_scalar(R, a, K, b, N, y, n0, n1);
+  int64_t n = n0;
+  if (R == 1 && n1 - n == 64) {
+    block_avx2<S, 1, 8>(a, K, b, N, y, n);
+    return;
   }
+  for (; n + 16 <= n1; n += 16) {
+    switch (R) {
+      case 4: block_avx2<S, 4, 2>(a, K, b, N, y, n); break;
+      case 3: block_avx2<S, 3, 2>(a, K, b, N, y, n); break;
+      case 2: block_avx2<S, 2, 2>(a, K, b, N, y, n); break;
+      default: block_avx2<S, 1, 2>(a, K, b, N, y, n); break;
+    }
+  }
+  if (n < n1) strip_scalar(R, a, K, b, N, y, n, n1);
 }
 
 }  // namespace

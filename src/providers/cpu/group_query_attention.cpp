@@ -198,10 +198,10 @@ void gqa_compute(KernelContext& ctx, const GqaAttrs& a, const GqaDims& d) {
         double sum = has_sink ? std::exp(sink_logit - mx) : 0.0;
         for (int64_t t = start; t < causal; t++) sum += score[t] = std::exp(score[t] - mx);
         std::fill(acc.begin(), acc.end(), 0.0f);
+        float* accp = acc.data();
         for (int64_t t = start; t < causal; t++) {
-          float p = (float)(score[t] / sum);
-          const float* vv = vp + t * H;
-          for (int64_t j = 0; j < H; j++) acc[j] += p * vv[j];
+          const float p = (float)(score[t] / sum);
+          axpy_rows(1, &p, vp + t * H, &accp, H);
         }
         T* o = out.data<T>() + (b * S + s) * N * H + h * H;
         for (int64_t j = 0; j < H; j++) o[j] = store<T>(acc[j]);

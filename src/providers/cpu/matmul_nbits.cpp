@@ -33,22 +33,9 @@ std::atomic<bool> g_force_scalar{false};
 bool set_force_scalar(bool on) { return g_force_scalar.exchange(on); }
 static bool use_avx2() { return cpu_has_avx2() && simd_enabled() && !g_force_scalar.load(std::memory_order_relaxed); }
 
-// Quantizes one row (K values, padded with zeros to nb * bs) the way MLAS QuantizeARow_CompInt8 does.
-void quantize_row_int8(const float* a, int64_t K, int64_t bs, int64_t nb, int8_t* q, float* scale) {
-  for (int64_t b = 0; b < nb; b++) {
-    const int64_t k0 = b * bs, len = std::min(bs, K - k0);
-    float amax = 0.f;
-    for (int64_t i = 0; i < len; i++) amax = std::max(amax, std::fabs(a[k0 + i]));
-    scale[b] = amax / 127.f;
-    const float inv = amax != 0.f ? 127.f / amax : 0.f;
-    for (int64_t i = 0; i < len; i++) {
-      float v = std::nearbyint(a[k0 + i] * inv);  // round half to even (default rounding mode)
-      v = std::min(127.f, std::max(-128.f, v));
-      q[k0 + i] = (int8_t)v;
-    }
-    for (int64_t i = std::max<int64_t>(len, 0); i < bs; i++) q[k0 + i] = 0;
-  }
-}
+// Quantizes one row (K values, padded with zeros to nb * bs) the way MLAS QuantizeARow_CompInt8 does
+// (matmul_nbits_quantize.cpp).
+void quantize_row_int8(const float* a, int64_t K, int64_t bs, int64_t nb, int8_t* q, float* scale);
 
 // One weight column: packed data, per-block fp32 scales and per-block zero points (uint8 unpacked, or float).
 struct Col {

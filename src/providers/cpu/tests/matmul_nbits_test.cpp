@@ -466,4 +466,26 @@ TEST(MatMulNBits, ActivationQuantizerRoundsLikeMlas) {
   for (int i = 16; i < 32; i++) EXPECT_EQ(q[(size_t)i], 0) << "padding past K is zero";
 }
 
+// The AVX2 quantizer gives the scalar one's bytes and scales (ties included: values at k + 0.5 after scaling).
+TEST(MatMulNBits, ActivationQuantizerSimdMatchesScalar) {
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<float> u(-3.f, 3.f);
+  for (int64_t bs : {16, 32, 64, 128})
+    for (int64_t K : {bs, bs * 3 + 5, int64_t{1000}}) {
+      const int64_t nb = (K + bs - 1) / bs;
+      std::vector<float> a((size_t)K);
+      for (auto& v : a) v = u(rng);
+      for (int64_t i = 0; i < K; i += 7) a[(size_t)i] = (float)((int)(a[(size_t)i] * 10)) + 0.5f;  // ties
+      a[0] = 127.f;
+      std::vector<int8_t> q1((size_t)(nb * bs)), q2(q1.size());
+      std::vector<float> s1((size_t)nb), s2((size_t)nb);
+      ogx::cpu::nbits::quantize_row_int8(a.data(), K, bs, nb, q1.data(), s1.data());
+      bool prev = ogx::cpu::nbits::set_force_scalar(true);
+      ogx::cpu::nbits::quantize_row_int8(a.data(), K, bs, nb, q2.data(), s2.data());
+      ogx::cpu::nbits::set_force_scalar(prev);
+      EXPECT_EQ(q1, q2) << "bs" << bs << " K" << K;
+      EXPECT_EQ(s1, s2) << "bs" << bs << " K" << K;
+    }
+}
+
 }  // namespace
