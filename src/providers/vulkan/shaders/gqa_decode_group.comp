@@ -68,6 +68,18 @@ void reduce_heads(uint G, uint KP, bool take_max) {
   }
 }
 
+// Key and value elements [off + j * D, + 8) of key j when it is a valid past key, else zeros (the new token's are
+// taken from shared memory by the caller).
+void fetch_kv(uint off, int j, int j1, int position, out float kf[8], out float vf[8]) {
+  if (j < j1 && j != position) {
+    load8(p.k_cache, off + uint(j) * p.D, kf);
+    load8(p.v_cache, off + uint(j) * p.D, vf);
+  } else {
+    kf = float[8](0, 0, 0, 0, 0, 0, 0, 0);
+    vf = float[8](0, 0, 0, 0, 0, 0, 0, 0);
+  }
+}
+
 void main() {
   uint split = gl_WorkGroupID.x, kvh = gl_WorkGroupID.y, b = gl_WorkGroupID.z;
   uint nsplit = gl_NumWorkGroups.x, T = gl_WorkGroupSize.x, tid = gl_LocalInvocationID.x;
@@ -84,6 +96,11 @@ void main() {
   int j0 = lo + int(split) * per, j1 = min(hi, j0 + per);
   uint kv_base = (b * p.Hkv + kvh) * p.max_seq * D;
   uint jl = tid / L, lane = tid % L;
+
+  // This thread's key/value elements of the first pass, loaded before anything else so the rotation below overlaps
+  // their latency; each pass then loads the next one's while it finishes.
+  float kf[8], vf[8];
+  fetch_kv(kv_base + lane * 8, j0 + int(jl), j1, position, kf, vf);
 
   // The group's rotated queries and the new key/value.
   int rot_pos = (p.flags & 4u) != 0 ? load_i64(p.pos_ids, b) : position;
@@ -104,18 +121,11 @@ void main() {
   float acc[4] = float[4](0, 0, 0, 0);  // outputs (g, d) = idx / D, idx % D for idx = tid + T * i < G * D
   float l_part = 0.0;                   // threads tid < G * KP: sum of the weights of head tid / KP
   for (int c0 = j0; c0 < j1; c0 += int(KP)) {
-    int j = c0 + int(jl);
-    float kf[8], vf[8];
-    if (j < j1 && j != position) {
-      load8(p.k_cache, kv_base + uint(j) * D + lane * 8, kf);
-      load8(p.v_cache, kv_base + uint(j) * D + lane * 8, vf);
-    } else {
-      bool is_new = j == position;
+    if (c0 + int(jl) == position)  // the new token's key/value come from shared memory, not the cache
       for (uint i = 0; i < 8; i++) {
-        kf[i] = is_new ? kv_new[lane * 8 + i] : 0.0;
-        vf[i] = is_new ? kv_new[D + lane * 8 + i] : 0.0;
+        kf[i] = kv_new[lane * 8 + i];
+        vf[i] = kv_new[D + lane * 8 + i];
       }
-    }
     for (uint g = 0; g < G; g++) {
       float s = 0.0;
       for (uint i = 0; i < 8; i++) s += q_sh[g * D + lane * 8 + i] * kf[i];
@@ -134,6 +144,7 @@ void main() {
     }
     barrier();  // the dot partials are read: stage takes the value rows
     for (uint i = 0; i < 8; i++) stage[jl * D + lane * 8 + i] = vf[i];
+    fetch_kv(kv_base + lane * 8, c0 + int(KP) + int(jl), j1, position, kf, vf);  // the next pass's, in flight
     reduce_heads(G, KP, true);
     if (tid < G) {
       float mo = m_sh[tid], mn = max(mo, red[tid * KP]);
@@ -190,20 +201,36 @@ void main() {
   if (last_sh == 0) return;
   memoryBarrierBuffer();
   // The last split to finish merges all: out = sum_s exp(m_s - M) o_s / sum_s exp(m_s - M) l_s, M = max_s m_s.
+  // Every load is issued in parallel: (head, split) maxima and sums first, then 8 splits' outputs at a time.
+  uint nsp = uint(used);
+  for (uint t = tid; t < G * nsp; t += T) {  // G * nsp <= 256
+    uint base = ((b * Hq + kvh * G + t / nsp) * nsplit + t % nsp) * (D + 2);
+    red[t] = p.partial.v[base + D];
+    stage[t] = p.partial.v[base + D + 1];
+  }
+  barrier();
+  if (tid < G) {
+    float M = -1.0 / 0.0, den = 0.0;
+    for (uint s = 0; s < nsp; s++) M = max(M, red[tid * nsp + s]);
+    for (uint s = 0; s < nsp; s++) {
+      float ms = red[tid * nsp + s];
+      float w = ms == -1.0 / 0.0 ? 0.0 : exp(ms - M);
+      p_sh[tid * nsp + s] = w;
+      den += w * stage[tid * nsp + s];
+    }
+    alpha_sh[tid] = den > 0.0 ? 1.0 / den : 0.0;
+  }
+  barrier();
   for (uint idx = tid; idx < G * D; idx += T) {
     uint g = idx / D, d = idx % D;
-    uint base = (b * Hq + kvh * G + g) * nsplit * (D + 2);
-    float M = -1.0 / 0.0;
-    for (int s = 0; s < used; s++) M = max(M, p.partial.v[base + uint(s) * (D + 2) + D]);
-    float num = 0.0, den = 0.0;
-    for (int s = 0; s < used; s++) {
-      float ms = p.partial.v[base + uint(s) * (D + 2) + D];
-      if (ms == -1.0 / 0.0) continue;
-      float w = exp(ms - M);
-      den += w * p.partial.v[base + uint(s) * (D + 2) + D + 1];
-      num += w * p.partial.v[base + uint(s) * (D + 2) + d];
+    uint base = (b * Hq + kvh * G + g) * nsplit * (D + 2) + d;
+    float num = 0.0;
+    for (uint s0 = 0; s0 < nsp; s0 += 8) {
+      float o[8];
+      for (uint k = 0; k < 8; k++) o[k] = s0 + k < nsp ? p.partial.v[base + (s0 + k) * (D + 2)] : 0.0;
+      for (uint k = 0; k < 8; k++) num += s0 + k < nsp ? p_sh[g * nsp + s0 + k] * o[k] : 0.0;
     }
-    p.out_.v[b * Hq * D + kvh * G * D + idx] = TO_STORE(den > 0.0 ? num / den : 0.0);
+    p.out_.v[b * Hq * D + kvh * G * D + idx] = TO_STORE(num * alpha_sh[g]);
   }
   if (tid == 0) p.counters.v[b * p.Hkv + kvh] = 0u;
 }
