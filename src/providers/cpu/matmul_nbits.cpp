@@ -318,7 +318,7 @@ class MatMulNBitsKernel : public Kernel {
     }
     has_g_idx_ = n.inputs.size() > 4 && n.inputs[4] >= 0;
     if (const Tensor* g = info.constant_input(4)) check_g_idx(*g);
-    maybe_pack(info.constant_input(1));
+    maybe_pack(info.constant_input(1), info.num_threads);
   }
 
   void compute(KernelContext& ctx) override {
@@ -447,10 +447,10 @@ class MatMulNBitsKernel : public Kernel {
   static constexpr int64_t kInlineWork = 1 << 16;
 
   // The int8 path on weights repacked once (matmul_nbits_packed.h), when the CPU has AVX-512 VNNI.
-  void maybe_pack(const Tensor* b) {
+  void maybe_pack(const Tensor* b, int threads) {
     if (!(level_ == 4 && bits_ == 4 && b && scales_cached_ && zp_cached_ && zpf_.empty() && !has_g_idx_)) return;
     if (b->dtype() != DType::u8 || b->numel() != N_ * nb_ * blob_ || !nbits::q4_packed_available()) return;
-    nbits::pack_q4(b->data<uint8_t>(), scales_.data(), zp_.data(), K_, N_, bs_, packed_);
+    nbits::pack_q4(b->data<uint8_t>(), scales_.data(), zp_.data(), K_, N_, bs_, threads, packed_);
     packed_ok_ = true;
   }
 

@@ -10,6 +10,8 @@
 #include <immintrin.h>
 
 #include <algorithm>
+#include <thread>
+#include <vector>
 
 #include "providers/cpu/simd.h"
 
@@ -47,7 +49,7 @@ bool q4_packed_available() {
   return v && simd_enabled();
 }
 
-void pack_q4(const uint8_t* b, const float* scales, const uint8_t* zp, int64_t K, int64_t N, int64_t bs,
+void pack_q4(const uint8_t* b, const float* scales, const uint8_t* zp, int64_t K, int64_t N, int64_t bs, int threads,
              PackedQ4& p) {
   p.K = K, p.N = N, p.bs = bs;
   p.nb = (K + bs - 1) / bs;
@@ -61,17 +63,26 @@ void pack_q4(const uint8_t* b, const float* scales, const uint8_t* zp, int64_t K
   p.s.assign((size_t)(T * G * kTile * S), 0.f);
   p.z.clear();
   if (!p.sym) p.z.assign((size_t)(T * G * kTile * S + 4), 8);  // +4: the kernel reads 4 bytes per group
-  for (int64_t n = 0; n < N; n++) {
-    const int64_t t = n / kTile, c = n % kTile;
-    const uint8_t* col = b + n * p.nb * (bs / 2);
-    for (int64_t j = 0; j < p.chunks; j++) pack_chunk(col, kp, j, &p.w[(size_t)(((t * p.chunks + j) * kTile + c) * 32)]);
-    for (int64_t blk = 0; blk < p.nb; blk++) {
-      const int64_t g = bs <= 64 ? blk / S : blk, e = bs <= 64 ? blk % S : 0;
-      const size_t at = (size_t)(((t * G + g) * kTile + c) * S + e);
-      p.s[at] = scales[n * p.nb + blk];
-      if (!p.sym) p.z[at] = zp[n * p.nb + blk];
+  auto pack_tiles = [&](int64_t t0, int64_t t1) {
+    for (int64_t n = t0 * kTile; n < std::min(N, t1 * kTile); n++) {
+      const int64_t t = n / kTile, c = n % kTile;
+      const uint8_t* col = b + n * p.nb * (bs / 2);
+      for (int64_t j = 0; j < p.chunks; j++)
+        pack_chunk(col, kp, j, &p.w[(size_t)(((t * p.chunks + j) * kTile + c) * 32)]);
+      for (int64_t blk = 0; blk < p.nb; blk++) {
+        const int64_t g = bs <= 64 ? blk / S : blk, e = bs <= 64 ? blk % S : 0;
+        const size_t at = (size_t)(((t * G + g) * kTile + c) * S + e);
+        p.s[at] = scales[n * p.nb + blk];
+        if (!p.sym) p.z[at] = zp[n * p.nb + blk];
+      }
     }
-  }
+  };
+  // Large matrices (the 1B model's 800 MB) are packed by several threads; tiles are independent.
+  const int nt = N * K >= (1 << 22) ? std::max(1, threads) : 1;
+  std::vector<std::thread> pool;
+  for (int i = 1; i < nt; i++) pool.emplace_back(pack_tiles, T * i / nt, T * (i + 1) / nt);
+  pack_tiles(0, T / nt);
+  for (auto& th : pool) th.join();
 }
 
 int64_t panel_chunks(const PackedQ4& p, int64_t M) {
