@@ -4,6 +4,7 @@
 
 #include "providers/cpu/cpu_ops.h"
 #include "providers/cpu/type_dispatch.h"
+#include "providers/cpu/vec_math.h"
 
 namespace ogx::cpu {
 namespace {
@@ -76,7 +77,14 @@ void cast_kernel(KernelContext& ctx) {
 }  // namespace
 
 void register_unary(KernelRegistry& r) {
-  FLOAT_OP("Sigmoid", sigmoid(x));
+  r.add_fn("", "Sigmoid", [](KernelContext& ctx) {
+    const Tensor& x = ctx.input(0);
+    if (x.dtype() != DType::f32) return unary_float(ctx, [](auto v) { return sigmoid(v); });
+    Tensor& y = ctx.output(0, x.dtype(), x.shape());
+    const float* px = x.data<float>();
+    float* py = y.data<float>();
+    ctx.pool().parallel_for(x.numel(), 1 << 14, [&](int64_t b, int64_t e) { sigmoid_f32(px + b, py + b, e - b); });
+  });
   FLOAT_OP("Tanh", std::tanh(x));
   FLOAT_OP("Exp", std::exp(x));
   FLOAT_OP("Log", std::log(x));
