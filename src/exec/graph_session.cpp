@@ -174,13 +174,32 @@ void GraphSession::fold_constants() {
 
 void GraphSession::run(const std::vector<NamedTensor>& inputs, std::vector<NamedTensor>& outputs) {
   const Graph& g = model_->graph;
-  std::vector<Tensor> slots(g.values.size());
-  std::vector<bool> bound(g.values.size(), false);
-  for (size_t v = 0; v < g.values.size(); v++) {
-    if (g.values[v].is_constant) slots[v] = g.values[v].constant;
-    else if (!folded_[v].empty()) slots[v] = folded_[v];
+  // The slots of constants and folded values persist between runs; every other slot is emptied when the run ends
+  // (also on an error), so the next run starts from the same state without rebuilding the table.
+  std::vector<Tensor>& slots = run_slots_;
+  std::vector<bool>& bound = run_bound_;
+  std::vector<bool>& given = run_given_;
+  if (slots.size() != g.values.size()) {
+    slots.assign(g.values.size(), Tensor());
+    for (size_t v = 0; v < g.values.size(); v++) {
+      if (g.values[v].is_constant) slots[v] = g.values[v].constant;
+      else if (!folded_[v].empty()) slots[v] = folded_[v];
+    }
+    bound.assign(g.values.size(), false);
+    given.assign(g.values.size(), false);
   }
-  std::vector<bool> given(g.values.size(), false);
+  struct Reset {
+    GraphSession& s;
+    ~Reset() {
+      const Graph& g = s.model_->graph;
+      for (size_t v = 0; v < g.values.size(); v++) {
+        if (g.values[v].is_constant || !s.folded_[v].empty()) continue;
+        if (!s.run_slots_[v].empty()) s.run_slots_[v] = Tensor();
+        s.run_bound_[v] = false;
+        s.run_given_[v] = false;
+      }
+    }
+  } reset{*this};
   for (auto& [name, t] : inputs) {
     int v = g.find(name);
     OGX_CHECK(v >= 0 && g.input_info(name), "'", name, "' is not an input of the model");

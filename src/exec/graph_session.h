@@ -49,6 +49,9 @@ class GraphSession : public Session {
   void find_last_position_node(const std::string& output);
   Tensor last_position(const Tensor& a) const;
   int last_pos_node_ = -1, last_pos_out_ = -1;
+  // Per-value state of run(), kept between runs (constants and folded values stay in place).
+  std::vector<Tensor> run_slots_;
+  std::vector<bool> run_bound_, run_given_;
   BufferPool buffers_;
 };
 

@@ -1,6 +1,6 @@
 // y[M,N] = a[M,K] x b[K,N] in fp32 with b stored as fp32, fp16 or bf16 (row-major, as MatMul and Gemm hold them):
-// a register-tiled kernel — 4 rows x 16 columns (or 1 row x 64 columns for a single row) of y kept in 8 AVX2
-// accumulators while k runs over all of K, so y is written once instead of once per k as the axpy form did.
+// a register-tiled kernel — 4 rows x 16 columns of y kept in 8 AVX2 accumulators while k runs over all of K, so y
+// is written once instead of once per k as the axpy form did; a single row (decode) streams B row by row instead.
 // Columns are split between threads in strips of 64.
 // Every output is the same ordered fp32 sum over k (one fused multiply-add per k) on every path, so results do not
 // depend on the thread count; the scalar twin (no AVX2, or SIMD disabled) uses the same order with fmaf.
@@ -75,10 +75,6 @@ void strip_rows(int R, const float* a, int64_t K, const S* b, int64_t N, float* 
   const int64_t n1 = std::min(N, n0 + kCols);
   if (!avx2) return strip_scalar(R, a, K, b, N, y, n0, n1);
   int64_t n = n0;
-  if (R == 1 && n1 - n == 64) {
-    block_avx2<S, 1, 8>(a, K, b, N, y, n);
-    return;
-  }
   for (; n + 16 <= n1; n += 16) {
     switch (R) {
       case 4: block_avx2<S, 4, 2>(a, K, b, N, y, n); break;
@@ -90,12 +86,41 @@ void strip_rows(int R, const float* a, int64_t K, const S* b, int64_t N, float* 
   if (n < n1) strip_scalar(R, a, K, b, N, y, n, n1);
 }
 
+// One row: y[n0, n1) = a x b[:, n0, n1), B read row after row (4 rows per pass over y[n0, n1), which stays in
+// L1) so the hardware prefetcher sees 4 sequential streams instead of one strided one. Same per-output order of
+// fused multiply-adds as the blocks and the scalar twin.
+template <typename S>
+OGX_AVX2 void gemv_avx2(const float* a, int64_t K, const S* b, int64_t N, float* y, int64_t n0, int64_t n1) {
+  const int64_t nv = n0 + (n1 - n0) / 8 * 8;
+  for (int64_t n = n0; n < nv; n += 8) _mm256_storeu_ps(y + n, _mm256_setzero_ps());
+  for (int64_t k0 = 0; k0 < K; k0 += 4) {
+    const int kk = (int)std::min<int64_t>(4, K - k0);
+    __m256 av[4];
+    for (int i = 0; i < kk; i++) av[i] = _mm256_broadcast_ss(a + k0 + i);
+    const S* bk = b + k0 * N;
+    for (int64_t n = n0; n < nv; n += 8) {
+      __m256 acc = _mm256_loadu_ps(y + n);
+      for (int i = 0; i < kk; i++) acc = _mm256_fmadd_ps(av[i], load8(bk + i * N + n), acc);
+      _mm256_storeu_ps(y + n, acc);
+    }
+  }
+  if (nv < n1) strip_scalar(1, a, K, b, N, y, nv, n1);
+}
+
 }  // namespace
 
 template <typename S>
 void gemm_f32acc(const float* a, const S* b, float* y, int64_t M, int64_t K, int64_t N, ThreadPool& pool) {
   const bool avx2 = cpu_has_avx2() && simd_enabled();
   const int64_t strips = (N + kCols - 1) / kCols;
+  if (M == 1) {
+    pool.parallel_for_cost(strips, (double)(K * kCols), [&](int64_t s0, int64_t s1) {
+      const int64_t n0 = s0 * kCols, n1 = std::min(N, s1 * kCols);
+      if (avx2) gemv_avx2(a, K, b, N, y, n0, n1);
+      else strip_scalar(1, a, K, b, N, y, n0, n1);
+    });
+    return;
+  }
   pool.parallel_for_cost(strips, (double)(M * K * kCols), [&](int64_t s0, int64_t s1) {
     for (int64_t s = s0; s < s1; s++)
       for (int64_t m0 = 0; m0 < M; m0 += 4) {

@@ -43,7 +43,8 @@ void matmul_kernel(KernelContext& ctx) {
   auto ast = broadcast_strides(abatch, batch), bst = broadcast_strides(bbatch, batch);
   dispatch_float(A.dtype(), "MatMul", [&](auto tag) {
     using S = typename decltype(tag)::type;
-    std::vector<float> af(M * K), yf(M * N);
+    std::vector<float> af, yf;  // fp32 copies of A and Y for 16-bit types
+    if constexpr (!std::is_same_v<S, float>) af.resize(M * K), yf.resize(M * N);
     for (int64_t bi = 0; bi < nb; bi++) {
       int64_t rem = bi, aoff = 0, boff = 0;
       for (int d = (int)batch.size() - 1; d >= 0; d--) {
@@ -62,6 +63,8 @@ void matmul_kernel(KernelContext& ctx) {
             for (int64_t k = 0; k < K; k++) s += pa[m * K + k] * pb[k * N + n];
             py[m * N + n] = s;
           }
+      } else if constexpr (std::is_same_v<S, float>) {
+        gemm_f32acc<S>(pa, pb, py, M, K, N, ctx.pool());  // fp32 in and out: no copies
       } else {
         to_f32(pa, af.data(), M * K);
         gemm_f32acc<S>(af.data(), pb, yf.data(), M, K, N, ctx.pool());
