@@ -2,8 +2,10 @@
 // cost of a dispatch and of a barrier inside a recorded sequence. GPU time comes from timestamps around a recorded
 // batch of dispatches; weights are cycled through enough copies (>= 256 MiB) that they stream from DRAM, not cache.
 //
-//   ogx_vulkan_bench [--quick] [--device-type gpu|cpu]
+//   ogx_vulkan_bench [--quick] [--device-type gpu|cpu] [--threads N] [--q4-threads N] [--rows N] [--chain-only]
 //     --quick: small shapes and few repetitions (a smoke test on lavapipe)
+//     --threads/--q4-threads/--rows: the tuning row with these matvec values replaced (experiments)
+//     --chain-only: only the dependent-matvec chains (latency of a matvec as a decode step sees it)
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -172,30 +174,68 @@ void bench_dispatch(Context& ctx, Timer& timer, bool chained, int n, bool altern
               (unsigned long long)rec.stats().barriers, us / n, record_us / n, replay_us);
 }
 
+// Per-matvec GPU time of a chain of `n` dependent matvecs (each reads the previous output: one barrier each), as
+// in a decode step, against the same matvecs' throughput above. `pair` alternates K x N and N x K (up, then down);
+// weights cycle through copies so they stream from DRAM.
+void bench_chain(Context& ctx, Timer& timer, const Shape2& s, bool pair, bool int4, int n) {
+  Shape2 back{"back", s.N, s.K};
+  double bytes_fwd = int4 ? s.N * s.K * (0.5 + 2.0 / 32) : s.N * s.K * 2.0;
+  int copies = (int)std::clamp<double>(std::ceil(256e6 / bytes_fwd), 2, 32);
+  std::vector<kernels::MatMulWeight> w;
+  for (int c = 0; c < copies; c++) w.push_back(make_weight(ctx, (pair && c % 2) ? back : s, int4, (uint64_t)c));
+  int64_t width = std::max(s.K, s.N);
+  DeviceBuffer a = ctx.memory().allocate("chain a", width * 2), b = ctx.memory().allocate("chain b", width * 2);
+  std::vector<uint16_t> xh(width, f32_to_f16(0.01f));
+  ctx.transfers().upload(a.slice(), 0, xh.data(), width * 2);
+  ctx.transfers().upload(b.slice(), 0, xh.data(), width * 2);
+  CommandRecorder rec(ctx);
+  rec.begin();
+  rec.write_timestamp(timer.pool(), 0);
+  for (int i = 0; i < n; i++) {
+    const kernels::MatMulWeight& wi = w[pair ? (i % copies) : (i % copies)];
+    const DeviceBuffer& in = i % 2 ? b : a;
+    const DeviceBuffer& out = i % 2 ? a : b;
+    TensorView x{in.slice().sub(0, wi.K * 2), DType::f16, {1, wi.K}}, y{out.slice().sub(0, wi.N * 2), DType::f16, {1, wi.N}};
+    kernels::matmul(rec, x, wi, nullptr, y);
+  }
+  rec.write_timestamp(timer.pool(), 1);
+  rec.end();
+  double us = timer.median_us(rec, 5) / n;
+  std::printf("| %-6s | %-22s | %4d | %8.2f |\n", int4 ? "int4" : "fp16", pair ? (std::string(s.name) + " <-> back").c_str() : s.name,
+              n, us);
+  std::fflush(stdout);
+}
+
 int run(int argc, char** argv) {
   bool quick = false;
   std::string type = "gpu";
-  uint32_t q4_threads = 0, rows = 0;
+  uint32_t q4_threads = 0, rows = 0, threads = 0;
+  bool chain_only = false;
   for (int i = 1; i < argc; i++) {
     std::string a = argv[i];
     if (a == "--quick") quick = true;
     else if (a == "--device-type" && i + 1 < argc) type = argv[++i];
     else if (a == "--q4-threads" && i + 1 < argc) q4_threads = (uint32_t)std::stoul(argv[++i]);
     else if (a == "--rows" && i + 1 < argc) rows = (uint32_t)std::stoul(argv[++i]);
+    else if (a == "--threads" && i + 1 < argc) threads = (uint32_t)std::stoul(argv[++i]);
+    else if (a == "--chain-only") chain_only = true;
     else {
-      std::fprintf(stderr, "usage: ogx_vulkan_bench [--quick] [--device-type gpu|cpu] [--q4-threads N] [--rows N]\n");
+      std::fprintf(stderr, "usage: ogx_vulkan_bench [--quick] [--device-type gpu|cpu] [--threads N] [--q4-threads N] "
+                           "[--rows N] [--chain-only]\n");
       return 2;
     }
   }
   ContextOptions o;
   o.provider = parse_provider_options({{"hardware_device_type", type}});
   o.block_bytes = 1ull << 30;
-  if (q4_threads || rows) {  // tuning experiments: the table's row with these values replaced
+  if (q4_threads || rows || threads) {  // tuning experiments: the table's row with these values replaced
     Context probe(o);
     Tuning t = probe.tuning();
     if (q4_threads) t.matvec_threads_q4 = q4_threads;
     if (rows) t.matvec_rows = rows;
-    t.row += " (q4 threads " + std::to_string(t.matvec_threads_q4) + ", rows " + std::to_string(t.matvec_rows) + ")";
+    if (threads) t.matvec_threads = threads;
+    t.row += " (threads " + std::to_string(t.matvec_threads) + ", q4 threads " + std::to_string(t.matvec_threads_q4) +
+             ", rows " + std::to_string(t.matvec_rows) + ")";
     o.tuning = t;
   }
   Context ctx(o);
@@ -208,6 +248,12 @@ int run(int argc, char** argv) {
   std::vector<Shape2> shapes = {{"2048x2048 (q/o)", 2048, 2048}, {"2048x8192 (up)", 2048, 8192},
                                 {"8192x2048 (down)", 8192, 2048}, {"2048x128256 (lm)", 2048, 128256}};
   if (quick) shapes = {{"256x512", 256, 512}, {"512x256", 512, 256}};
+  std::printf("\n| weights | chain (dependent matvecs) | n | us/matvec |\n|---|---|---|---|\n");
+  for (bool int4 : {false, true}) {
+    bench_chain(ctx, timer, shapes[0], false, int4, quick ? 8 : 64);
+    bench_chain(ctx, timer, shapes[1], true, int4, quick ? 8 : 64);
+  }
+  if (chain_only) return 0;
   std::printf("\n| weights | K x N | us/matvec | GB/s | of 4.47 TB/s | dispatches x copies | max rel err |\n"
               "|---|---|---|---|---|---|---|\n");
   for (bool int4 : {false, true})

@@ -1,7 +1,8 @@
 // y[m, n] = sum_k x[m, k] * W[n, k] (+ bias[n]): decode-time matrix-vector product over weights stored row-major as
 // [N, K] (the transposed ONNX MatMul weight) in fp32/fp16, or MatMulNBits int4 ([N, K/bs, bs/2] bytes, low nibble
 // first, scales [N, K/bs], optional packed 4-bit zero points [N, ceil(K/bs / 2)] bytes, default zero point 8).
-// A workgroup computes ROWS outputs of one row m; threads stride over K in units of 8 values; fp32 accumulation.
+// A workgroup computes ROWS outputs of one row m; threads stride over K in units of 8 values, UNROLL units per
+// iteration with their loads issued together; fp32 accumulation.
 // EPILOGUE_SILU (compile time): weight rows come in (gate, up) pairs (a fused, row-interleaved gate/up projection)
 // and the workgroup writes silu(gate) * up for each pair into y [M, N / 2], the products rounded to the storage
 // type first as the separate projection would store them.
@@ -11,6 +12,9 @@
 layout(local_size_x_id = 0) in;
 layout(constant_id = 1) const uint ROWS = 4;  // outputs per workgroup, <= 8
 layout(constant_id = 2) const uint WIDE = 1;  // 16-byte loads of fp weights and of x (K % 8 == 0, x 16-byte aligned)
+// Units (8 values of K) per thread and loop iteration, loaded together: more with fewer rows, so about the same
+// number of weight registers are in flight.
+const uint UNROLL = ROWS <= 2 ? 4 : (ROWS <= 4 ? 2 : 1);
 
 #ifndef EPILOGUE_SILU
 #define EPILOGUE_SILU 0
@@ -61,7 +65,8 @@ void load_x8(uint m, uint k0, out float xs[8]) { load8(p.x, m * p.K, k0, xs); }
 
 #if NORM_PROLOGUE
 // xs (x at k0..k0+7) becomes s * gamma; ss accumulates s^2; the residual row gets s when write_residual.
-void norm_prologue(uint m, uint k0, inout float xs[8], inout float ss, bool write_residual) {
+// valid = 0: a repeated unit past the end (counts nothing, writes nothing).
+void norm_prologue(uint m, uint k0, inout float xs[8], inout float ss, bool write_residual, float valid) {
   float t[8];
   if ((p.norm_flags & 1u) != 0) {
     load8(p.skip, m * p.K, k0, t);
@@ -71,8 +76,10 @@ void norm_prologue(uint m, uint k0, inout float xs[8], inout float ss, bool writ
     load8(p.norm_bias, 0, k0, t);
     for (uint i = 0; i < 8; i++) xs[i] += t[i];
   }
-  for (uint i = 0; i < 8; i++) ss += xs[i] * xs[i];  // zero past K
-  if (write_residual)
+  float sq = 0.0;
+  for (uint i = 0; i < 8; i++) sq += xs[i] * xs[i];  // zero past K
+  ss += valid * sq;
+  if (write_residual && valid != 0.0)
     for (uint i = 0; i < 8; i++)
       if (k0 + i < p.K) p.residual.v[m * p.K + k0 + i] = TO_STORE(xs[i]);
   load8(p.gamma, 0, k0, t);
@@ -129,14 +136,24 @@ void main() {
   float ss = 0.0;
   bool write_residual = (p.norm_flags & 4u) != 0 && n0 == 0;
 #endif
-  for (uint u = tid; u < units; u += gl_WorkGroupSize.x) {
-    float xs[8];
-    load_x8(m, u * 8, xs);
+  uint T = gl_WorkGroupSize.x;
+  for (uint u0 = tid; u0 < units; u0 += UNROLL * T) {
+    // UNROLL units of x and of every row's weights are loaded before any is used: one memory round trip per
+    // iteration. Units past the end re-read the last unit and count zero (no branch between the loads).
+    float xs[4][8];
+    uint us[4];
+    float valid[4];
+    for (uint i = 0; i < UNROLL; i++) {
+      uint u = u0 + i * T;
+      valid[i] = u < units ? 1.0 : 0.0;
+      us[i] = min(u, units - 1);
+      load_x8(m, us[i] * 8, xs[i]);
+    }
 #if NORM_PROLOGUE
-    norm_prologue(m, u * 8, xs, ss, write_residual);
+    for (uint i = 0; i < UNROLL; i++) norm_prologue(m, us[i] * 8, xs[i], ss, write_residual, valid[i]);
 #endif
-    for (uint r = 0; r < ROWS; r++)
-      if (n0 + r < p.N) acc[r] += dot_unit(n0 + r, u, xs);
+    for (uint i = 0; i < UNROLL; i++)
+      for (uint r = 0; r < ROWS; r++) acc[r] += valid[i] * dot_unit(min(n0 + r, p.N - 1), us[i], xs[i]);
   }
   for (uint r = 0; r < ROWS; r++) {
     float s = subgroupAdd(acc[r]);
