@@ -33,7 +33,7 @@ class ThreadPool {
   // The same, for items costing about item_cost elementary operations each: work too small to pay for a hand-off
   // to another thread (under kMinParallelCost in all) runs on the calling thread.
   void parallel_for_cost(int64_t n, double item_cost, const std::function<void(int64_t, int64_t)>& fn);
-  static constexpr double kMinParallelCost = 32768;
+  static constexpr double kMinParallelCost = 1 << 18;
 
  private:
   void worker_loop();

@@ -444,7 +444,7 @@ class MatMulNBitsKernel : public Kernel {
 
  private:
   // Below this many multiply-adds a node runs on the calling thread: a hand-off costs more than the work.
-  static constexpr int64_t kInlineWork = 1 << 16;
+  static constexpr int64_t kInlineWork = 1 << 18;
 
   // The int8 path on weights repacked once (matmul_nbits_packed.h), when the CPU has AVX-512 VNNI.
   void maybe_pack(const Tensor* b, int threads) {
