@@ -5,7 +5,8 @@
 //   ogx_vulkan_bench [--quick] [--device-type gpu|cpu] [--threads N] [--q4-threads N] [--rows N] [--chain-only]
 //     --quick: small shapes and few repetitions (a smoke test on lavapipe)
 //     --threads/--q4-threads/--rows: the tuning row with these matvec values replaced (experiments)
-//     --chain-only: only the dependent-matvec chains (latency of a matvec as a decode step sees it)
+//     --chain-only: only the dependent-matvec chains and attention calls (latency as a decode step sees it)
+//     --attn-threads N: threads of the one-dispatch decode attention
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -15,6 +16,7 @@
 #include <vector>
 
 #include "common/half.h"
+#include "providers/vulkan/kernels/attention.h"
 #include "providers/vulkan/kernels/elementwise.h"
 #include "providers/vulkan/kernels/matmul.h"
 #include "providers/vulkan/transfer.h"
@@ -206,10 +208,54 @@ void bench_chain(Context& ctx, Timer& timer, const Shape2& s, bool pair, bool in
   std::fflush(stdout);
 }
 
+// Per-call GPU time of one-token attention with packed QKV (B 1, Hkv 8, D 64, fp16, rotary), `n` calls in a row
+// (each writes the KV cache the next reads: one barrier each, as layers in a step). Hq 32 (group 4) takes the
+// one-dispatch kernel; Hq 128 (group 16) takes the two-dispatch split + combine path.
+void bench_attention(Context& ctx, Timer& timer, int64_t Hq, int kv_len, int n) {
+  const int64_t Hkv = 8, D = 64, cap = 256, row = (Hq + 2 * Hkv) * D;
+  std::vector<DeviceBuffer> keep;
+  auto buf = [&](VkDeviceSize bytes) {
+    keep.push_back(ctx.memory().allocate("attn", bytes));
+    ctx.transfers().fill_zero(keep.back().slice());
+    return keep.back().slice();
+  };
+  std::vector<uint16_t> qkv(row), cs(cap * D / 2);
+  for (int64_t i = 0; i < row; i++) qkv[i] = f32_to_f16((float)((int)(hash(i) % 200) - 100) / 100.0f);
+  for (auto& c : cs) c = f32_to_f16(0.5f);
+  kernels::GqaTensors t;
+  BufferSlice q = buf(row * 2), cosb = buf(cs.size() * 2);
+  ctx.transfers().upload(q, 0, qkv.data(), row * 2);
+  ctx.transfers().upload(cosb, 0, cs.data(), cs.size() * 2);
+  t.query = TensorView{q, DType::f16, {1, 1, row}};
+  t.k_cache = TensorView{buf(Hkv * cap * D * 2), DType::f16, {1, Hkv, cap, D}};
+  t.v_cache = TensorView{buf(Hkv * cap * D * 2), DType::f16, {1, Hkv, cap, D}};
+  int32_t lens[2] = {kv_len - 1, kv_len};
+  BufferSlice lb = buf(8);
+  ctx.transfers().upload(lb, 0, lens, 8);
+  t.seqlens_k = TensorView{lb.sub(0, 4), DType::i32, {1}};
+  t.total_sequence_length = TensorView{lb.sub(4, 4), DType::i32, {1}};
+  TensorView cosv{cosb, DType::f16, {cap, D / 2}};
+  t.cos_cache = &cosv, t.sin_cache = &cosv;
+  t.output = TensorView{buf(Hq * D * 2), DType::f16, {1, 1, Hq * D}};
+  kernels::GqaParams gp;
+  gp.num_heads = Hq, gp.kv_num_heads = Hkv, gp.do_rotary = true;
+  auto ws = kernels::make_gqa_workspace(ctx, 1, 1, Hq, D, cap);
+  CommandRecorder rec(ctx);
+  rec.begin();
+  rec.write_timestamp(timer.pool(), 0);
+  for (int i = 0; i < n; i++) kernels::group_query_attention(rec, gp, t, ws);
+  rec.write_timestamp(timer.pool(), 1);
+  rec.end();
+  double us = timer.median_us(rec, 5) / n;
+  std::printf("| attention | Hq %3lld Hkv 8 D 64 kv %4d | %4d | %8.2f | %llu dispatches |\n", (long long)Hq, kv_len, n, us,
+              (unsigned long long)rec.stats().dispatches);
+  std::fflush(stdout);
+}
+
 int run(int argc, char** argv) {
   bool quick = false;
   std::string type = "gpu";
-  uint32_t q4_threads = 0, rows = 0, threads = 0;
+  uint32_t q4_threads = 0, rows = 0, threads = 0, attn_threads = 0;
   bool chain_only = false;
   for (int i = 1; i < argc; i++) {
     std::string a = argv[i];
@@ -219,6 +265,7 @@ int run(int argc, char** argv) {
     else if (a == "--rows" && i + 1 < argc) rows = (uint32_t)std::stoul(argv[++i]);
     else if (a == "--threads" && i + 1 < argc) threads = (uint32_t)std::stoul(argv[++i]);
     else if (a == "--chain-only") chain_only = true;
+    else if (a == "--attn-threads" && i + 1 < argc) attn_threads = (uint32_t)std::stoul(argv[++i]);
     else {
       std::fprintf(stderr, "usage: ogx_vulkan_bench [--quick] [--device-type gpu|cpu] [--threads N] [--q4-threads N] "
                            "[--rows N] [--chain-only]\n");
@@ -228,12 +275,13 @@ int run(int argc, char** argv) {
   ContextOptions o;
   o.provider = parse_provider_options({{"hardware_device_type", type}});
   o.block_bytes = 1ull << 30;
-  if (q4_threads || rows || threads) {  // tuning experiments: the table's row with these values replaced
+  if (q4_threads || rows || threads || attn_threads) {  // tuning experiments: the table's row with these values replaced
     Context probe(o);
     Tuning t = probe.tuning();
     if (q4_threads) t.matvec_threads_q4 = q4_threads;
     if (rows) t.matvec_rows = rows;
     if (threads) t.matvec_threads = threads;
+    if (attn_threads) t.decode_group_threads = attn_threads;
     t.row += " (threads " + std::to_string(t.matvec_threads) + ", q4 threads " + std::to_string(t.matvec_threads_q4) +
              ", rows " + std::to_string(t.matvec_rows) + ")";
     o.tuning = t;
@@ -253,6 +301,8 @@ int run(int argc, char** argv) {
     bench_chain(ctx, timer, shapes[0], false, int4, quick ? 8 : 64);
     bench_chain(ctx, timer, shapes[1], true, int4, quick ? 8 : 64);
   }
+  for (int kv : {32, 200})
+    for (int64_t hq : {32, 128}) bench_attention(ctx, timer, hq, kv, quick ? 4 : 64);
   if (chain_only) return 0;
   std::printf("\n| weights | K x N | us/matvec | GB/s | of 4.47 TB/s | dispatches x copies | max rel err |\n"
               "|---|---|---|---|---|---|---|\n");

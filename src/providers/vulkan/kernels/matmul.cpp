@@ -31,8 +31,9 @@ constexpr size_t kTransposeBytes = 4u << 20;  // host buffer of the weight trans
 
 int64_t rows_of(const TensorView& t) { return t.numel() / t.shape.back(); }
 
-DeviceBuffer upload_plain(Context& ctx, const std::string& name, const Tensor& t) {
-  DeviceBuffer buf = ctx.memory().allocate(name, t.bytes());
+// `pad` extra bytes past the end keep word reads of the last bytes inside the buffer.
+DeviceBuffer upload_plain(Context& ctx, const std::string& name, const Tensor& t, VkDeviceSize pad = 0) {
+  DeviceBuffer buf = ctx.memory().allocate(name, t.bytes() + pad);
   ctx.transfers().upload(buf.slice(), 0, t.raw(), t.bytes());
   return buf;
 }
@@ -88,7 +89,7 @@ MatMulWeight upload_matmul_nbits(Context& ctx, const std::string& name, const Te
   w.block_size = block_size;
   w.nblocks = nblocks;
   w.data = upload_plain(ctx, name, b);
-  w.scales = upload_plain(ctx, name + ".scales", scales);
+  w.scales = upload_plain(ctx, name + ".scales", scales, 16);  // also read as dummy zero points (matvec_fused)
   if (zero_points) {
     OGX_CHECK(zero_points->dtype() == DType::u8 && zero_points->numel() == N * ((nblocks + 1) / 2), "MatMulNBits ",
               name, ": zero_points must be uint8 [N * ceil(K/block / 2)], got ", dtype_name(zero_points->dtype()),
@@ -145,8 +146,10 @@ void matvec_fused(CommandRecorder& rec, const TensorView& x, const MatMulWeight&
   if (w.int4) reads.push_back(w.scales.slice());
   if (w.has_zero_points) reads.push_back(w.zero_points.slice());
   if (bias) reads.push_back(bias->mem);
-  MatvecPush p{addr(x), w.data.slice().address, w.int4 ? w.scales.slice().address : 0,
-               w.has_zero_points ? w.zero_points.slice().address : 0, addr_or_zero(bias), addr(y), (uint32_t)M,
+  // int4 without zero points: the kernel reads a (discarded) zero-point byte anyway, from the scales, which are
+  // larger than N * zp_stride bytes.
+  uint64_t zp_addr = w.has_zero_points ? w.zero_points.slice().address : (w.int4 ? w.scales.slice().address : 0);
+  MatvecPush p{addr(x), w.data.slice().address, w.int4 ? w.scales.slice().address : 0, zp_addr, addr_or_zero(bias), addr(y), (uint32_t)M,
                (uint32_t)w.N, (uint32_t)w.K, (uint32_t)w.block_size, (uint32_t)w.nblocks,
                (uint32_t)((w.nblocks + 1) / 2), w.has_zero_points, bias != nullptr};
   if (norm) {
