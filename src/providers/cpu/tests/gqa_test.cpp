@@ -44,6 +44,7 @@ struct GqaCase {
   int64_t window = -1;  // local_window_size
   float softcap = 0, scale = 0;
   bool smooth = false, sink = false;  // smooth_softmax attribute / head_sink input
+  bool pos_ids = false;               // position_ids input (the positions the kernel would derive)
   int bias_form = 0;                  // attention_bias: 0 none, 1 [B,N,S,T], 2 [1,N,S,T], 3 [B,1,S,T], 4 [1,1,S,T]
   uint32_t seed = 1;
   std::vector<int64_t> past_len;    // per batch row; empty: random
@@ -54,7 +55,7 @@ struct GqaCase {
       << " H=" << H << (packed ? " packed" : "") << (rotary ? " rotary" : "") << (interleaved ? " interleaved" : "")
       << (rotary ? " rot=" + std::to_string(rot) : "") << " window=" << window << " softcap=" << softcap
       << " scale=" << scale << (smooth ? " smooth_softmax" : "") << (sink ? " head_sink" : "")
-      << " bias_form=" << bias_form << " seed=" << seed;
+      << (pos_ids ? " position_ids" : "") << " bias_form=" << bias_form << " seed=" << seed;
     for (int64_t n : prompt_len) o << " len=" << n;
     return o.str();
   }
@@ -167,10 +168,13 @@ void run_gqa_case(GqaCase c) {
   else run.omitted().omitted();
   run.input("seqlens_k", make_tensor(DType::i32, {B}, seqlens));
   run.input("total_sequence_length", make_tensor(DType::i32, {}, std::vector<int32_t>{(int32_t)total}));
-  if (c.rotary || c.bias_form || c.sink) {
+  if (c.rotary || c.bias_form || c.sink || c.pos_ids) {
     if (c.rotary) run.input("cos_cache", cosb.t).input("sin_cache", sinb.t);
     else run.omitted().omitted();
-    run.omitted();  // position_ids
+    std::vector<int64_t> pos((size_t)(B * S));
+    for (int64_t i = 0; i < B * S; i++) pos[(size_t)i] = past[(size_t)(i / S)] + i % S;
+    if (c.pos_ids) run.input("position_ids", make_tensor(DType::i64, {B, S}, pos));
+    else run.omitted();
   }
   if (c.bias_form || c.sink) {
     if (c.bias_form) run.input("attention_bias", bias.t);
@@ -242,6 +246,7 @@ TEST(GroupQueryAttention, RandomCasesAgainstFloat64) {
           }
           c.smooth = opt == 6;
           c.sink = opt == 7 || opt == 9;
+          c.pos_ids = opt == 9;
           if (opt == 8 || opt == 9) c.bias_form = 1 + (int)(rng() % 4);
           run_gqa_case(c);
           if (::testing::Test::HasFailure()) return;
