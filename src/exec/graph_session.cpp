@@ -94,6 +94,15 @@ GraphSession::GraphSession(std::shared_ptr<const Model> model, const KernelRegis
   is_graph_output_.assign(g.values.size(), false);
   for (int v : g.output_ids) is_graph_output_[v] = true;
   fold_constants();
+  // Kernels of nodes that read folded values are built again, now seeing those values as constants (a MatMul on
+  // the transposed tied embedding repacks it once, as it does an initializer).
+  for (size_t i = 0; i < g.nodes.size(); i++) {
+    const Node& n = g.nodes[i];
+    if (skip_[i] || !std::any_of(n.inputs.begin(), n.inputs.end(), [&](int v) { return v >= 0 && !folded_[v].empty(); }))
+      continue;
+    KernelInfo info{n, g, pool_->num_threads(), &folded_};
+    kernels_[i] = (*registry.find(n.domain, n.op_type))(info);
+  }
   find_last_position_node(opts.last_position_output);
 }
 

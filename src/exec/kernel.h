@@ -5,6 +5,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "common/thread_pool.h"
 #include "onnx/graph.h"
@@ -42,11 +43,16 @@ struct KernelInfo {
   const Node& node;
   const Graph& graph;
   int num_threads = 1;
-  // Constant (initializer) tensor feeding input i, or nullptr.
+  // Values computed once at session creation (a host session's folded constants), by value id; may be null.
+  const std::vector<Tensor>* folded = nullptr;
+  // Constant (initializer or folded) tensor feeding input i, or nullptr.
   const Tensor* constant_input(int i) const {
     if (i >= (int)node.inputs.size() || node.inputs[i] < 0) return nullptr;
-    auto& v = graph.values[node.inputs[i]];
-    return v.is_constant ? &v.constant : nullptr;
+    const int id = node.inputs[i];
+    auto& v = graph.values[id];
+    if (v.is_constant) return &v.constant;
+    if (folded && id < (int)folded->size() && !(*folded)[id].empty()) return &(*folded)[id];
+    return nullptr;
   }
 };
 

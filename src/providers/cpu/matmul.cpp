@@ -105,10 +105,55 @@ void gemm_kernel(KernelContext& ctx) {
   });
 }
 
+// MatMul whose B is a constant matrix (every weight of a decoder): B repacked once into panels (gemm_packed_b.cpp),
+// A's leading dimensions flattened into rows. Anything else takes matmul_kernel.
+class ConstWeightMatMul : public Kernel {
+ public:
+  explicit ConstWeightMatMul(const KernelInfo& info) {
+    const Tensor* b = info.constant_input(1);
+    if (!b || b->rank() != 2) return;
+    K_ = b->dim(0), N_ = b->dim(1), dt_ = b->dtype();
+    switch (dt_) {
+      case DType::f32: pack_b(b->data<float>(), K_, N_, f32_); break;
+      case DType::f16: pack_b(b->data<f16_t>(), K_, N_, f16_); break;
+      case DType::bf16: pack_b(b->data<bf16_t>(), K_, N_, bf16_); break;
+      default: dt_ = DType::undefined;
+    }
+  }
+
+  void compute(KernelContext& ctx) override {
+    const Tensor& A = ctx.input(0);
+    if (dt_ == DType::undefined || A.dtype() != dt_ || A.rank() < 2 || A.dim(-1) != K_) return matmul_kernel(ctx);
+    Shape out = A.shape();
+    out.back() = N_;
+    Tensor& Y = ctx.output(0, dt_, out);
+    const int64_t M = A.numel() / K_;
+    if (M == 0 || N_ == 0) return;
+    if (dt_ == DType::f32) return gemm_packed_b(A.data<float>(), f32_, Y.data<float>(), M, ctx.pool());
+    dispatch_float(dt_, "MatMul", [&](auto tag) {
+      using S = typename decltype(tag)::type;
+      if constexpr (std::is_same_v<S, f16_t> || std::is_same_v<S, bf16_t>) {
+        std::vector<float> af((size_t)(M * K_)), yf((size_t)(M * N_));
+        to_f32(A.data<S>(), af.data(), M * K_);
+        if constexpr (std::is_same_v<S, f16_t>) gemm_packed_b(af.data(), f16_, yf.data(), M, ctx.pool());
+        else gemm_packed_b(af.data(), bf16_, yf.data(), M, ctx.pool());
+        for (int64_t i = 0; i < M * N_; i++) Y.data<S>()[i] = store<S>(yf[(size_t)i]);
+      }
+    });
+  }
+
+ private:
+  int64_t K_ = 0, N_ = 0;
+  DType dt_ = DType::undefined;
+  PackedB<float> f32_;
+  PackedB<f16_t> f16_;
+  PackedB<bf16_t> bf16_;
+};
+
 }  // namespace
 
 void register_matmul(KernelRegistry& r) {
-  r.add_fn("", "MatMul", matmul_kernel);
+  r.add("", "MatMul", [](const KernelInfo& info) { return std::make_unique<ConstWeightMatMul>(info); });
   r.add_fn("", "Gemm", gemm_kernel);
 }
 
