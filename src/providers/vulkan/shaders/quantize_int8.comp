@@ -15,6 +15,17 @@ layout(push_constant) uniform Push {
 
 shared float red[64];
 
+// a / b rounded to nearest as the host's IEEE division: Vulkan lets a driver's division be off by 2.5 ulp (and one
+// is, on an NVIDIA H200), which moved every value of a block by an ulp of its scale. One residual correction step
+// of the approximate quotient gives the correctly rounded result.
+float div_rn(float a, float b) {
+  precise float y = 1.0 / b;
+  precise float q = a * y;
+  precise float r = fma(-q, b, a);
+  precise float c = fma(r, y, q);
+  return c;
+}
+
 void main() {
   uint blk = gl_WorkGroupID.x, m = gl_WorkGroupID.y, tid = gl_LocalInvocationID.x;
   uint k0 = blk * p.block_size;
@@ -29,8 +40,8 @@ void main() {
     barrier();
   }
   amax = red[0];
-  precise float scale = amax / 127.0;
-  precise float inv = amax != 0.0 ? 127.0 / amax : 0.0;
+  precise float scale = div_rn(amax, 127.0);
+  precise float inv = amax != 0.0 ? div_rn(127.0, amax) : 0.0;
   for (uint i = tid; i < len; i += 64) {
     precise float v = clamp(roundEven(p.x.v[base + i] * inv), -128.0, 127.0);
     p.y.v[base + i] = v * scale;
