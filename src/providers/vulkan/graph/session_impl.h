@@ -74,7 +74,14 @@ class VulkanGraphSession : public Session {
   void place_nodes();
   void build_ops();
   void ensure_kv(int64_t batch, int64_t capacity, int64_t head_size);
-  void collect_profile();
+  struct ReplayStats {                      // per plan signature
+    double runs = 0, run_us = 0, wait_us = 0;
+    std::map<std::string, double> gpu_us;  // op type -> summed microseconds over profiled runs
+  };
+  void collect_profile(ReplayStats& st);
+  // Replays by signature; stats() reports the most replayed one (the steady decode step), so a few long prompt
+  // replays do not inflate the per-step figures.
+  std::map<std::string, ReplayStats> replay_stats_;
   // step_plan.cpp
   std::unique_ptr<Plan> build_plan(const std::vector<const Tensor*>& host, const std::vector<int>& wanted,
                                    int64_t batch, int64_t total);
@@ -121,11 +128,9 @@ class VulkanGraphSession : public Session {
   RecorderStats last_stats_;
   // Timing of replayed runs (runs that recorded nothing): host time of run(), time in submit + wait, and with
   // enable_profiling=1 the GPU time per op type from timestamps written after every node.
-  double replay_runs_ = 0, run_us_ = 0, wait_us_ = 0;
   bool profile_ = false;
   VkQueryPool query_pool_ = VK_NULL_HANDLE;
   uint32_t query_count_ = 0;
-  std::map<std::string, double> gpu_us_;  // op type -> summed microseconds over profiled runs
 };
 
 }  // namespace ogx::vk::graph
