@@ -12,9 +12,9 @@
 layout(local_size_x_id = 0) in;
 layout(constant_id = 1) const uint ROWS = 4;  // outputs per workgroup, <= 8
 layout(constant_id = 2) const uint WIDE = 1;  // 16-byte loads of fp weights and of x (K % 8 == 0, x 16-byte aligned)
-// Units (8 values of K) per thread and loop iteration, loaded together: more with fewer rows, so about the same
-// number of weight registers are in flight.
-const uint UNROLL = ROWS <= 2 ? 4 : (ROWS <= 4 ? 2 : 1);
+// Units (8 values of K) per thread and loop iteration, loaded together (1, 2 or 4): the host picks as many as a
+// thread has units, within a register budget, so a long K costs one memory round trip instead of several.
+layout(constant_id = 3) const uint UNROLL = 1;
 
 #ifndef EPILOGUE_SILU
 #define EPILOGUE_SILU 0

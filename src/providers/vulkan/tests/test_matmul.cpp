@@ -56,7 +56,8 @@ INSTANTIATE_TEST_SUITE_P(Shapes, VulkanMatMulTest,
                                            MatMulCase{1, 100, 33, DType::f16}, MatMulCase{7, 67, 45, DType::f32},
                                            MatMulCase{33, 128, 70, DType::f32}, MatMulCase{40, 96, 100, DType::f16},
                                            MatMulCase{64, 64, 64, DType::f32},
-                                           MatMulCase{1, 1024, 1100, DType::f32}));  // transposed in 2 groups
+                                           MatMulCase{1, 1024, 1100, DType::f32},  // transposed in 2 groups
+                                           MatMulCase{1, 4096, 72, DType::f16}, MatMulCase{2, 2056, 40, DType::f32}));  // unrolled K
 
 // Seeded random shapes on top of the fixed ones: odd sizes, both paths, both dtypes.
 std::vector<MatMulCase> random_matmul_cases() {
@@ -122,7 +123,9 @@ INSTANTIATE_TEST_SUITE_P(Shapes, VulkanMatMulNBitsTest,
                                            NBitsCase{1, 256, 64, 64, true, DType::f16},
                                            NBitsCase{2, 160, 17, 16, true, DType::f16},
                                            NBitsCase{9, 128, 50, 32, true, DType::f32},
-                                           NBitsCase{20, 64, 24, 16, false, DType::f16}));
+                                           NBitsCase{20, 64, 24, 16, false, DType::f16},
+                                           NBitsCase{1, 2048, 40, 32, true, DType::f16},  // 4 units per thread
+                                           NBitsCase{2, 1024, 24, 64, false, DType::f32}));
 
 std::vector<NBitsCase> random_nbits_cases() {
   std::mt19937 rng(4048);
