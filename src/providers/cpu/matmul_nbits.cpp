@@ -389,8 +389,14 @@ class MatMulNBitsKernel : public Kernel {
       af = A.data<float>();
     } else {
       af_local.assign((size_t)(M * kp), 0.f);
-      for (int64_t m = 0; m < M; m++)
-        for (int64_t k = 0; k < K_; k++) af_local[(size_t)(m * kp + k)] = to_f32_at(A, m * K_ + k);
+      for (int64_t m = 0; m < M; m++) {
+        float* row = &af_local[(size_t)(m * kp)];
+        if (A.dtype() == DType::f32) {
+          std::memcpy(row, A.data<float>() + m * K_, K_ * sizeof(float));
+        } else {
+          for (int64_t k = 0; k < K_; k++) row[k] = to_f32_at(A, m * K_ + k);
+        }
+      }
       af = af_local.data();
     }
 

@@ -227,21 +227,22 @@ TileFn pick(int spc, int R) {
 void q4_gemm_packed(const PackedQ4& p, const ActChunk* act, int64_t M, int64_t t0, int64_t t1, const float* bias,
                     float* y) {
   const int64_t pc = panel_chunks(p, M);
+  const TileFn full = p.sym ? pick<true>(p.spc, 4) : pick<false>(p.spc, 4);
+  const TileFn tail = p.sym ? pick<true>(p.spc, (int)(M % 4)) : pick<false>(p.spc, (int)(M % 4));
   for (int64_t j0 = 0; j0 < p.chunks; j0 += pc) {
-    const int64_t j1 = std::min(p.chunks, j0 + pc);
+    const int64_t j1 = std::min(p.chunks, j0 + pc), len = j1 - j0;
+    const ActChunk* panel = act + j0 * M;  // this panel's rows, len chunks each (act_index)
     for (int64_t t = t0; t < t1; t++) {
       const int cols = (int)std::min<int64_t>(kTile, p.N - t * kTile);
       for (int64_t r0 = 0; r0 < M; r0 += 4) {
         const int R = (int)std::min<int64_t>(4, M - r0);
         float out[4][kTile];
-        TileFn fn = p.sym ? pick<true>(p.spc, R) : pick<false>(p.spc, R);
-        fn(p, t, j0, j1, act + act_index(p, M, r0, j0), j1 - j0, out);
-        for (int r = 0; r < R; r++)
-          for (int c = 0; c < cols; c++) {
-            const int64_t n = t * kTile + c;
-            float& dst = y[(r0 + r) * p.N + n];
-            dst = j0 == 0 ? out[r][c] + (bias ? bias[n] : 0.f) : dst + out[r][c];
-          }
+        (R == 4 ? full : tail)(p, t, j0, j1, panel + r0 * len, len, out);
+        for (int r = 0; r < R; r++) {
+          float* dst = y + (r0 + r) * p.N + t * kTile;
+          for (int c = 0; c < cols; c++)
+            dst[c] = j0 == 0 ? out[r][c] + (bias ? bias[t * kTile + c] : 0.f) : dst[c] + out[r][c];
+        }
       }
     }
   }
