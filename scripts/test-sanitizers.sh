@@ -10,9 +10,12 @@ dir=build-asan
 targets=(ogx_cpu_kernel_tests ogx_engine_tests ogx_tokenizer_tests ogx_chat_template_tests)
 start=$SECONDS
 
+# -O1 -g1 (line tables only): half the compile time of -O2 -g, and still file:line in every report.
+flags="-O1 -g1 -DNDEBUG"
 mkdir -p "$dir"
-cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DOGX_SANITIZE=ON -DOGX_WITH_VULKAN=OFF \
-  -DOGX_WITH_API=OFF -DOGX_WITH_PYTHON=OFF "$@" > "$dir/configure.log" || { cat "$dir/configure.log"; exit 1; }
+cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="$flags" \
+  -DCMAKE_C_FLAGS_RELWITHDEBINFO="$flags" -DOGX_SANITIZE=ON -DOGX_WITH_VULKAN=OFF -DOGX_WITH_API=OFF \
+  -DOGX_WITH_PYTHON=OFF "$@" > "$dir/configure.log" || { cat "$dir/configure.log"; exit 1; }
 cmake --build "$dir" -j"$jobs" --target "${targets[@]}"
 echo "sanitizers: built in $((SECONDS - start)) s"
 
