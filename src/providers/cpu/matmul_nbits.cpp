@@ -7,8 +7,10 @@
 //    exact integer dot sum(q_a * (q_b - zp)) is scaled by (scale_a * scale_b) (one fp32 product) and accumulated in
 //    fp32; the bias is added last. fp16 A is converted to fp32 first, the result back to fp16 (as ORT does).
 //  * fp32 (every other case): weights dequantized as float(q - zp) * scale and accumulated in fp32 against A.
-// Decode (M = 1) and prefill share the kernels: columns are split over the thread pool, rows are tiled by 4 so one
-// unpacked weight block serves up to 4 rows. AVX2 kernels with runtime dispatch, scalar twins for every path.
+// The int8 path with 4-bit weights on a CPU with AVX-512 VNNI uses weights repacked once at session creation and
+// a register-tiled GEMM (matmul_nbits_packed.h). Every other case runs the kernels of this file on the unpacked
+// weights: columns are split over the thread pool, rows are tiled by 4 so one unpacked weight block serves up to
+// 4 rows. AVX2 kernels with runtime dispatch, scalar twins for every path (the tests' reference).
 #include <immintrin.h>
 
 #include <algorithm>
