@@ -126,19 +126,19 @@ int cmd_bench(const std::vector<std::string>& argv) {
   j["prefill_tok_s"] = median(prefill);
   j["decode_tok_s"] = median(decode);
   j["peak_rss_mib"] = peak_rss_mib();
-  // Bandwidth bound of decode: every weight is read once per token except embedding tables (one row each).
+  // Bandwidth bound of decode: every constant read by a node other than an embedding lookup is read once per
+  // token; constants only Gather / GatherBlockQuantized read (tables, their scales and zero points) cost one row. A
+  // table shared with the lm_head (tied embeddings, directly or through a Reshape/Transpose) counts once.
   const Graph& g = model->session().graph();
+  std::vector<char> read_whole(g.values.size(), 0);
+  for (auto& n : g.nodes) {
+    bool lookup = n.op_type == "Gather" || n.op_type == "GatherBlockQuantized";
+    for (int v : n.inputs)
+      if (v >= 0 && !lookup) read_whole[v] = 1;
+  }
   double weight_bytes = 0;
-  for (auto& v : g.values)
-    if (v.is_constant) weight_bytes += (double)v.constant.bytes();
-  for (auto& n : g.nodes)
-    if ((n.op_type == "Gather" || n.op_type == "GatherBlockQuantized") && !n.inputs.empty() && n.inputs[0] >= 0 &&
-        g.values[n.inputs[0]].is_constant) {
-      bool tied = false;  // a table also read whole by a MatMul (tied lm_head) still counts
-      for (auto& m : g.nodes)
-        if (&m != &n && std::find(m.inputs.begin(), m.inputs.end(), n.inputs[0]) != m.inputs.end()) tied = true;
-      if (!tied) weight_bytes -= (double)g.values[n.inputs[0]].constant.bytes();
-    }
+  for (size_t v = 0; v < g.values.size(); v++)
+    if (g.values[v].is_constant && read_whole[v]) weight_bytes += (double)g.values[v].constant.bytes();
   j["weight_bytes_per_token"] = weight_bytes;
   j["decode_gb_s"] = weight_bytes * (double)j["decode_tok_s"] / 1e9;
   for (auto& [k, v] : model->session().stats()) j["session"][k] = v;
