@@ -21,6 +21,7 @@
 
 #include "common/half.h"
 #include "providers/cpu/cpu_ops.h"
+#include "common/mapped_file.h"
 #include "providers/cpu/matmul_nbits_packed.h"
 #include "providers/cpu/simd.h"
 
@@ -460,6 +461,9 @@ class MatMulNBitsKernel : public Kernel {
     if (b->dtype() != DType::u8 || b->numel() != N_ * nb_ * blob_ || !nbits::q4_packed_available()) return;
     nbits::pack_q4(b->data<uint8_t>(), scales_.data(), zp_.data(), K_, N_, bs_, threads, packed_);
     packed_ok_ = true;
+    // The original bytes are not read again here: their pages of the weight file leave the process (a tied
+    // embedding's lookup reads its few rows back from the file), so the weights do not count twice in memory.
+    MappedFile::release_if_mapped(b->raw(), b->bytes());
   }
 
   // af: [M][nb * bs] fp32 rows; y: [M][N].
