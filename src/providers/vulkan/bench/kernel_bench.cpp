@@ -194,7 +194,7 @@ void bench_chain(Context& ctx, Timer& timer, const Shape2& s, bool pair, bool in
   rec.begin();
   rec.write_timestamp(timer.pool(), 0);
   for (int i = 0; i < n; i++) {
-    const kernels::MatMulWeight& wi = w[pair ? (i % copies) : (i % copies)];
+    const kernels::MatMulWeight& wi = w[i % copies];
     const DeviceBuffer& in = i % 2 ? b : a;
     const DeviceBuffer& out = i % 2 ? a : b;
     TensorView x{in.slice().sub(0, wi.K * 2), DType::f16, {1, wi.K}}, y{out.slice().sub(0, wi.N * 2), DType::f16, {1, wi.N}};

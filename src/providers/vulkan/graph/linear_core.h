@@ -29,6 +29,9 @@ class LinearCore {
   int b0_ = 1;
 };
 
+// Shape inference of a projection node: input 0 [.., K] (checked, naming node n) -> output 0 [.., N] of its dtype.
+TensorView& infer_projection(const OpArgs& a, const Node& n, int64_t K, int64_t N);
+
 // ogx.GateUpSiLU's computation over a LinearCore with (gate, up) rows interleaved: y = silu(x Wg) * (x Wu).
 // Decode: one matvec with the SiLU·Mul epilogue; prompts: the projection into scratch, then SiLU·Mul of the pairs.
 void record_gate_up_silu(CommandRecorder& rec, const LinearCore& core, const TensorView& x, const TensorView& y,

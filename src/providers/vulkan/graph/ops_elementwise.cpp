@@ -11,6 +11,15 @@ void check_float(const TensorView& t, const Node& n) {
             "float32/float16 only, got ", dtype_name(t.dtype));
 }
 
+// Output 0 = input 0's dtype and shape, a float tensor.
+void infer_float_like_input(const OpArgs& a, const Node& n) {
+  const TensorView& x = need_in(a, 0, n);
+  check_float(x, n);
+  TensorView& y = need_out(a, 0, n);
+  y.dtype = x.dtype;
+  y.shape = x.shape;
+}
+
 class BinaryOp : public DeviceOp {
  public:
   BinaryOp(OpBuildContext& b, kernels::BinaryOp op) : node_(b.node), op_(op) {}
@@ -36,13 +45,7 @@ class BinaryOp : public DeviceOp {
 class UnaryOp : public DeviceOp {
  public:
   UnaryOp(OpBuildContext& b, kernels::UnaryOp op) : node_(b.node), op_(op) {}
-  void infer(const OpArgs& a) override {
-    const TensorView& x = need_in(a, 0, node_);
-    check_float(x, node_);
-    TensorView& y = need_out(a, 0, node_);
-    y.dtype = x.dtype;
-    y.shape = x.shape;
-  }
+  void infer(const OpArgs& a) override { infer_float_like_input(a, node_); }
   void record(CommandRecorder& rec, const OpArgs& a, StepScratch&) override {
     kernels::unary(rec, op_, *a.in[0], *a.out[0]);
   }
@@ -56,13 +59,7 @@ class UnaryOp : public DeviceOp {
 class FastGeluOp : public DeviceOp {
  public:
   explicit FastGeluOp(OpBuildContext& b) : node_(b.node) {}
-  void infer(const OpArgs& a) override {
-    const TensorView& x = need_in(a, 0, node_);
-    check_float(x, node_);
-    TensorView& y = need_out(a, 0, node_);
-    y.dtype = x.dtype;
-    y.shape = x.shape;
-  }
+  void infer(const OpArgs& a) override { infer_float_like_input(a, node_); }
   void record(CommandRecorder& rec, const OpArgs& a, StepScratch&) override {
     const TensorView* bias = a.in.size() > 1 ? a.in[1] : nullptr;
     if (bias) {  // y = x + bias, then gelu in place

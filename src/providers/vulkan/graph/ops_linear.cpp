@@ -57,14 +57,7 @@ class MatMulNBitsOp : public DeviceOp {
  public:
   explicit MatMulNBitsOp(OpBuildContext& b) : node_(b.node), core_(b, true, 1) {}
   bool prepares_input(int i) const override { return core_.prepares(i); }
-  void infer(const OpArgs& a) override {
-    const TensorView& x = need_in(a, 0, node_);
-    OGX_CHECK(!x.shape.empty() && x.shape.back() == core_.K(), node_.describe(), ": A ", shape_str(x.shape),
-              " must end in K = ", core_.K());
-    TensorView& y = need_out(a, 0, node_);
-    y.dtype = x.dtype;
-    y.shape = with_last(x.shape, core_.N());
-  }
+  void infer(const OpArgs& a) override { infer_projection(a, node_, core_.K(), core_.N()); }
   void record(CommandRecorder& rec, const OpArgs& a, StepScratch& scratch) override {
     int bi = core_.bias_input();
     core_.record(rec, *a.in[0], bi >= 0 ? a.in[bi] : nullptr, *a.out[0], scratch);
@@ -82,14 +75,7 @@ class GateUpSiluOp : public DeviceOp {
   explicit GateUpSiluOp(OpBuildContext& b)
       : node_(b.node), core_(b, b.node.attr_string("linear", "MatMul") == "MatMulNBits", 1) {}
   bool prepares_input(int i) const override { return core_.prepares(i); }
-  void infer(const OpArgs& a) override {
-    const TensorView& x = need_in(a, 0, node_);
-    OGX_CHECK(!x.shape.empty() && x.shape.back() == core_.K(), node_.describe(), ": input ", shape_str(x.shape),
-              " must end in K = ", core_.K());
-    TensorView& y = need_out(a, 0, node_);
-    y.dtype = x.dtype;
-    y.shape = with_last(x.shape, core_.N() / 2);
-  }
+  void infer(const OpArgs& a) override { infer_projection(a, node_, core_.K(), core_.N() / 2); }
   void record(CommandRecorder& rec, const OpArgs& a, StepScratch& scratch) override {
     record_gate_up_silu(rec, core_, *a.in[0], *a.out[0], scratch);
   }
@@ -227,6 +213,16 @@ void LinearCore::record(CommandRecorder& rec, const TensorView& x, const TensorV
     return;
   }
   kernels::matmul(rec, x, w_, bias, y);
+}
+
+TensorView& infer_projection(const OpArgs& a, const Node& n, int64_t K, int64_t N) {
+  const TensorView& x = need_in(a, 0, n);
+  OGX_CHECK(!x.shape.empty() && x.shape.back() == K, n.describe(), ": input ", shape_str(x.shape),
+            " must end in K = ", K);
+  TensorView& y = need_out(a, 0, n);
+  y.dtype = x.dtype;
+  y.shape = with_last(x.shape, N);
+  return y;
 }
 
 void record_gate_up_silu(CommandRecorder& rec, const LinearCore& core, const TensorView& x, const TensorView& y,

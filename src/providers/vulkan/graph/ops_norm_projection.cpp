@@ -28,16 +28,11 @@ class NormProjectionOp : public DeviceOp {
   }
   bool prepares_input(int i) const override { return core_.prepares(i); }
   void infer(const OpArgs& a) override {
-    const TensorView& x = need_in(a, 0, node_);
-    OGX_CHECK(!x.shape.empty() && x.shape.back() == core_.K(), node_.describe(), ": input ", shape_str(x.shape),
-              " must end in K = ", core_.K());
+    infer_projection(a, node_, core_.K(), gate_up_ ? core_.N() / 2 : core_.N());
+    const TensorView& x = *a.in[0];
     if (a.in[1])
       OGX_CHECK(a.in[1]->shape == x.shape, node_.describe(), ": skip ", shape_str(a.in[1]->shape),
                 " must match input ", shape_str(x.shape), " on the Vulkan provider");
-    TensorView& y = need_out(a, 0, node_);
-    y.dtype = x.dtype;
-    y.shape = x.shape;
-    y.shape.back() = gate_up_ ? core_.N() / 2 : core_.N();
     if (a.out.size() > 1 && a.out[1]) {
       a.out[1]->dtype = x.dtype;
       a.out[1]->shape = x.shape;

@@ -87,6 +87,19 @@ void combine(CommandRecorder& rec, const Dims& d, const char* ty, const BufferSl
   rec.dispatch(pl, &p, sizeof(p), (uint32_t)d.Hq, (uint32_t)(d.B * d.S), 1, {partials}, {output.mem});
 }
 
+// The rotary flags the attention shaders read (gqa_rotary.glsl): 1 rotary, 2 interleaved, 4 position_ids given.
+uint32_t rotary_flags(const GqaParams& pr, bool pos) {
+  return (pr.do_rotary ? 1u : 0u) | (pr.rotary_interleaved ? 2u : 0u) | (pos ? 4u : 0u);
+}
+
+// What a one-token decode dispatch reads: packed QKV, caches, lengths, rotary caches and positions when used.
+std::vector<BufferSlice> decode_reads(const GqaParams& pr, const GqaTensors& t, bool pos) {
+  BufferSlice none = t.query.mem;
+  return {t.query.mem, t.k_cache.mem, t.v_cache.mem, t.seqlens_k.mem, t.total_sequence_length.mem,
+          pr.do_rotary ? t.cos_cache->mem : none, pr.do_rotary ? t.sin_cache->mem : none,
+          pos ? t.position_ids->mem : none};
+}
+
 // gqa_decode_group.comp's limits (shared memory arrays sized for them).
 bool group_decode_fits(const Context& ctx, const Dims& d) {
   int64_t G = d.Hq / d.Hkv, L = d.D / 8, T = ctx.tuning().decode_group_threads;
@@ -112,15 +125,12 @@ void decode_group(CommandRecorder& rec, const GqaParams& pr, const GqaTensors& t
       partials.address, counters.address, addr(t.output), pr.do_rotary ? addr(*t.cos_cache) : 0,
       pr.do_rotary ? addr(*t.sin_cache) : 0, pos ? addr(*t.position_ids) : 0, (uint32_t)d.Hkv, (uint32_t)d.D,
       (uint32_t)d.max_seq, (uint32_t)t.query.shape[2],
-      (pr.do_rotary ? 1u : 0u) | (pr.rotary_interleaved ? 2u : 0u) | (pos ? 4u : 0u),
+      rotary_flags(pr, pos),
       pr.do_rotary ? (uint32_t)t.cos_cache->shape[0] : 0, scale, pr.softcap, (int32_t)pr.local_window_size};
   static_assert(sizeof(p) <= 128, "push constants");
   const Pipeline& pl = ctx.pipelines().get(std::string("gqa_decode_group_") + ty, {ctx.tuning().decode_group_threads});
-  BufferSlice none = t.query.mem;
   rec.dispatch(pl, &p, sizeof(p), nsplit, (uint32_t)d.Hkv, (uint32_t)d.B,
-               {t.query.mem, t.k_cache.mem, t.v_cache.mem, t.seqlens_k.mem, t.total_sequence_length.mem,
-                pr.do_rotary ? t.cos_cache->mem : none, pr.do_rotary ? t.sin_cache->mem : none,
-                pos ? t.position_ids->mem : none},
+               decode_reads(pr, t, pos),
                {partials, counters, t.output.mem, t.k_cache.mem, t.v_cache.mem});
 }
 
@@ -149,15 +159,12 @@ void decode_fused(CommandRecorder& rec, const GqaParams& pr, const GqaTensors& t
       partials.address, pr.do_rotary ? addr(*t.cos_cache) : 0, pr.do_rotary ? addr(*t.sin_cache) : 0,
       pos ? addr(*t.position_ids) : 0, (uint32_t)d.B, 1u, (uint32_t)d.Hq, (uint32_t)d.Hkv, (uint32_t)d.D,
       (uint32_t)d.max_seq, nsplit, (uint32_t)t.query.shape[2],
-      (pr.do_rotary ? 1u : 0u) | (pr.rotary_interleaved ? 2u : 0u) | (pos ? 4u : 0u),
+      rotary_flags(pr, pos),
       pr.do_rotary ? (uint32_t)t.cos_cache->shape[0] : 0, scale, pr.softcap, (int32_t)pr.local_window_size};
   static_assert(sizeof(p) <= 128, "push constants");
   const Pipeline& pl = ctx.pipelines().get(std::string("gqa_decode_fused_") + ty, {ctx.tuning().attention_threads});
-  BufferSlice none = t.query.mem;
   rec.dispatch(pl, &p, sizeof(p), nsplit, (uint32_t)d.Hq, (uint32_t)d.B,
-               {t.query.mem, t.k_cache.mem, t.v_cache.mem, t.seqlens_k.mem, t.total_sequence_length.mem,
-                pr.do_rotary ? t.cos_cache->mem : none, pr.do_rotary ? t.sin_cache->mem : none,
-                pos ? t.position_ids->mem : none},
+               decode_reads(pr, t, pos),
                {partials, t.k_cache.mem, t.v_cache.mem});
   combine(rec, d, ty, partials, nsplit, t.output);
 }
@@ -184,7 +191,7 @@ void group_query_attention(CommandRecorder& rec, const GqaParams& pr, const GqaT
     if (pos)
       OGX_CHECK(t.position_ids->dtype == DType::i64 && t.position_ids->numel() == d.B * d.S,
                 "GroupQueryAttention: position_ids must be int64 [B, S]");
-    uint32_t flags = (pr.do_rotary ? 1u : 0u) | (pr.rotary_interleaved ? 2u : 0u) | (pos ? 4u : 0u);
+    uint32_t flags = rotary_flags(pr, pos);
     struct {
       uint64_t q, k, v, seqlens, total, cos_c, sin_c, q_out, k_cache, v_cache, pos_ids;
       uint32_t B, S, Hq, Hkv, D, max_seq, q_row, kv_row, flags, max_pos;
