@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "providers/cpu/gemm_loads.h"
 #include "providers/cpu/matmul.h"
 #include "providers/cpu/simd.h"
 
@@ -16,13 +17,10 @@ namespace ogx::cpu {
 
 namespace {
 
-constexpr int64_t kCols = 64;  // columns of one strip (one thread's unit of work)
+using gemm::load8;
+using gemm::to_f;
 
-template <typename S>
-inline float to_f(S v) {
-  if constexpr (std::is_same_v<S, float>) return v;
-  else return to_float(v);
-}
+constexpr int64_t kCols = 64;  // columns of one strip (one thread's unit of work)
 
 // y[r][n] for rows [0, R) and columns [n0, n1) of one strip, scalar.
 template <typename S>
@@ -35,17 +33,9 @@ void strip_scalar(int R, const float* a, int64_t K, const S* b, int64_t N, float
     }
 }
 
-#define OGX_AVX2 __attribute__((target("avx2,fma,f16c")))
-
-OGX_AVX2 inline __m256 load8(const float* p) { return _mm256_loadu_ps(p); }
-OGX_AVX2 inline __m256 load8(const f16_t* p) { return _mm256_cvtph_ps(_mm_loadu_si128((const __m128i*)p)); }
-OGX_AVX2 inline __m256 load8(const bf16_t* p) {
-  return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i*)p)), 16));
-}
-
 // y[r][n0 .. n0 + 8 * W) for rows [0, R): R * W accumulators, enough independent chains to hide the FMA latency.
 template <typename S, int R, int W>
-OGX_AVX2 void block_avx2(const float* a, int64_t K, const S* b, int64_t N, float* y, int64_t n0) {
+OGX_GEMM_AVX2 void block_avx2(const float* a, int64_t K, const S* b, int64_t N, float* y, int64_t n0) {
   __m256 acc[R][W];
 #pragma GCC unroll 8
   for (int r = 0; r < R; r++)
@@ -90,7 +80,7 @@ void strip_rows(int R, const float* a, int64_t K, const S* b, int64_t N, float* 
 // L1) so the hardware prefetcher sees 4 sequential streams instead of one strided one. Same per-output order of
 // fused multiply-adds as the blocks and the scalar twin.
 template <typename S>
-OGX_AVX2 void gemv_avx2(const float* a, int64_t K, const S* b, int64_t N, float* y, int64_t n0, int64_t n1) {
+OGX_GEMM_AVX2 void gemv_avx2(const float* a, int64_t K, const S* b, int64_t N, float* y, int64_t n0, int64_t n1) {
   const int64_t nv = n0 + (n1 - n0) / 8 * 8;
   for (int64_t n = n0; n < nv; n += 8) _mm256_storeu_ps(y + n, _mm256_setzero_ps());
   for (int64_t k0 = 0; k0 < K; k0 += 4) {

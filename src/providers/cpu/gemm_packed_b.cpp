@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "providers/cpu/gemm_loads.h"
 #include "providers/cpu/matmul.h"
 #include "providers/cpu/simd.h"
 
@@ -14,13 +15,10 @@ namespace ogx::cpu {
 
 namespace {
 
-constexpr int64_t P = kPanelCols;
+using gemm::load8;
+using gemm::to_f;
 
-template <typename S>
-inline float to_f(S v) {
-  if constexpr (std::is_same_v<S, float>) return v;
-  else return to_float(v);
-}
+constexpr int64_t P = kPanelCols;
 
 // Rows [0, R) x the P columns of panel pp (columns past N ignored), scalar.
 template <typename S>
@@ -33,17 +31,9 @@ void panel_scalar(int R, const float* a, int64_t K, const S* pp, float* out /* [
     }
 }
 
-#define OGX_AVX2 __attribute__((target("avx2,fma,f16c")))
-
-OGX_AVX2 inline __m256 load8(const float* p) { return _mm256_loadu_ps(p); }
-OGX_AVX2 inline __m256 load8(const f16_t* p) { return _mm256_cvtph_ps(_mm_loadu_si128((const __m128i*)p)); }
-OGX_AVX2 inline __m256 load8(const bf16_t* p) {
-  return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i*)p)), 16));
-}
-
 // R rows x W panels (W consecutive panels starting at pp, each K * P values): out [R][W * P].
 template <typename S, int R, int W>
-OGX_AVX2 void panels_avx2(const float* a, int64_t K, const S* pp, float* out) {
+OGX_GEMM_AVX2 void panels_avx2(const float* a, int64_t K, const S* pp, float* out) {
   __m256 acc[R][W][2];
 #pragma GCC unroll 4
   for (int r = 0; r < R; r++)
