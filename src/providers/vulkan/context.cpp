@@ -24,6 +24,9 @@ Context::Context(const ContextOptions& options) : options_(options) {
   int chosen = select_device(devices, options.provider);
   info_ = devices[chosen];
   tuning_ = options.tuning ? *options.tuning : tuning_for(info_, options.provider.disable_metacommands);
+  const DeviceFeatures& f = info_.features;
+  coopmat_f16_ = !options.provider.disable_metacommands && f.coopmat_f16_nv && f.vulkan_memory_model &&
+                 f.fp16_arithmetic && info_.min_subgroup_size == 32 && info_.max_subgroup_size == 32;
   create_device(physical[chosen]);
   VkPhysicalDeviceMemoryProperties mem;
   vkGetPhysicalDeviceMemoryProperties(physical[chosen], &mem);
@@ -63,6 +66,14 @@ void Context::create_device(VkPhysicalDevice physical) {
 
   std::vector<const char*> exts;
   if (info_.features.memory_budget) exts.push_back(VK_EXT_MEMORY_BUDGET_EXTENSION_NAME);
+  VkPhysicalDeviceCooperativeMatrixFeaturesNV coop{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV};
+  if (coopmat_f16_) {
+    exts.push_back(VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME);
+    coop.cooperativeMatrix = VK_TRUE;
+    f12.pNext = &coop;
+    f12.vulkanMemoryModel = VK_TRUE;  // with device scope: other shaders' device-scope atomics stay valid
+    f12.vulkanMemoryModelDeviceScope = VK_TRUE;
+  }
   VkDeviceCreateInfo di{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO};
   di.pNext = &f;
   di.queueCreateInfoCount = 1;

@@ -37,6 +37,9 @@ class Context {
   const DeviceInfo& info() const { return info_; }
   const ProviderOptions& options() const { return options_.provider; }
   const Tuning& tuning() const { return tuning_; }
+  // The fp16 cooperative-matrix (matrix unit) kernels are enabled: the device offers VK_NV_cooperative_matrix's
+  // 16x16x16 fp16 -> fp32 shape with 32-lane subgroups, and disable_metacommands is off.
+  bool coopmat_f16() const { return coopmat_f16_; }
   VkDevice device() const { return device_; }
   VkQueue queue() const { return queue_; }
   VkCommandPool command_pool() const { return pool_; }
@@ -67,6 +70,7 @@ class Context {
   VkSemaphore timeline_ = VK_NULL_HANDLE;
   uint64_t next_value_ = 0;  // last value a submission signals
   uint64_t submits_ = 0;
+  bool coopmat_f16_ = false;
   std::unique_ptr<DeviceAllocator> allocator_;
   std::unique_ptr<PipelineLibrary> pipelines_;
   std::unique_ptr<TransferRing> transfers_;

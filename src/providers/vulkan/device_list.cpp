@@ -70,6 +70,21 @@ void read_memory(VkPhysicalDevice device, DeviceInfo& info) {
   }
 }
 
+// The one cooperative-matrix shape ogx's matmul_coop.comp uses: 16x16x16, fp16 A/B, fp32 C/D, subgroup scope.
+bool has_coopmat_f16_nv(VkPhysicalDevice device) {
+  if (!vkGetPhysicalDeviceCooperativeMatrixPropertiesNV) return false;
+  uint32_t n = 0;
+  if (vkGetPhysicalDeviceCooperativeMatrixPropertiesNV(device, &n, nullptr) != VK_SUCCESS) return false;
+  std::vector<VkCooperativeMatrixPropertiesNV> props(n, {VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_PROPERTIES_NV});
+  if (vkGetPhysicalDeviceCooperativeMatrixPropertiesNV(device, &n, props.data()) != VK_SUCCESS) return false;
+  for (auto& p : props)
+    if (p.MSize == 16 && p.NSize == 16 && p.KSize == 16 && p.AType == VK_COMPONENT_TYPE_FLOAT16_NV &&
+        p.BType == VK_COMPONENT_TYPE_FLOAT16_NV && p.CType == VK_COMPONENT_TYPE_FLOAT32_NV &&
+        p.DType == VK_COMPONENT_TYPE_FLOAT32_NV && p.scope == VK_SCOPE_SUBGROUP_NV)
+      return true;
+  return false;
+}
+
 void read_features(VkPhysicalDevice device, const std::vector<std::string>& exts, DeviceInfo& info) {
   VkPhysicalDeviceVulkan12Features f12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
   VkPhysicalDeviceVulkan11Features f11{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES};
@@ -88,6 +103,8 @@ void read_features(VkPhysicalDevice device, const std::vector<std::string>& exts
   info.features.integer_dot_product = has_dot && dot.shaderIntegerDotProduct;
   info.features.cooperative_matrix =
       contains(exts, "VK_KHR_cooperative_matrix") || contains(exts, "VK_NV_cooperative_matrix");
+  info.features.vulkan_memory_model = f12.vulkanMemoryModel && f12.vulkanMemoryModelDeviceScope;
+  info.features.coopmat_f16_nv = contains(exts, "VK_NV_cooperative_matrix") && has_coopmat_f16_nv(device);
   info.features.bf16 = contains(exts, "VK_KHR_shader_bfloat16");
   info.features.memory_budget = contains(exts, VK_EXT_MEMORY_BUDGET_EXTENSION_NAME);
   info.features.subgroup_size_control =
@@ -181,7 +198,8 @@ std::string devices_to_json(const std::vector<DeviceInfo>& devices, int selected
     auto& f = d.features;
     j["features"] = {{"fp16_arithmetic", f.fp16_arithmetic}, {"storage_16bit", f.storage_16bit},
                      {"storage_8bit", f.storage_8bit}, {"integer_dot_product", f.integer_dot_product},
-                     {"cooperative_matrix", f.cooperative_matrix}, {"bf16", f.bf16},
+                     {"cooperative_matrix", f.cooperative_matrix},
+                     {"cooperative_matrix_f16_nv", f.coopmat_f16_nv}, {"bf16", f.bf16},
                      {"buffer_device_address", f.buffer_device_address}, {"timeline_semaphore", f.timeline_semaphore},
                      {"subgroup_arithmetic", f.subgroup_arithmetic}, {"memory_budget", f.memory_budget}};
     j["usable"] = d.usable();

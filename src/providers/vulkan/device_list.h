@@ -25,6 +25,8 @@ struct DeviceFeatures {
   bool storage_8bit = false;         // storageBuffer8BitAccess
   bool integer_dot_product = false;  // VK_KHR_shader_integer_dot_product (core 1.3)
   bool cooperative_matrix = false;   // VK_KHR_cooperative_matrix or VK_NV_cooperative_matrix
+  bool coopmat_f16_nv = false;       // VK_NV_cooperative_matrix with fp16 x fp16 -> fp32 16x16x16 (subgroup scope)
+  bool vulkan_memory_model = false;  // vulkanMemoryModel + ...DeviceScope (the cooperative-matrix shaders use it)
   bool bf16 = false;                 // VK_KHR_shader_bfloat16
   bool buffer_device_address = false;
   bool timeline_semaphore = false;

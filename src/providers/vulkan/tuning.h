@@ -18,6 +18,8 @@ struct Tuning {
   uint32_t attention_split = 256;     // KV positions per workgroup in flash-decoding
   uint32_t attention_threads = 128;   // threads per attention workgroup
   uint32_t decode_group_threads = 256;  // threads of the one-dispatch decode attention (gqa_decode_group.comp)
+  uint32_t coop_big_tile_min_groups = 128;  // cooperative-matrix matmul: 128x128 tiles when they give this many
+                                            // workgroups, else 64x64 (enough workgroups to fill the GPU)
   bool vendor_tuned = false;          // a vendor row below was applied (false with disable_metacommands)
   std::string row;                    // which table row applied, for logs and `ogx devices`
 };

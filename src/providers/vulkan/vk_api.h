@@ -71,7 +71,8 @@ namespace ogx::vk {
   X(vkCreateQueryPool)                             \
   X(vkDestroyQueryPool)                            \
   X(vkGetQueryPoolResults)                         \
-  X(vkCmdResetQueryPool)
+  X(vkCmdResetQueryPool)                           \
+  X(vkGetPhysicalDeviceCooperativeMatrixPropertiesNV) /* null without VK_NV_cooperative_matrix */
 
 #define OGX_VK_DECLARE(name) inline PFN_##name name = nullptr;
 OGX_VK_GLOBAL_FUNCTIONS(OGX_VK_DECLARE)

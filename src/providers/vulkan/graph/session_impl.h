@@ -76,12 +76,17 @@ class VulkanGraphSession : public Session {
   void ensure_kv(int64_t batch, int64_t capacity, int64_t head_size);
   struct ReplayStats {                      // per plan signature
     double runs = 0, run_us = 0, wait_us = 0;
-    std::map<std::string, double> gpu_us;  // op type -> summed microseconds over profiled runs
   };
-  void collect_profile(ReplayStats& st);
+  struct ProfileStats {                     // per plan signature, with enable_profiling
+    double runs = 0;                        // profiled runs (recording runs included)
+    std::map<std::string, double> gpu_us;  // op type -> summed microseconds
+  };
+  void collect_profile(ProfileStats& st);
   // Replays by signature; stats() reports the most replayed one (the steady decode step), so a few long prompt
-  // replays do not inflate the per-step figures.
+  // replays do not inflate the per-step figures. Profiles: that one as "gpu_us OP", and the signature with the
+  // longest step (the prompt) as "prompt_gpu_us OP".
   std::map<std::string, ReplayStats> replay_stats_;
+  std::map<std::string, ProfileStats> profile_stats_;
   // step_plan.cpp
   std::unique_ptr<Plan> build_plan(const std::vector<const Tensor*>& host, const std::vector<int>& wanted,
                                    int64_t batch, int64_t total);

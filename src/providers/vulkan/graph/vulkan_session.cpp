@@ -369,7 +369,7 @@ void VulkanGraphSession::run(const std::vector<NamedTensor>& inputs, std::vector
   auto t_done = std::chrono::steady_clock::now();
   last_stats_ = p.rec->stats();
   bool replayed = recordings_ == recordings_before;
-  if (profile_ && replayed) collect_profile(replay_stats_[p.signature]);
+  if (profile_) collect_profile(profile_stats_[p.signature]);
   last_plan_ = &p;
   last_token_ = -1;
   if (p.samples) p.token_host.read(&last_token_, 8);
@@ -405,7 +405,8 @@ void VulkanGraphSession::run(const std::vector<NamedTensor>& inputs, std::vector
   }
 }
 
-void VulkanGraphSession::collect_profile(ReplayStats& st) {
+void VulkanGraphSession::collect_profile(ProfileStats& st) {
+  st.runs += 1;
   std::vector<uint64_t> ts(query_count_);
   OGX_VK(vkGetQueryPoolResults(ctx_->device(), query_pool_, 0, query_count_, ts.size() * 8, ts.data(), 8,
                                VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT));
@@ -453,15 +454,23 @@ std::vector<std::pair<std::string, double>> VulkanGraphSession::stats() const {
           {"fused_rotary", (double)fusions_.rotary},
           {"fused_gate_up", (double)fusions_.gate_up},
           {"fused_norm", (double)fusions_.norm}};
-  const ReplayStats* steady = nullptr;  // the most replayed signature: the decode step in a generation
+  const std::string* steady_sig = nullptr;  // the most replayed signature: the decode step in a generation
   for (auto& [sig, st] : replay_stats_)
-    if (!steady || st.runs > steady->runs) steady = &st;
-  if (steady) {
-    s.push_back({"replay_runs", steady->runs});
-    s.push_back({"replay_run_us", steady->run_us / steady->runs});
-    s.push_back({"replay_submit_wait_us", steady->wait_us / steady->runs});
-    for (auto& [op, us] : steady->gpu_us) s.push_back({"gpu_us " + op, us / steady->runs});
+    if (!steady_sig || st.runs > replay_stats_.at(*steady_sig).runs) steady_sig = &sig;
+  if (steady_sig) {
+    const ReplayStats& steady = replay_stats_.at(*steady_sig);
+    s.push_back({"replay_runs", steady.runs});
+    s.push_back({"replay_run_us", steady.run_us / steady.runs});
+    s.push_back({"replay_submit_wait_us", steady.wait_us / steady.runs});
+    if (auto pr = profile_stats_.find(*steady_sig); pr != profile_stats_.end())
+      for (auto& [op, us] : pr->second.gpu_us) s.push_back({"gpu_us " + op, us / pr->second.runs});
   }
+  const ProfileStats* longest = nullptr;  // the prompt in a generation
+  auto step_us = [](const ProfileStats& st) { return st.gpu_us.at("(step total)") / st.runs; };
+  for (auto& [sig, st] : profile_stats_)
+    if (!longest || step_us(st) > step_us(*longest)) longest = &st;
+  if (longest)
+    for (auto& [op, us] : longest->gpu_us) s.push_back({"prompt_gpu_us " + op, us / longest->runs});
   return s;
 }
 

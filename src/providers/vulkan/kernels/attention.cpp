@@ -13,10 +13,25 @@ namespace {
 
 constexpr int64_t kPrefillMaxHead = 128;     // gqa_prefill.comp MAXD
 constexpr uint32_t kPrefillShared = 27 * 1024;  // bytes of shared memory gqa_prefill.comp declares (about)
+constexpr uint32_t kPrefillCoopRows = 64;       // query rows per workgroup of gqa_prefill_coop.comp (BQ)
 
 struct Dims {
   int64_t B, S, Hq, Hkv, D, max_seq;
 };
+
+// Shared memory of gqa_prefill_coop.comp for head size D: Q/K tile, V tile, per-subgroup scores, probabilities
+// and row factors.
+uint32_t prefill_coop_shared(int64_t D) {
+  uint32_t row = (uint32_t)(D / 8 + 1) * 16;
+  return 64 * row + 32 * row + 4 * 16 * 36 * 4 + 4 * 16 * 5 * 16 + 4 * 256 * 4;
+}
+
+// The matrix-unit prompt attention applies: fp16 cache and activations, D % 16 == 0 and <= 128.
+bool prefill_coop_applies(Context& ctx, const Dims& d, const GqaTensors& t) {
+  return ctx.coopmat_f16() && t.k_cache.dtype == DType::f16 && t.output.dtype == DType::f16 && d.D % 16 == 0 &&
+         d.D <= 128 && ctx.info().max_shared_memory >= prefill_coop_shared(d.D) &&
+         t.k_cache.mem.address % 16 == 0 && t.v_cache.mem.address % 16 == 0;
+}
 
 Dims check(const GqaParams& pr, const GqaTensors& t) {
   Dims d;
@@ -212,6 +227,20 @@ void group_query_attention(CommandRecorder& rec, const GqaParams& pr, const GqaT
   }
   float scale = pr.scale != 0.0f ? pr.scale : 1.0f / std::sqrt((float)d.D);
   int32_t window = (int32_t)pr.local_window_size;
+  if (d.S > 1 && prefill_coop_applies(ctx, d, t)) {
+    struct {
+      uint64_t q, k_cache, v_cache, seqlens, total, out;
+      uint32_t B, S, Hq, Hkv, max_seq;
+      float scale, softcap;
+      int32_t window;
+    } p{q_rot.address, addr(t.k_cache), addr(t.v_cache), addr(t.seqlens_k), addr(t.total_sequence_length),
+        addr(t.output), (uint32_t)d.B, (uint32_t)d.S, (uint32_t)d.Hq, (uint32_t)d.Hkv, (uint32_t)d.max_seq, scale,
+        pr.softcap, window};
+    const Pipeline& pl = ctx.pipelines().get("gqa_prefill_coop_f16", {(uint32_t)d.D});
+    rec.dispatch(pl, &p, sizeof(p), div_up(d.S, kPrefillCoopRows), (uint32_t)d.Hq, (uint32_t)d.B,
+                 {q_rot, t.k_cache.mem, t.v_cache.mem, t.seqlens_k.mem, t.total_sequence_length.mem}, {t.output.mem});
+    return;
+  }
   if (d.S > 1 && d.D <= kPrefillMaxHead && ctx.info().max_shared_memory >= kPrefillShared) {
     struct {
       uint64_t q, k_cache, v_cache, seqlens, total, out;

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "providers/vulkan/kernels/kernel_util.h"
+#include "providers/vulkan/kernels/matmul_coop.h"
 #include "providers/vulkan/transfer.h"
 
 namespace ogx::vk::kernels {
@@ -126,6 +127,10 @@ void matmul(CommandRecorder& rec, const TensorView& a, const MatMulWeight& w, co
   uint32_t zp_stride = (uint32_t)((w.nblocks + 1) / 2);
   if (M <= 2) {
     matvec_fused(rec, a, w, bias, nullptr, false, c);
+    return;
+  }
+  if (matmul_coop_applies(ctx, a, w)) {
+    matmul_coop(rec, a, w, bias, c);
     return;
   }
   uint32_t tile = ctx.tuning().matmul_tile;

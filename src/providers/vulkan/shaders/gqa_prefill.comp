@@ -22,7 +22,7 @@ layout(push_constant) uniform Push {
 } p;
 
 shared float q_s[BQ * MAXD];
-shared float kv_s[BK * MAXD];
+shared float kv_s[BK * (MAXD + 1)];  // rows padded to D + 1: the score loop reads a column
 shared float p_s[BQ * BK];
 shared float row_m[BQ], row_l[BQ], row_alpha[BQ];
 
@@ -49,7 +49,7 @@ void main() {
   for (int k0 = j_lo; k0 < j_hi; k0 += int(BK)) {
     for (uint e = tid; e < BK * p.D; e += T) {
       int j = k0 + int(e / p.D);
-      kv_s[e] = j < j_hi ? float(p.k_cache.v[kv_base + uint(j) * p.D + e % p.D]) : 0.0;
+      kv_s[(e / p.D) * (p.D + 1) + e % p.D] = j < j_hi ? float(p.k_cache.v[kv_base + uint(j) * p.D + e % p.D]) : 0.0;
     }
     barrier();
     for (uint e = tid; e < BQ * BK; e += T) {
@@ -60,7 +60,7 @@ void main() {
       float sc = -1.0 / 0.0;
       if (ok) {
         float dotv = 0.0;
-        for (uint d = 0; d < p.D; d++) dotv += q_s[r * p.D + d] * kv_s[(e % BK) * p.D + d];
+        for (uint d = 0; d < p.D; d++) dotv += q_s[r * p.D + d] * kv_s[(e % BK) * (p.D + 1) + d];
         sc = softcapped(dotv * p.scale, p.softcap);
       }
       p_s[e] = sc;
@@ -83,7 +83,7 @@ void main() {
     }
     for (uint e = tid; e < BK * p.D; e += T) {  // V tile replaces K (scores are done)
       int j = k0 + int(e / p.D);
-      kv_s[e] = j < j_hi ? float(p.v_cache.v[kv_base + uint(j) * p.D + e % p.D]) : 0.0;
+      kv_s[(e / p.D) * (p.D + 1) + e % p.D] = j < j_hi ? float(p.v_cache.v[kv_base + uint(j) * p.D + e % p.D]) : 0.0;
     }
     barrier();
     for (uint i = 0; i < 16; i++) {
@@ -91,7 +91,7 @@ void main() {
       if (e >= BQ * p.D) break;
       uint r = e / p.D, d = e % p.D;
       float a = acc[i] * row_alpha[r];
-      for (uint c = 0; c < BK; c++) a += p_s[r * BK + c] * kv_s[c * p.D + d];
+      for (uint c = 0; c < BK; c++) a += p_s[r * BK + c] * kv_s[c * (p.D + 1) + d];
       acc[i] = a;
     }
     barrier();

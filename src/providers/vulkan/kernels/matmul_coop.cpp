@@ -1,0 +1,55 @@
+#include "providers/vulkan/kernels/matmul_coop.h"
+
+#include "providers/vulkan/kernels/kernel_util.h"
+
+namespace ogx::vk::kernels {
+
+namespace {
+
+struct CoopPush {
+  uint64_t a, w, scales, zp, bias, c;
+  uint32_t M, N, K, block_size, nblocks, zp_stride, has_zp, has_bias;
+};
+static_assert(sizeof(CoopPush) <= kPushConstantBytes);
+
+// Output tile edges of the two shader variants (TILE_BIG: 128 x 128 with 8 subgroups, else 64 x 64 with 4).
+constexpr uint32_t kBigTile = 128, kSmallTile = 64;
+
+}  // namespace
+
+bool matmul_coop_applies(const Context& ctx, const TensorView& a, const MatMulWeight& w) {
+  if (!ctx.coopmat_f16() || a.dtype != DType::f16 || w.dtype != DType::f16 || w.K % 8 != 0) return false;
+  if (a.mem.address % 16 != 0) return false;
+  return w.int4 ? w.data.slice().address % 4 == 0 : w.data.slice().address % 16 == 0;
+}
+
+void matmul_coop(CommandRecorder& rec, const TensorView& a, const MatMulWeight& w, const TensorView* bias,
+                 const TensorView& c) {
+  Context& ctx = rec.context();
+  OGX_CHECK(matmul_coop_applies(ctx, a, w), "matmul_coop: the device or the operands do not fit the cooperative-",
+            "matrix kernel (fp16, K % 8 == 0, 16-byte aligned)");
+  int64_t M = a.numel() / w.K;
+  OGX_CHECK(a.shape.back() == w.K && c.numel() == M * w.N && c.dtype == DType::f16, "matmul_coop: shapes ",
+            shape_str(a.shape), " x [", w.K, ",", w.N, "] -> ", shape_str(c.shape), " do not agree");
+  if (bias) OGX_CHECK(bias->numel() == w.N && bias->dtype == DType::f16, "matmul_coop: bias must be fp16 [", w.N, "]");
+  OGX_CHECK(M <= 65535 * (int64_t)kSmallTile && w.N <= 65535 * (int64_t)kSmallTile, "matmul_coop: ", M, " x ", w.N,
+            " outputs exceed the dispatch grid");
+  uint32_t Mu = (uint32_t)M, N = (uint32_t)w.N;
+  // The big tile reads each operand half as often; it is used when it still gives the GPU enough workgroups.
+  uint64_t big_groups = (uint64_t)div_up(Mu, kBigTile) * div_up(N, kBigTile);
+  bool big = big_groups >= ctx.tuning().coop_big_tile_min_groups;
+  uint32_t tile = big ? kBigTile : kSmallTile;
+  std::string shader = std::string(w.int4 ? "matmul_coop_q4_f16" : "matmul_coop_f16") + (big ? "_big" : "_small");
+  const Pipeline& pl = ctx.pipelines().get(shader);
+  CoopPush p{addr(a), w.data.slice().address, w.int4 ? w.scales.slice().address : 0,
+             w.has_zero_points ? w.zero_points.slice().address : 0, addr_or_zero(bias), addr(c), Mu, N,
+             (uint32_t)w.K, (uint32_t)w.block_size, (uint32_t)w.nblocks, (uint32_t)((w.nblocks + 1) / 2),
+             w.has_zero_points, bias != nullptr};
+  std::vector<BufferSlice> reads{a.mem, w.data.slice()};
+  if (w.int4) reads.push_back(w.scales.slice());
+  if (w.has_zero_points) reads.push_back(w.zero_points.slice());
+  if (bias) reads.push_back(bias->mem);
+  rec.dispatch(pl, &p, sizeof(p), div_up(N, tile), div_up(Mu, tile), 1, reads, {c.mem});
+}
+
+}  // namespace ogx::vk::kernels

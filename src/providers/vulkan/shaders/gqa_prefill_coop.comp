@@ -1,0 +1,168 @@
+// GroupQueryAttention for prompts on the GPU's matrix units (VK_NV_cooperative_matrix), causal, flash-attention
+// style: a workgroup (query tile of BQ = 64 rows, head h, batch b) of 4 subgroups, each owning 16 query rows, walks
+// the keys in tiles of BKV = 32. Per tile: S = Q K^T (fp16 inputs, fp32 accumulation) goes to shared memory, two
+// lanes per row apply scale / softcap / the mask and the online softmax, P (fp16) comes back as a matrix and
+// O += P V accumulates in fp32 matrices, rescaled per row by a broadcast matrix of the softmax correction.
+// Semantics as gqa_prefill.comp (positions and masking from attention_common.glsl); fp16 KV cache, D % 16 == 0,
+// D <= 128, subgroup size 32 (host: kernels/attention.cpp).
+#version 460
+#extension GL_NV_cooperative_matrix : require
+#extension GL_KHR_memory_scope_semantics : require
+#extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
+#extension GL_EXT_control_flow_attributes : require
+#extension GL_KHR_shader_subgroup_shuffle : require
+#include "common.glsl"
+#include "attention_common.glsl"
+
+layout(constant_id = 0) const uint D = 64;  // head size, multiple of 16, <= 128
+const uint BQ = 64, BKV = 32, NT = 128;
+const uint DV = D / 8;                      // uvec4 (8 halves) per row of D
+const uint KROW = DV + 1;                   // shared row stride of Q/K/V tiles in uvec4 (padded by 8 halves)
+const uint SROW = BKV + 4;                  // fp32 score row stride (floats)
+const uint PROW = BKV / 8 + 1;              // fp16 probability row stride in uvec4
+
+layout(local_size_x = NT) in;
+
+layout(push_constant) uniform Push {
+  F32Buf q;            // [B, Hq, S, D] (rotated)
+  U32x4Buf k_cache;    // fp16 [B, Hkv, max_seq, D]
+  U32x4Buf v_cache;    // fp16 [B, Hkv, max_seq, D]
+  I32Buf seqlens;      // int32 [B]
+  I32Buf total;        // int32 [1]
+  F16Buf out_;         // [B, S, Hq * D]
+  uint B, S, Hq, Hkv, max_seq;
+  float scale, softcap;
+  int window;
+} p;
+
+shared uvec4 kq_s[BQ * KROW];            // the Q tile at the start, then K of the current key tile ([key][d])
+shared uvec4 v_s[BKV * KROW];            // V of the current key tile ([key][d])
+shared float s_s[4][16 * SROW];          // per subgroup: scores of its 16 rows; reused for the output
+shared uvec4 p_s[4][16 * PROW];          // per subgroup: fp16 probabilities
+shared float r_s[4][16 * 16];            // per subgroup: a per-row factor broadcast over 16 columns
+
+// Fills this subgroup's r_s with factor f of row `row` (two lanes per row, 8 columns each) and loads it as an
+// accumulator-shaped matrix, whose elements then line up with those of the O accumulators.
+fcoopmatNV<32, gl_ScopeSubgroup, 16, 16> row_factor(uint warp, uint row, uint half_, float f) {
+  [[unroll]] for (uint c = 0; c < 8; c++) r_s[warp][row * 16 + half_ * 8 + c] = f;
+  subgroupMemoryBarrierShared();
+  subgroupBarrier();
+  fcoopmatNV<32, gl_ScopeSubgroup, 16, 16> r;
+  coopMatLoadNV(r, r_s[warp], 0, 16, false);
+  return r;
+}
+
+void main() {
+  uint tile = gl_WorkGroupID.x, h = gl_WorkGroupID.y, b = gl_WorkGroupID.z;
+  uint tid = gl_LocalInvocationIndex, warp = tid / 32, lane = tid % 32;
+  uint kvh = h / (p.Hq / p.Hkv);
+  int kv_len = min(kv_len_of(p.seqlens, b), int(p.max_seq));
+  int past = past_of(p.seqlens, p.total, b, p.S);
+  uint s0 = tile * BQ;
+  uint rows = min(BQ, p.S - s0);
+
+  // Q tile -> fp16 in shared -> this subgroup's D / 16 A matrices.
+  for (uint e = tid; e < BQ * DV; e += NT) {
+    uint r = e / DV, c = (e % DV) * 8;
+    uvec4 v = uvec4(0);
+    if (r < rows) {
+      uint base = ((b * p.Hq + h) * p.S + s0 + r) * D + c;
+      [[unroll]] for (uint j = 0; j < 4; j++) v[j] = packHalf2x16(vec2(p.q.v[base + 2 * j], p.q.v[base + 2 * j + 1]));
+    }
+    kq_s[r * KROW + e % DV] = v;
+  }
+  barrier();
+  fcoopmatNV<16, gl_ScopeSubgroup, 16, 16> qf[D / 16];
+  [[unroll]] for (uint d = 0; d < D / 16; d++) coopMatLoadNV(qf[d], kq_s, warp * 16 * KROW + d * 2, KROW, false);
+  fcoopmatNV<32, gl_ScopeSubgroup, 16, 16> o[D / 16];
+  [[unroll]] for (uint d = 0; d < D / 16; d++) o[d] = fcoopmatNV<32, gl_ScopeSubgroup, 16, 16>(0.0);
+  barrier();  // every subgroup has its Q before K overwrites it
+
+  // Two lanes per query row: lane / 2 is the row within the subgroup, lane % 2 the half of the key tile.
+  uint row = lane / 2, half_ = lane % 2;
+  uint qr = warp * 16 + row;  // row within the workgroup tile
+  int position = past + int(s0 + qr);
+  bool row_valid = qr < rows;
+  float m = -1.0 / 0.0, l = 0.0;
+
+  uint kv_base = ((b * p.Hkv + kvh) * p.max_seq) * DV;  // in uvec4
+  int first_pos = past + int(s0), last_pos = past + int(s0 + rows) - 1;
+  int j_lo = p.window > 0 ? max(0, first_pos - p.window + 1) : 0;
+  int j_hi = min(kv_len, last_pos + 1);
+  for (int k0 = j_lo; k0 < j_hi; k0 += int(BKV)) {
+    for (uint e = tid; e < BKV * DV; e += NT) {
+      int j = k0 + int(e / DV);
+      bool live = j < j_hi;
+      uint src = kv_base + uint(j) * DV + e % DV;
+      kq_s[(e / DV) * KROW + e % DV] = live ? p.k_cache.v[src] : uvec4(0);
+      v_s[(e / DV) * KROW + e % DV] = live ? p.v_cache.v[src] : uvec4(0);
+    }
+    barrier();
+    // S (16 x BKV) = Q K^T: K^T(d, key) = K[key][d] is a column-major D x BKV matrix.
+    [[unroll]] for (uint n = 0; n < BKV / 16; n++) {
+      fcoopmatNV<32, gl_ScopeSubgroup, 16, 16> s = fcoopmatNV<32, gl_ScopeSubgroup, 16, 16>(0.0);
+      [[unroll]] for (uint d = 0; d < D / 16; d++) {
+        fcoopmatNV<16, gl_ScopeSubgroup, 16, 16> kf;
+        coopMatLoadNV(kf, kq_s, n * 16 * KROW + d * 2, KROW, true);
+        s = coopMatMulAddNV(qf[d], kf, s);
+      }
+      coopMatStoreNV(s, s_s[warp], n * 16, SROW, false);
+    }
+    subgroupMemoryBarrierShared();
+    subgroupBarrier();
+    // Online softmax over this lane's 16 scores of its row.
+    float sc[16];
+    float tmax = -1.0 / 0.0;
+    [[unroll]] for (uint c = 0; c < 16; c++) {
+      int j = k0 + int(half_ * 16 + c);
+      bool ok = row_valid && j < j_hi && j <= position && (p.window <= 0 || position - j < p.window);
+      sc[c] = ok ? softcapped(s_s[warp][row * SROW + half_ * 16 + c] * p.scale, p.softcap) : -1.0 / 0.0;
+      tmax = max(tmax, sc[c]);
+    }
+    tmax = max(tmax, subgroupShuffleXor(tmax, 1));
+    float m_new = max(m, tmax);
+    float alpha = m_new == -1.0 / 0.0 ? 1.0 : exp(m - m_new);
+    float sum = 0.0;
+    uvec4 packed[2];
+    [[unroll]] for (uint c = 0; c < 16; c += 2) {
+      float p0 = m_new == -1.0 / 0.0 ? 0.0 : exp(sc[c] - m_new);
+      float p1 = m_new == -1.0 / 0.0 ? 0.0 : exp(sc[c + 1] - m_new);
+      sum += p0 + p1;
+      packed[c / 8][(c % 8) / 2] = packHalf2x16(vec2(p0, p1));
+    }
+    sum += subgroupShuffleXor(sum, 1);
+    m = m_new;
+    l = l * alpha + sum;
+    p_s[warp][row * PROW + half_ * 2] = packed[0];
+    p_s[warp][row * PROW + half_ * 2 + 1] = packed[1];
+    // O = diag(alpha) O + P V.
+    fcoopmatNV<32, gl_ScopeSubgroup, 16, 16> ra = row_factor(warp, row, half_, alpha);
+    [[unroll]] for (uint d = 0; d < D / 16; d++)
+      for (int i = 0; i < o[d].length(); i++) o[d][i] *= ra[i];
+    [[unroll]] for (uint kk = 0; kk < BKV / 16; kk++) {
+      fcoopmatNV<16, gl_ScopeSubgroup, 16, 16> pf;
+      coopMatLoadNV(pf, p_s[warp], kk * 2, PROW, false);
+      [[unroll]] for (uint d = 0; d < D / 16; d++) {
+        fcoopmatNV<16, gl_ScopeSubgroup, 16, 16> vf;
+        coopMatLoadNV(vf, v_s, kk * 16 * KROW + d * 2, KROW, false);
+        o[d] = coopMatMulAddNV(pf, vf, o[d]);
+      }
+    }
+    barrier();  // K / V of this tile are read by every subgroup before the next tile overwrites them
+  }
+
+  // O / l, through this subgroup's score space, 16 columns at a time; rows past S are not written.
+  subgroupBarrier();
+  fcoopmatNV<32, gl_ScopeSubgroup, 16, 16> rl = row_factor(warp, row, half_, l > 0.0 ? 1.0 / l : 0.0);
+  [[unroll]] for (uint d = 0; d < D / 16; d++) {
+    for (int i = 0; i < o[d].length(); i++) o[d][i] *= rl[i];
+    coopMatStoreNV(o[d], s_s[warp], 0, SROW, false);
+    subgroupMemoryBarrierShared();
+    subgroupBarrier();
+    if (row_valid) {
+      uint dst = ((b * p.S + s0 + qr) * p.Hq + h) * D + d * 16 + half_ * 8;
+      [[unroll]] for (uint c = 0; c < 8; c++) p.out_.v[dst + c] = float16_t(s_s[warp][row * SROW + half_ * 8 + c]);
+    }
+    subgroupBarrier();
+  }
+}
