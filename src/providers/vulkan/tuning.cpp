@@ -13,14 +13,14 @@ struct Row {
 
 // Ordered: the first matching row wins. Values are workgroup/tile shapes only; every row computes the same result.
 const Row kRows[] = {
-    {"nvidia", 4318, DeviceType::other, {256, 8, 256, 64, 256, 32, 64}},
-    {"amd", 4098, DeviceType::other, {256, 8, 256, 64, 256, 256, 256}},
-    {"intel", 32902, DeviceType::other, {128, 4, 128, 32, 256, 128, 128}},
-    {"qualcomm", 20803, DeviceType::other, {128, 2, 128, 32, 128, 128, 128}},
-    {"cpu-driver", 0, DeviceType::cpu, {64, 4, 64, 32, 128, 64, 64, 64}},
+    {"nvidia", 4318, DeviceType::other, {256, 8, 256, 128, 256, 32, 64}},
+    {"amd", 4098, DeviceType::other, {256, 8, 256, 128, 256, 256, 256}},
+    {"intel", 32902, DeviceType::other, {128, 4, 128, 64, 256, 128, 128}},
+    {"qualcomm", 20803, DeviceType::other, {128, 2, 128, 64, 128, 128, 128}},
+    {"cpu-driver", 0, DeviceType::cpu, {64, 4, 64, 128, 128, 64, 64, 64}},
 };
 
-const Tuning kGeneric{128, 4, 128, 32, 256, 256, 128};
+const Tuning kGeneric{128, 4, 128, 64, 256, 256, 128};
 
 Tuning clamp_to(Tuning t, const DeviceInfo& device) {
   uint32_t limit = device.max_workgroup_invocations ? device.max_workgroup_invocations : 128;

@@ -13,7 +13,7 @@ struct Tuning {
   uint32_t matvec_threads = 128;      // threads per workgroup of the matvec kernels
   uint32_t matvec_rows = 4;           // output columns (weight rows) per matvec workgroup
   uint32_t matvec_threads_q4 = 128;   // threads per workgroup of the int4 matvec (fewer: more words per thread)
-  uint32_t matmul_tile = 32;          // output tile edge (M and N) of the tiled matmul, multiple of 16
+  uint32_t matmul_tile = 64;          // largest output tile edge of the tiled matmul (64 or 128; matmul.cpp)
   uint32_t reduce_threads = 256;      // threads of row-reduction kernels (norms, softmax, argmax)
   uint32_t attention_split = 256;     // KV positions per workgroup in flash-decoding
   uint32_t attention_threads = 128;   // threads per attention workgroup

@@ -7,6 +7,11 @@
 //     --threads/--q4-threads/--rows: the tuning row with these matvec values replaced (experiments)
 //     --chain-only: only the dependent-matvec chains and attention calls (latency as a decode step sees it)
 //     --attn-threads N: threads of the one-dispatch decode attention
+//   ogx_vulkan_bench --matmul-only [--m M] [--reps N] [--simt] [--matmul-tile 64|128] [--device-type gpu|cpu] [--quick]
+//     prefill projections (kernels::matmul, M > 2) at the 1B Llama shapes, M = 512 rows by default, fp16 and int4
+//     (block 32) weights: GPU us per call and TFLOPS; --simt: the portable tiled kernel (matmul.comp) even where
+//     a matrix-unit kernel applies (disable_metacommands, keeping the vendor tuning row); --matmul-tile caps its
+//     output tile (the tuning row's matmul_tile); --quick: M 64 and one call per shape (lavapipe)
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -149,6 +154,38 @@ void bench_matvec(Context& ctx, Timer& timer, const Shape2& s, bool int4, bool q
   std::fflush(stdout);
 }
 
+// Prefill projection: GPU time of kernels::matmul (the tiled path) for x [M, K] fp16 times the K x N weight (fp16 or
+// int4 block 32), `reps` dispatches in one recorded batch; TFLOPS counts 2 M N K. Rows 0 and M - 1 of a few
+// columns are checked against the host reference.
+void bench_prefill(Context& ctx, Timer& timer, const Shape2& s, int64_t M, bool int4, int reps, int runs) {
+  kernels::MatMulWeight w = make_weight(ctx, s, int4, 0);
+  std::vector<uint16_t> xh((size_t)(M * s.K));
+  for (size_t i = 0; i < xh.size(); i++) xh[i] = f32_to_f16((float)((int)(hash(i + 99) % 2001) - 1000) / 1000.0f);
+  DeviceBuffer xb = ctx.memory().allocate("x", M * s.K * 2), ob = ctx.memory().allocate("y", M * s.N * 2);
+  ctx.transfers().upload(xb.slice(), 0, xh.data(), M * s.K * 2);
+  TensorView x = xb.view(DType::f16, {M, s.K}), y = ob.view(DType::f16, {M, s.N});
+  CommandRecorder rec(ctx);
+  rec.begin();
+  rec.write_timestamp(timer.pool(), 0);
+  for (int r = 0; r < reps; r++) kernels::matmul(rec, x, w, nullptr, y);  // same output: a barrier between each
+  rec.write_timestamp(timer.pool(), 1);
+  rec.end();
+  double us = timer.median_us(rec, runs) / reps;
+  std::vector<uint16_t> out((size_t)(M * s.N));
+  ctx.transfers().download(ob.slice(), 0, out.data(), M * s.N * 2);
+  double worst = 0;
+  for (int64_t m : {(int64_t)0, M - 1}) {
+    std::vector<uint16_t> row(xh.begin() + m * s.K, xh.begin() + (m + 1) * s.K);
+    for (int64_t n : {(int64_t)0, (int64_t)1, s.N / 2 + 3, s.N - 1}) {
+      double want = reference(s, int4, row, n);
+      worst = std::max(worst, std::fabs(f16_to_f32(out[m * s.N + n]) - want) / (std::fabs(want) + 0.05));
+    }
+  }
+  std::printf("| %-6s | %4lld | %-18s | %10.1f | %8.4f | %d x %d | %.1e |\n", int4 ? "int4" : "fp16", (long long)M,
+              s.name, us, 2.0 * M * s.N * s.K / us * 1e-6, reps, runs, worst);
+  std::fflush(stdout);
+}
+
 // Per-dispatch GPU time of `n` tiny dispatches, independent (no barriers) or chained (a barrier before each);
 // `alternate` switches between two pipelines (add, then sigmoid) as a model's step does.
 void bench_dispatch(Context& ctx, Timer& timer, bool chained, int n, bool alternate = false) {
@@ -256,7 +293,10 @@ int run(int argc, char** argv) {
   bool quick = false;
   std::string type = "gpu";
   uint32_t q4_threads = 0, rows = 0, threads = 0, attn_threads = 0;
-  bool chain_only = false;
+  bool chain_only = false, matmul_only = false, simt = false;
+  int64_t mm_rows = 0;
+  int mm_reps = 0;
+  uint32_t mm_tile = 0;
   for (int i = 1; i < argc; i++) {
     std::string a = argv[i];
     if (a == "--quick") quick = true;
@@ -266,26 +306,36 @@ int run(int argc, char** argv) {
     else if (a == "--threads" && i + 1 < argc) threads = (uint32_t)std::stoul(argv[++i]);
     else if (a == "--chain-only") chain_only = true;
     else if (a == "--attn-threads" && i + 1 < argc) attn_threads = (uint32_t)std::stoul(argv[++i]);
+    else if (a == "--matmul-only") matmul_only = true;
+    else if (a == "--simt") simt = true;
+    else if (a == "--m" && i + 1 < argc) mm_rows = std::stoll(argv[++i]);
+    else if (a == "--reps" && i + 1 < argc) mm_reps = std::stoi(argv[++i]);
+    else if (a == "--matmul-tile" && i + 1 < argc) mm_tile = (uint32_t)std::stoul(argv[++i]);
     else {
       std::fprintf(stderr, "usage: ogx_vulkan_bench [--quick] [--device-type gpu|cpu] [--threads N] [--q4-threads N] "
-                           "[--rows N] [--chain-only]\n");
+                           "[--rows N] [--chain-only] [--attn-threads N]\n"
+                           "       ogx_vulkan_bench --matmul-only [--m M] [--reps N] [--simt] [--matmul-tile 64|128] "
+                           "[--device-type gpu|cpu] [--quick]\n");
       return 2;
     }
   }
   ContextOptions o;
   o.provider = parse_provider_options({{"hardware_device_type", type}});
   o.block_bytes = 1ull << 30;
-  if (q4_threads || rows || threads || attn_threads) {  // tuning experiments: the table's row with these values replaced
+  // Tuning experiments: the table's row with these values replaced.
+  if (q4_threads || rows || threads || attn_threads || mm_tile || simt) {
     Context probe(o);
     Tuning t = probe.tuning();
     if (q4_threads) t.matvec_threads_q4 = q4_threads;
     if (rows) t.matvec_rows = rows;
     if (threads) t.matvec_threads = threads;
     if (attn_threads) t.decode_group_threads = attn_threads;
+    if (mm_tile) t.matmul_tile = mm_tile;
     t.row += " (threads " + std::to_string(t.matvec_threads) + ", q4 threads " + std::to_string(t.matvec_threads_q4) +
-             ", rows " + std::to_string(t.matvec_rows) + ")";
+             ", rows " + std::to_string(t.matvec_rows) + ", matmul tile " + std::to_string(t.matmul_tile) + ")";
     o.tuning = t;
   }
+  if (simt) o.provider.disable_metacommands = true;  // the row above stays; only the matrix-unit kernels go
   Context ctx(o);
   const DeviceInfo& d = ctx.info();
   std::printf("device: %s (vendor %u, driver %s %s), Vulkan %s, subgroup %u, tuning row %s, timestamp period %.3f ns\n",
@@ -293,6 +343,17 @@ int run(int argc, char** argv) {
               api_version_string(d.api_version).c_str(), d.subgroup_size, ctx.tuning().row.c_str(), d.timestamp_period);
   OGX_CHECK(d.timestamp_period > 0, "the device has no compute timestamps");
   Timer timer(ctx);
+  if (matmul_only) {
+    int64_t M = mm_rows ? mm_rows : (quick ? 64 : 512);
+    int reps = mm_reps ? mm_reps : (quick ? 1 : 20);
+    std::vector<Shape2> mm = {{"2048x3072 (qkv)", 2048, 3072}, {"2048x2048 (o)", 2048, 2048},
+                              {"2048x16384 (gate/up)", 2048, 16384}, {"8192x2048 (down)", 8192, 2048}};
+    std::printf("\n| weights | M | K x N | us/call | TFLOPS | calls x runs | max rel err |\n"
+                "|---|---|---|---|---|---|---|\n");
+    for (bool int4 : {false, true})
+      for (const auto& s : mm) bench_prefill(ctx, timer, s, M, int4, reps, quick ? 1 : 5);
+    return 0;
+  }
   std::vector<Shape2> shapes = {{"2048x2048 (q/o)", 2048, 2048}, {"2048x8192 (up)", 2048, 8192},
                                 {"8192x2048 (down)", 8192, 2048}, {"2048x128256 (lm)", 2048, 128256}};
   if (quick) shapes = {{"256x512", 256, 512}, {"512x256", 512, 256}};

@@ -23,10 +23,37 @@ constexpr uint32_t kMatvecPushBytes = 80;      // without the norm fields
 constexpr uint32_t kMatvecNormPushBytes = 120;  // <= 128, the guaranteed push-constant size
 static_assert(sizeof(MatvecPush) == kMatvecNormPushBytes);
 
-struct MatmulPush {
+struct MatmulPush {  // matmul.comp's Push
   uint64_t a, b, scales, zp, bias, c;
   uint32_t M, N, K, sbk, sbn, batch_stride_b, block_size, nblocks, zp_stride, has_zp, has_bias;
 };
+
+// Output tile of matmul.comp, 64 mi x 64 ni: the largest within the tuning row's matmul_tile (64 or 128) and the
+// device's shared memory that still gives enough workgroups to keep the device busy (a GPU: about one per
+// compute unit of a large one; a CPU driver: a few per core); mi / ni = 2 only where M / N exceed 64.
+void matmul_tile(const Context& ctx, uint32_t M, uint32_t N, uint32_t batch, uint32_t* mi, uint32_t* ni) {
+  uint32_t min_groups = ctx.info().type == DeviceType::cpu ? 8 : 128;
+  bool big = ctx.tuning().matmul_tile >= 128 && ctx.info().max_shared_memory >= 16 * (128 + 128) * 4 + 256;
+  const uint32_t options[4][2] = {{2, 2}, {1, 2}, {2, 1}, {1, 1}};
+  for (const auto& o : options) {
+    if ((o[0] == 2 || o[1] == 2) && !big) continue;
+    if ((o[0] == 2 && M <= 64) || (o[1] == 2 && N <= 64)) continue;
+    *mi = o[0], *ni = o[1];
+    if ((uint64_t)div_up(M, 64 * o[0]) * div_up(N, 64 * o[1]) * batch >= min_groups) return;
+  }
+}
+
+// Records matmul.comp for p (its B strides set), batch workgroup layers. 16-byte loads along K where A / B (sbk 1)
+// are 16-byte aligned with K and the strides multiples of one vector (8 fp16, 4 fp32); int4 B always reads words.
+void dispatch_matmul(CommandRecorder& rec, const std::string& shader, const MatmulPush& p, bool int4, DType dt,
+                     uint32_t batch, const std::vector<BufferSlice>& reads, const BufferSlice& out) {
+  uint32_t vw = dt == DType::f16 ? 8 : 4, mi = 1, ni = 1;
+  bool a_vec = p.K % vw == 0 && p.a % 16 == 0;
+  bool b_vec = !int4 && p.sbk == 1 && p.K % vw == 0 && p.sbn % vw == 0 && p.batch_stride_b % vw == 0 && p.b % 16 == 0;
+  matmul_tile(rec.context(), p.M, p.N, batch, &mi, &ni);
+  const Pipeline& pl = rec.context().pipelines().get(shader, {mi, ni, a_vec ? 1u : 0u, b_vec ? 1u : 0u});
+  rec.dispatch(pl, &p, sizeof(p), div_up(p.N, 64 * ni), div_up(p.M, 64 * mi), batch, reads, {out});
+}
 
 constexpr size_t kTransposeBytes = 4u << 20;  // host buffer of the weight transposition
 
@@ -133,15 +160,12 @@ void matmul(CommandRecorder& rec, const TensorView& a, const MatMulWeight& w, co
     matmul_coop(rec, a, w, bias, c);
     return;
   }
-  uint32_t tile = ctx.tuning().matmul_tile;
   std::string shader = std::string(w.int4 ? "matmul_q4_" : "matmul_") + t;
-  const Pipeline& pl = ctx.pipelines().get(shader, {tile});
   MatmulPush p{addr(a), w.data.slice().address, w.int4 ? w.scales.slice().address : 0,
                w.has_zero_points ? w.zero_points.slice().address : 0, addr_or_zero(bias), addr(c),
                M, N, K, 1, K, 0, (uint32_t)w.block_size, (uint32_t)w.nblocks, zp_stride, w.has_zero_points,
                bias != nullptr};
-  rec.dispatch(pl, &p, sizeof(p), div_up(N, tile), div_up(M, tile), 1,
-               {a.mem, w.data.slice(), scales_mem, zp_mem, bias_mem}, {c.mem});
+  dispatch_matmul(rec, shader, p, w.int4, a.dtype, 1, {a.mem, w.data.slice(), scales_mem, zp_mem, bias_mem}, c.mem);
 }
 
 void matvec_fused(CommandRecorder& rec, const TensorView& x, const MatMulWeight& w, const TensorView* bias,
@@ -228,12 +252,10 @@ void matmul_batched(CommandRecorder& rec, const TensorView& a, const TensorView&
   int64_t batch = a.numel() / (M * K), batch_b = b.numel() / (K * N);
   OGX_CHECK(batch_b == 1 || batch_b == batch, "MatMul: batch of B (", batch_b, ") must be 1 or ", batch);
   OGX_CHECK(c.numel() == batch * M * N, "MatMul: output ", shape_str(c.shape), " has the wrong size");
-  Context& ctx = rec.context();
-  uint32_t tile = ctx.tuning().matmul_tile;
-  const Pipeline& pl = ctx.pipelines().get(std::string("matmul_") + storage_suffix(a.dtype, "MatMul"), {tile});
   MatmulPush p{addr(a), addr(b), 0, 0, 0, addr(c), (uint32_t)M, (uint32_t)N, (uint32_t)K, (uint32_t)N, 1,
                batch_b == 1 ? 0u : (uint32_t)(K * N), 0, 0, 0, 0, 0};
-  rec.dispatch(pl, &p, sizeof(p), div_up(N, tile), div_up(M, tile), (uint32_t)batch, {a.mem, b.mem}, {c.mem});
+  dispatch_matmul(rec, std::string("matmul_") + storage_suffix(a.dtype, "MatMul"), p, false, a.dtype,
+                  (uint32_t)batch, {a.mem, b.mem}, c.mem);
 }
 
 }  // namespace ogx::vk::kernels

@@ -59,6 +59,26 @@ INSTANTIATE_TEST_SUITE_P(Shapes, VulkanMatMulTest,
                                            MatMulCase{1, 1024, 1100, DType::f32},  // transposed in 2 groups
                                            MatMulCase{1, 4096, 72, DType::f16}, MatMulCase{2, 2056, 40, DType::f32}));  // unrolled K
 
+// The tiled kernel's variants (matmul.comp): on the test device (a CPU driver: tiles up to 128, chosen for >= 8
+// workgroups) 128x128, 64x128, 128x64 and 64x64 output tiles; 16-byte loads (K % 8 == 0 fp16, K % 4 == 0 fp32)
+// and element loads (other K); M, N, K edges inside the last tile and K slice.
+INSTANTIATE_TEST_SUITE_P(Tiles, VulkanMatMulTest,
+                         ::testing::Values(MatMulCase{300, 264, 520, DType::f16},   // 128x128, vectors
+                                           MatMulCase{300, 72, 520, DType::f32},    // 128x128, vectors
+                                           MatMulCase{300, 263, 520, DType::f16},   // 128x128, elements
+                                           MatMulCase{130, 264, 300, DType::f16},   // 64x128, vectors
+                                           MatMulCase{130, 264, 300, DType::f32},   // 64x128, vectors
+                                           MatMulCase{130, 263, 300, DType::f16},   // 64x128, K odd: elements
+                                           MatMulCase{130, 263, 300, DType::f32},   // 64x128, K odd: elements
+                                           MatMulCase{200, 100, 300, DType::f16},   // K % 8 == 4: elements
+                                           MatMulCase{150, 102, 200, DType::f32},   // K % 4 == 2: elements
+                                           MatMulCase{1100, 40, 48, DType::f16},    // 128x64, vectors
+                                           MatMulCase{1100, 37, 40, DType::f32},    // 128x64, elements
+                                           MatMulCase{1100, 21, 48, DType::f16},    // 128x64, elements
+                                           MatMulCase{65, 16, 65, DType::f32},      // 64x64, one row / column over
+                                           MatMulCase{100, 5, 90, DType::f16},      // K < one slice
+                                           MatMulCase{3, 8, 3, DType::f32}));       // the smallest tiled M
+
 // Seeded random shapes on top of the fixed ones: odd sizes, both paths, both dtypes.
 std::vector<MatMulCase> random_matmul_cases() {
   std::mt19937 rng(2024);
@@ -127,6 +147,22 @@ INSTANTIATE_TEST_SUITE_P(Shapes, VulkanMatMulNBitsTest,
                                            NBitsCase{1, 2048, 40, 32, true, DType::f16},  // 4 units per thread
                                            NBitsCase{2, 1024, 24, 64, false, DType::f32}));
 
+// The tiled kernel's int4 variants: tiles 128x128 (300 x 520), 64x128 (130 x 300), 128x64 (1100 x 40), 64x64
+// (70 x 60); A in 16-byte vectors (K % 8 == 0 fp16, % 4 fp32) or elements; K inside the last block; an odd number
+// of blocks (zero-point rows start mid-word).
+INSTANTIATE_TEST_SUITE_P(Tiles, VulkanMatMulNBitsTest,
+                         ::testing::Values(NBitsCase{300, 200, 520, 64, false, DType::f16},
+                                           NBitsCase{300, 160, 520, 32, true, DType::f32},
+                                           NBitsCase{300, 90, 520, 16, true, DType::f16},
+                                           NBitsCase{130, 256, 300, 32, true, DType::f16},
+                                           NBitsCase{130, 256, 300, 32, false, DType::f32},
+                                           NBitsCase{1100, 64, 40, 16, false, DType::f32},
+                                           NBitsCase{130, 150, 300, 32, true, DType::f16},  // 5 blocks, K % 8 == 6
+                                           NBitsCase{100, 100, 150, 32, true, DType::f32},
+                                           NBitsCase{77, 90, 130, 16, false, DType::f16},
+                                           NBitsCase{1100, 128, 40, 128, true, DType::f16},
+                                           NBitsCase{70, 61, 60, 16, true, DType::f32}));
+
 std::vector<NBitsCase> random_nbits_cases() {
   std::mt19937 rng(4048);
   std::vector<NBitsCase> out;
@@ -184,6 +220,72 @@ TEST_F(VulkanTest, BatchedMatMulBroadcastsB) {
         want[(i * M + m) * N + n] = s;
       }
   expect_close(download(c), want, 1e-4, 1e-5, "batched matmul");
+}
+
+// Batched MatMul of activations: B [batch or 1, K, N] read along N (element loads), A in vectors where K allows.
+struct BatchedCase {
+  int64_t batch, M, K, N;
+  bool broadcast;
+  DType dtype;
+};
+class VulkanBatchedMatMulTest : public VulkanTest, public ::testing::WithParamInterface<BatchedCase> {};
+
+TEST_P(VulkanBatchedMatMulTest, MatchesReference) {
+  auto [B, M, K, N, broadcast, dt] = GetParam();
+  int64_t bb = broadcast ? 1 : B;
+  uint32_t seed = (uint32_t)(B * 7 + M * 11 + K * 13 + N);
+  auto a = round_to(random_values(B * M * K, seed), dt), b = round_to(random_values(bb * K * N, seed + 1), dt);
+  TensorView av = upload(a, dt, {B, M, K}), bv = upload(b, dt, {bb, K, N}), c = empty(dt, {B, M, N});
+  CommandRecorder rec(ctx());
+  rec.begin();
+  kernels::matmul_batched(rec, av, bv, c);
+  rec.end();
+  rec.run();
+  std::vector<double> want(B * M * N);
+  for (int64_t i = 0; i < B; i++)
+    for (int64_t m = 0; m < M; m++)
+      for (int64_t n = 0; n < N; n++) {
+        double s = 0;
+        for (int64_t k = 0; k < K; k++) s += (double)a[(i * M + m) * K + k] * b[((broadcast ? 0 : i) * K + k) * N + n];
+        want[(i * M + m) * N + n] = s;
+      }
+  expect_close(download(c), want, rel_tol(dt), abs_tol(dt, K), "batched matmul");
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, VulkanBatchedMatMulTest,
+                         ::testing::Values(BatchedCase{3, 130, 64, 200, false, DType::f16},  // 64x128 tiles
+                                           BatchedCase{2, 300, 48, 300, true, DType::f32},   // 128x128 tiles
+                                           BatchedCase{4, 130, 48, 50, false, DType::f32},   // 128x64 tiles
+                                           BatchedCase{2, 70, 33, 150, true, DType::f16},    // K odd
+                                           BatchedCase{5, 17, 19, 23, false, DType::f32}));  // 64x64, one tile
+
+// A, B and C at addresses that are not 16-byte aligned (K a vector multiple): the kernel takes element loads.
+TEST_F(VulkanTest, TiledMatMulTakesElementLoadsWhenUnaligned) {
+  for (DType dt : {DType::f16, DType::f32}) {
+    int64_t M = 70, K = 64, N = 72, es = (int64_t)dtype_size(dt);
+    auto a = round_to(random_values(M * K, 71), dt), b = round_to(random_values(K * N, 72), dt);
+    TensorView ap = upload(std::vector<float>(M * K + 1, 0.0f), dt, {M * K + 1});
+    TensorView av{ap.mem.sub(es, M * K * es), dt, {M, K}};  // one element in
+    ctx().transfers().upload_tensor(av, host_tensor(a, dt, {M, K}));
+    TensorView bp = upload(std::vector<float>(K * N + 1, 0.0f), dt, {K * N + 1});
+    TensorView bv{bp.mem.sub(es, K * N * es), dt, {1, K, N}};
+    ctx().transfers().upload_tensor(bv, host_tensor(b, dt, {1, K, N}));
+    MatMulWeight w = kernels::upload_matmul_weight(ctx(), "w", host_tensor(b, dt, {K, N}));
+    TensorView cp = empty(dt, {2 * M * N + 1});
+    TensorView c1{cp.mem.sub(es, M * N * es), dt, {M, N}}, c2{cp.mem.sub((M * N + 1) * es, M * N * es), dt, {1, M, N}};
+    CommandRecorder rec(ctx());
+    rec.begin();
+    kernels::matmul(rec, av, w, nullptr, c1);
+    kernels::matmul_batched(rec, TensorView{av.mem, dt, {1, M, K}}, bv, c2);
+    rec.end();
+    rec.run();
+    std::vector<double> want(M * N);
+    for (int64_t m = 0; m < M; m++)
+      for (int64_t n = 0; n < N; n++)
+        for (int64_t k = 0; k < K; k++) want[m * N + n] += (double)a[m * K + k] * b[k * N + n];
+    expect_close(download(c1), want, rel_tol(dt), abs_tol(dt, K), "matmul, unaligned A");
+    expect_close(download(c2), want, rel_tol(dt), abs_tol(dt, K), "batched matmul, unaligned A and B");
+  }
 }
 
 }  // namespace
