@@ -64,8 +64,18 @@ TEST_F(VulkanContextTest, ValidationMessengerIsLive) {
   expect_validation_messages(seen);
 }
 
+// The cooperative-matrix shaders (names with "_coop") need VK_NV_cooperative_matrix: built only where the context
+// enabled it (kernels never pick them elsewhere).
 TEST_F(VulkanContextTest, EveryShaderBuilds) {
-  for (const auto& name : shader_names()) EXPECT_NO_THROW(ctx().pipelines().get(name)) << name;
+  int skipped = 0;
+  for (const auto& name : shader_names()) {
+    if (name.find("_coop") != std::string::npos && !ctx().coopmat_f16()) {
+      skipped++;
+      continue;
+    }
+    EXPECT_NO_THROW(ctx().pipelines().get(name)) << name;
+  }
+  if (skipped) std::printf("[ shaders ] %d cooperative-matrix shaders not built: the device lacks the feature\n", skipped);
 }
 
 }  // namespace
