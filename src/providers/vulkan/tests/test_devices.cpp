@@ -50,6 +50,22 @@ TEST_F(VulkanContextTest, TuningRowsAndPortableMode) {
   EXPECT_LE(tuned.matvec_threads, ctx().info().max_workgroup_invocations);
 }
 
+// The matrix-unit kernels follow the device's features and go with disable_metacommands (portable kernels only).
+TEST_F(VulkanContextTest, CooperativeMatrixFollowsFeaturesAndDisableMetacommands) {
+  const DeviceFeatures& f = ctx().info().features;
+  EXPECT_EQ(ctx().coopmat_f16(), f.coopmat_f16_nv && f.vulkan_memory_model && f.fp16_arithmetic &&
+                                     ctx().info().min_subgroup_size == 32 && ctx().info().max_subgroup_size == 32 &&
+                                     !ctx().options().disable_metacommands);
+  if (f.coopmat_f16_nv) EXPECT_TRUE(f.cooperative_matrix);
+  ContextOptions o;
+  o.provider = ctx().options();
+  o.provider.disable_metacommands = true;
+  Context portable(o);
+  EXPECT_EQ(portable.info().index, ctx().info().index);
+  EXPECT_FALSE(portable.coopmat_f16());
+  EXPECT_EQ(portable.tuning().row, "generic");
+}
+
 TEST_F(VulkanContextTest, ValidationMessengerIsLive) {
   // A buffer with no usage flags violates VUID-VkBufferCreateInfo-usage-requiredbitmask: the messenger must see it.
   int before = Instance::validation_message_count();
