@@ -87,18 +87,26 @@ void norm_prologue(uint m, uint k0, inout float xs[8], inout float ss, bool writ
 }
 #endif
 
+#if WEIGHT_INT4
+uint row_words;  // 32-bit words of one int4 weight row: nblocks * block_size / 8
+uint unit_shift;  // log2 of the units (8 values) per quantization block: block_size is a power of two >= 16
+#endif
+
 float dot_unit(uint n, uint unit, float xs[8]) {
   float s = 0.0;
 #if WEIGHT_INT4
-  uint word = p.w.v[(n * p.nblocks * p.block_size) / 8 + unit];
-  uint blk = (unit * 8) / p.block_size;
+  uint word = p.w.v[n * row_words + unit];
+  uint blk = unit >> unit_shift;
   float scale = float(p.scales.v[n * p.nblocks + blk]);
   // Without zero points p.zp points at readable memory anyway (the host passes the scales): the byte is always
   // loaded and the default 8 selected, so no branch separates this row's loads from the next row's.
-  uint byte_index = n * p.zp_stride + blk / 2;
-  uint byte = (p.zp.v[byte_index / 4] >> ((byte_index % 4) * 8)) & 0xffu;
-  float zero = p.has_zp != 0 ? float((blk % 2) == 0 ? (byte & 0xfu) : (byte >> 4)) : 8.0;
-  for (uint i = 0; i < 8; i++) s += (float((word >> (4 * i)) & 0xfu) - zero) * xs[i];
+  uint byte_index = n * p.zp_stride + (blk >> 1);
+  uint byte = (p.zp.v[byte_index >> 2] >> ((byte_index & 3u) << 3)) & 0xffu;
+  float zero = p.has_zp != 0 ? float((blk & 1u) == 0 ? (byte & 0xfu) : (byte >> 4)) : 8.0;
+  // A nibble q becomes the float 2^23 + q by OR-ing it into the mantissa of 2^23 (no int-to-float conversion);
+  // subtracting 2^23 + zero then gives q - zero exactly.
+  float offset = 8388608.0 + zero;
+  for (uint i = 0; i < 8; i++) s += (uintBitsToFloat(0x4B000000u | ((word >> (4 * i)) & 0xfu)) - offset) * xs[i];
   return s * scale;
 #elif WEIGHT_F16
   if (WIDE != 0) {
@@ -136,6 +144,10 @@ void main() {
   bool write_residual = (p.norm_flags & 4u) != 0 && n0 == 0;
 #endif
   uint T = gl_WorkGroupSize.x;
+#if WEIGHT_INT4
+  row_words = (p.nblocks * p.block_size) >> 3;
+  unit_shift = uint(findLSB(p.block_size)) - 3u;
+#endif
   for (uint u0 = tid; u0 < units; u0 += UNROLL * T) {
     // UNROLL units of x and of every row's weights are loaded before any is used: one memory round trip per
     // iteration. Units past the end re-read the last unit and count zero (no branch between the loads).
