@@ -14,11 +14,14 @@ static_assert(sizeof(CoopPush) <= kPushConstantBytes);
 
 // Output tile edges of the two shader variants (TILE_BIG: 128 x 128 with 8 subgroups, else 64 x 64 with 4).
 constexpr uint32_t kBigTile = 128, kSmallTile = 64;
+// Shared memory the big variant declares: A and W slices 128 x (64 + 8) halves each, 8 fp32 16x16 scratch tiles.
+constexpr uint32_t kBigTileShared = 2 * 128 * 72 * 2 + 8 * 256 * 4;
 
 }  // namespace
 
 bool matmul_coop_applies(const Context& ctx, const TensorView& a, const MatMulWeight& w) {
   if (!ctx.coopmat_f16() || a.dtype != DType::f16 || w.dtype != DType::f16 || w.K % 8 != 0) return false;
+  if (ctx.info().max_shared_memory < kBigTileShared) return false;
   if (a.mem.address % 16 != 0) return false;
   return w.int4 ? w.data.slice().address % 4 == 0 : w.data.slice().address % 16 == 0;
 }
