@@ -4,10 +4,10 @@
 // into shared memory (scales [N, nblocks] fp16, optional 4-bit zero points [N, zp_stride] bytes, else 8).
 //
 // A workgroup of WARPS_M x WARPS_N subgroups (32 lanes each) computes a BM x BN tile of C; each subgroup a
-// (FM * 16) x (FN * 16) block held in FM x FN 16x16 accumulators. K advances BK (32) per step through shared
+// (FM * 16) x (FN * 16) block held in FM x FN 16x16 accumulators. K advances BK = 64 per step through shared
 // memory, rows padded by 8 halves (16 bytes) against bank conflicts; the next step's global loads are issued
 // before this step's multiply-adds (register double buffering).
-// Host contract (kernels/matmul_coop.cpp): subgroup size 32, K % 8 == 0, A and W 16-byte aligned.
+// Host contract (kernels/matmul_coop.cpp): subgroup size 32, K % 8 == 0, A and fp16 W 16-byte aligned.
 #version 460
 #extension GL_NV_cooperative_matrix : require
 #extension GL_KHR_memory_scope_semantics : require
@@ -21,10 +21,9 @@ const uint WARPS_M = 2, WARPS_N = 4, FM = 4, FN = 2;  // 128 x 128 tile, 256 thr
 const uint WARPS_M = 2, WARPS_N = 2, FM = 2, FN = 2;  // 64 x 64 tile, 128 threads
 #endif
 const uint NT = WARPS_M * WARPS_N * 32;
-#ifndef COOP_BK
-#define COOP_BK 64
-#endif
-const uint BM = WARPS_M * FM * 16, BN = WARPS_N * FN * 16, BK = COOP_BK;
+// K step: 64 measured faster than 32 on the H200 (bench/vulkan-prefill.md); the shared memory the big tile then
+// declares (~45 KB) is checked on the host (kernels/matmul_coop.cpp kBigTileShared).
+const uint BM = WARPS_M * FM * 16, BN = WARPS_N * FN * 16, BK = 64;
 const uint SROW = BK / 8 + 1;             // uvec4 (8 halves) per shared row: BK halves + 8 of padding
 const uint A_LOADS = BM * (BK / 8) / NT;  // uvec4 of A per thread and step
 const uint B_LOADS = BN * (BK / 8) / NT;  // uvec4 of fp16 W per thread and step
