@@ -139,6 +139,14 @@ MatMulWeight upload_matmul_nbits(Context& ctx, const std::string& name, const Te
   return w;
 }
 
+std::vector<BufferSlice> projection_reads(const TensorView& a, const MatMulWeight& w, const TensorView* bias) {
+  std::vector<BufferSlice> reads{a.mem, w.data.slice()};
+  if (w.int4) reads.push_back(w.scales.slice());
+  if (w.has_zero_points) reads.push_back(w.zero_points.slice());
+  if (bias) reads.push_back(bias->mem);
+  return reads;
+}
+
 void matmul(CommandRecorder& rec, const TensorView& a, const MatMulWeight& w, const TensorView* bias,
             const TensorView& c) {
   OGX_CHECK(a.dtype == w.dtype && c.dtype == w.dtype, "MatMul: activation ", dtype_name(a.dtype),
@@ -148,9 +156,6 @@ void matmul(CommandRecorder& rec, const TensorView& a, const MatMulWeight& w, co
   Context& ctx = rec.context();
   const char* t = storage_suffix(a.dtype, "MatMul");
   uint32_t M = (uint32_t)rows_of(a), N = (uint32_t)w.N, K = (uint32_t)w.K;
-  BufferSlice bias_mem = bias ? bias->mem : a.mem;
-  BufferSlice scales_mem = w.int4 ? w.scales.slice() : a.mem;
-  BufferSlice zp_mem = w.has_zero_points ? w.zero_points.slice() : a.mem;
   uint32_t zp_stride = (uint32_t)((w.nblocks + 1) / 2);
   if (M <= 2) {
     matvec_fused(rec, a, w, bias, nullptr, false, c);
@@ -165,7 +170,7 @@ void matmul(CommandRecorder& rec, const TensorView& a, const MatMulWeight& w, co
                w.has_zero_points ? w.zero_points.slice().address : 0, addr_or_zero(bias), addr(c),
                M, N, K, 1, K, 0, (uint32_t)w.block_size, (uint32_t)w.nblocks, zp_stride, w.has_zero_points,
                bias != nullptr};
-  dispatch_matmul(rec, shader, p, w.int4, a.dtype, 1, {a.mem, w.data.slice(), scales_mem, zp_mem, bias_mem}, c.mem);
+  dispatch_matmul(rec, shader, p, w.int4, a.dtype, 1, projection_reads(a, w, bias), c.mem);
 }
 
 void matvec_fused(CommandRecorder& rec, const TensorView& x, const MatMulWeight& w, const TensorView* bias,
@@ -181,11 +186,8 @@ void matvec_fused(CommandRecorder& rec, const TensorView& x, const MatMulWeight&
   const Tuning& tu = ctx.tuning();
   OGX_CHECK(!silu_pairs || tu.matvec_rows % 2 == 0, what, " needs an even matvec_rows, tuning has ", tu.matvec_rows);
   bool aligned = x.mem.address % 16 == 0;
-  std::vector<BufferSlice> reads{x.mem, w.data.slice()};
+  std::vector<BufferSlice> reads = projection_reads(x, w, bias);
   std::vector<BufferSlice> writes{y.mem};
-  if (w.int4) reads.push_back(w.scales.slice());
-  if (w.has_zero_points) reads.push_back(w.zero_points.slice());
-  if (bias) reads.push_back(bias->mem);
   // int4 without zero points: the kernel reads a (discarded) zero-point byte anyway, from the scales, which are
   // larger than N * zp_stride bytes.
   uint64_t zp_addr = w.has_zero_points ? w.zero_points.slice().address : (w.int4 ? w.scales.slice().address : 0);

@@ -2,6 +2,7 @@
 // matmul for prefill; fp32/fp16 storage, fp32 accumulation.
 #pragma once
 #include <optional>
+#include <vector>
 
 #include "providers/vulkan/command_recorder.h"
 #include "providers/vulkan/context.h"
@@ -27,6 +28,10 @@ MatMulWeight upload_matmul_weight(Context& ctx, const std::string& name, const T
 // zero_points [N * ceil(nblocks/2)] uint8.
 MatMulWeight upload_matmul_nbits(Context& ctx, const std::string& name, const Tensor& b, const Tensor& scales,
                                  const Tensor* zero_points, int64_t K, int64_t N, int64_t block_size);
+
+// What a projection of a by w (+ bias) reads, for the recorder's hazard tracking: a, the weight data, the int4
+// scales and zero points when present, the bias when given.
+std::vector<BufferSlice> projection_reads(const TensorView& a, const MatMulWeight& w, const TensorView* bias);
 
 // c[.., M, N] = a[.., M, K] x w (+ bias [N]). Picks matvec for M <= 2 rows in total, tiled matmul otherwise.
 void matmul(CommandRecorder& rec, const TensorView& a, const MatMulWeight& w, const TensorView* bias,

@@ -48,11 +48,7 @@ void matmul_coop(CommandRecorder& rec, const TensorView& a, const MatMulWeight& 
              w.has_zero_points ? w.zero_points.slice().address : 0, addr_or_zero(bias), addr(c), Mu, N,
              (uint32_t)w.K, (uint32_t)w.block_size, (uint32_t)w.nblocks, (uint32_t)((w.nblocks + 1) / 2),
              w.has_zero_points, bias != nullptr};
-  std::vector<BufferSlice> reads{a.mem, w.data.slice()};
-  if (w.int4) reads.push_back(w.scales.slice());
-  if (w.has_zero_points) reads.push_back(w.zero_points.slice());
-  if (bias) reads.push_back(bias->mem);
-  rec.dispatch(pl, &p, sizeof(p), div_up(N, tile), div_up(Mu, tile), 1, reads, {c.mem});
+  rec.dispatch(pl, &p, sizeof(p), div_up(N, tile), div_up(Mu, tile), 1, projection_reads(a, w, bias), {c.mem});
 }
 
 }  // namespace ogx::vk::kernels
