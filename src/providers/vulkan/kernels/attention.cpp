@@ -227,22 +227,9 @@ void group_query_attention(CommandRecorder& rec, const GqaParams& pr, const GqaT
   }
   float scale = pr.scale != 0.0f ? pr.scale : 1.0f / std::sqrt((float)d.D);
   int32_t window = (int32_t)pr.local_window_size;
-  if (d.S > 1 && prefill_coop_applies(ctx, d, t)) {
-    struct {
-      uint64_t q, k_cache, v_cache, seqlens, total, out;
-      uint32_t B, S, Hq, Hkv, max_seq;
-      float scale, softcap;
-      int32_t window;
-    } p{q_rot.address, addr(t.k_cache), addr(t.v_cache), addr(t.seqlens_k), addr(t.total_sequence_length),
-        addr(t.output), (uint32_t)d.B, (uint32_t)d.S, (uint32_t)d.Hq, (uint32_t)d.Hkv, (uint32_t)d.max_seq, scale,
-        pr.softcap, window};
-    const Pipeline& pl = ctx.pipelines().get("gqa_prefill_coop_f16", {(uint32_t)d.D});
-    rec.dispatch(pl, &p, sizeof(p), div_up(d.S, kPrefillCoopRows), (uint32_t)d.Hq, (uint32_t)d.B,
-                 {q_rot, t.k_cache.mem, t.v_cache.mem, t.seqlens_k.mem, t.total_sequence_length.mem}, {t.output.mem});
-    return;
-  }
-  if (d.S > 1 && d.D <= kPrefillMaxHead && ctx.info().max_shared_memory >= kPrefillShared) {
-    struct {
+  bool coop = d.S > 1 && prefill_coop_applies(ctx, d, t);
+  if (coop || (d.S > 1 && d.D <= kPrefillMaxHead && ctx.info().max_shared_memory >= kPrefillShared)) {
+    struct {  // the Push of gqa_prefill.comp and gqa_prefill_coop.comp
       uint64_t q, k_cache, v_cache, seqlens, total, out;
       uint32_t B, S, Hq, Hkv, D, max_seq;
       float scale, softcap;
@@ -250,8 +237,9 @@ void group_query_attention(CommandRecorder& rec, const GqaParams& pr, const GqaT
     } p{q_rot.address, addr(t.k_cache), addr(t.v_cache), addr(t.seqlens_k), addr(t.total_sequence_length),
         addr(t.output), (uint32_t)d.B, (uint32_t)d.S, (uint32_t)d.Hq, (uint32_t)d.Hkv, (uint32_t)d.D,
         (uint32_t)d.max_seq, scale, pr.softcap, window};
-    const Pipeline& pl = ctx.pipelines().get(std::string("gqa_prefill_") + ty);
-    rec.dispatch(pl, &p, sizeof(p), div_up(d.S, 16), (uint32_t)d.Hq, (uint32_t)d.B,
+    const Pipeline& pl = coop ? ctx.pipelines().get("gqa_prefill_coop_f16", {(uint32_t)d.D})
+                              : ctx.pipelines().get(std::string("gqa_prefill_") + ty);
+    rec.dispatch(pl, &p, sizeof(p), div_up(d.S, coop ? kPrefillCoopRows : 16), (uint32_t)d.Hq, (uint32_t)d.B,
                  {q_rot, t.k_cache.mem, t.v_cache.mem, t.seqlens_k.mem, t.total_sequence_length.mem}, {t.output.mem});
     return;
   }

@@ -30,7 +30,9 @@ layout(push_constant) uniform Push {
   I32Buf seqlens;      // int32 [B]
   I32Buf total;        // int32 [1]
   F16Buf out_;         // [B, S, Hq * D]
-  uint B, S, Hq, Hkv, max_seq;
+  uint B, S, Hq, Hkv;
+  uint D_;             // = D (the specialization constant): the push layout of gqa_prefill.comp
+  uint max_seq;
   float scale, softcap;
   int window;
 } p;
