@@ -201,6 +201,20 @@ TEST_F(VulkanTest, GridsBeyond65535WorkgroupsFold) {
   expect_close(download(y), want_y, 1e-4, 1e-5, "rms norm over a folded grid");
 }
 
+// c[i] = a[i] [M, K] x b[i or 0] [K, N] in float64 (b broadcast when it has one batch).
+std::vector<double> batched_reference(const std::vector<float>& a, const std::vector<float>& b, int64_t B, int64_t M,
+                                      int64_t K, int64_t N, bool broadcast) {
+  std::vector<double> want(B * M * N);
+  for (int64_t i = 0; i < B; i++)
+    for (int64_t m = 0; m < M; m++)
+      for (int64_t n = 0; n < N; n++) {
+        double s = 0;
+        for (int64_t k = 0; k < K; k++) s += (double)a[(i * M + m) * K + k] * b[((broadcast ? 0 : i) * K + k) * N + n];
+        want[(i * M + m) * N + n] = s;
+      }
+  return want;
+}
+
 TEST_F(VulkanTest, BatchedMatMulBroadcastsB) {
   int64_t B = 3, M = 5, K = 19, N = 7;
   auto a = random_values(B * M * K, 5), b = random_values(K * N, 6);
@@ -211,15 +225,7 @@ TEST_F(VulkanTest, BatchedMatMulBroadcastsB) {
   kernels::matmul_batched(rec, av, bv, c);
   rec.end();
   rec.run();
-  std::vector<double> want(B * M * N);
-  for (int64_t i = 0; i < B; i++)
-    for (int64_t m = 0; m < M; m++)
-      for (int64_t n = 0; n < N; n++) {
-        double s = 0;
-        for (int64_t k = 0; k < K; k++) s += (double)a[(i * M + m) * K + k] * b[k * N + n];
-        want[(i * M + m) * N + n] = s;
-      }
-  expect_close(download(c), want, 1e-4, 1e-5, "batched matmul");
+  expect_close(download(c), batched_reference(a, b, B, M, K, N, true), 1e-4, 1e-5, "batched matmul");
 }
 
 // Batched MatMul of activations: B [batch or 1, K, N] read along N (element loads), A in vectors where K allows.
@@ -241,15 +247,8 @@ TEST_P(VulkanBatchedMatMulTest, MatchesReference) {
   kernels::matmul_batched(rec, av, bv, c);
   rec.end();
   rec.run();
-  std::vector<double> want(B * M * N);
-  for (int64_t i = 0; i < B; i++)
-    for (int64_t m = 0; m < M; m++)
-      for (int64_t n = 0; n < N; n++) {
-        double s = 0;
-        for (int64_t k = 0; k < K; k++) s += (double)a[(i * M + m) * K + k] * b[((broadcast ? 0 : i) * K + k) * N + n];
-        want[(i * M + m) * N + n] = s;
-      }
-  expect_close(download(c), want, rel_tol(dt), abs_tol(dt, K), "batched matmul");
+  expect_close(download(c), batched_reference(a, b, B, M, K, N, broadcast), rel_tol(dt), abs_tol(dt, K),
+               "batched matmul");
 }
 
 INSTANTIATE_TEST_SUITE_P(Shapes, VulkanBatchedMatMulTest,
