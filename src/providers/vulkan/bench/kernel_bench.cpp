@@ -101,6 +101,13 @@ kernels::MatMulWeight make_weight(Context& ctx, const Shape2& s, bool int4, uint
   return w;
 }
 
+// n fp16 activations in [-1, 1], the same sequence for every shape.
+std::vector<uint16_t> bench_activations(size_t n) {
+  std::vector<uint16_t> x(n);
+  for (size_t i = 0; i < n; i++) x[i] = f32_to_f16((float)((int)(hash(i + 99) % 2001) - 1000) / 1000.0f);
+  return x;
+}
+
 // Host reference of output column n of copy 0 (fp16 weights or int4 blocks) for x.
 double reference(const Shape2& s, bool int4, const std::vector<uint16_t>& x, int64_t n) {
   double acc = 0;
@@ -126,8 +133,7 @@ void bench_matvec(Context& ctx, Timer& timer, const Shape2& s, bool int4, bool q
   int reps = (int)std::clamp<double>(std::ceil((quick ? 16e6 : 2e9) / bytes), copies, 512);
   std::vector<kernels::MatMulWeight> w;
   for (int c = 0; c < copies; c++) w.push_back(make_weight(ctx, s, int4, (uint64_t)c));
-  std::vector<uint16_t> xh(s.K);
-  for (int64_t k = 0; k < s.K; k++) xh[k] = f32_to_f16((float)((int)(hash(k + 99) % 2001) - 1000) / 1000.0f);
+  std::vector<uint16_t> xh = bench_activations((size_t)s.K);
   DeviceBuffer xb = ctx.memory().allocate("x", s.K * 2);
   ctx.transfers().upload(xb.slice(), 0, xh.data(), s.K * 2);
   DeviceBuffer ob = ctx.memory().allocate("y", (VkDeviceSize)reps * s.N * 2);
@@ -159,8 +165,7 @@ void bench_matvec(Context& ctx, Timer& timer, const Shape2& s, bool int4, bool q
 // columns are checked against the host reference.
 void bench_prefill(Context& ctx, Timer& timer, const Shape2& s, int64_t M, bool int4, int reps, int runs) {
   kernels::MatMulWeight w = make_weight(ctx, s, int4, 0);
-  std::vector<uint16_t> xh((size_t)(M * s.K));
-  for (size_t i = 0; i < xh.size(); i++) xh[i] = f32_to_f16((float)((int)(hash(i + 99) % 2001) - 1000) / 1000.0f);
+  std::vector<uint16_t> xh = bench_activations((size_t)(M * s.K));
   DeviceBuffer xb = ctx.memory().allocate("x", M * s.K * 2), ob = ctx.memory().allocate("y", M * s.N * 2);
   ctx.transfers().upload(xb.slice(), 0, xh.data(), M * s.K * 2);
   TensorView x = xb.view(DType::f16, {M, s.K}), y = ob.view(DType::f16, {M, s.N});
