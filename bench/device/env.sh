@@ -5,6 +5,8 @@ for f in .gl/*.deb; do dpkg -x $f / 2>/dev/null; done; ldconfig
 export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
 export __EGL_VENDOR_LIBRARY_FILENAMES=/usr/local/nvidia/share/glvnd/egl_vendor.d/10_nvidia.json
 [ -d .devrun/lib ] || (cd .devrun && tar xJf libs.tar.xz)
+# The binaries may travel packed (bin.tar.xz: ogx, ogx_engine_tests, ogx_vulkan_tests, ogx_vulkan_bench, stripped).
+[ -f .devrun/bin.tar.xz ] && (cd .devrun && tar xJf bin.tar.xz)
 export LD_LIBRARY_PATH=$PWD/.devrun/lib
 
 # bench_model BINARY SHAPE PRECISION [EXTRA_ARGS] [TAG]: ogx bench --synthetic of .devrun/shapes/SHAPE.json (prompt
@@ -14,7 +16,7 @@ bench_model() {
   local out=$OUT/$1_$2_$3$5
   timeout 300 ./.devrun/$1 bench --synthetic .devrun/shapes/$2.json --precision $3 --provider vulkan $4 \
     --prompt-len ${PROMPT_LEN:-128} --gen-len 128 --repeats 3 --json > $out.json 2> $out.err
-  echo "$1 $2 $3 $5: $(grep -o '"decode_tok_s":[0-9.]*\|"prefill_tok_s":[0-9.]*\|"dispatches":[0-9.]*\|"barriers":[0-9.]*\|"replay_run_us":[0-9.]*\|"gpu_us[^,]*' $out.json | tr '\n' ' ')"
+  echo "$1 $2 $3 $5: $(grep -o '"decode_tok_s":[0-9.]*\|"prefill_tok_s":[0-9.]*\|"dispatches":[0-9.]*\|"barriers":[0-9.]*\|"replay_run_us_median":[0-9.]*\|"replay_gpu_us_median":[0-9.]*\|"gpu_us[^,]*' $out.json | tr '\n' ' ')"
 }
 
 # use_validation: Khronos validation layers from .devrun, and the golden models / repository where the test

@@ -76,6 +76,7 @@ class VulkanGraphSession : public Session {
   void ensure_kv(int64_t batch, int64_t capacity, int64_t head_size);
   struct ReplayStats {                      // per plan signature
     double runs = 0, run_us = 0, wait_us = 0;
+    std::vector<float> run_samples, gpu_samples;  // per replay (the first 4096): host time of run(), GPU step time
   };
   struct ProfileStats {                     // per plan signature, with enable_profiling
     double runs = 0;                        // profiled runs (recording runs included)
@@ -136,6 +137,9 @@ class VulkanGraphSession : public Session {
   bool profile_ = false;
   VkQueryPool query_pool_ = VK_NULL_HANDLE;
   uint32_t query_count_ = 0;
+  // Two timestamps around every recorded step (where the device has compute timestamps): its GPU time, so the
+  // stats separate the GPU step from the host's share of a token (replay_gpu_us against replay_run_us).
+  VkQueryPool step_pool_ = VK_NULL_HANDLE;
 };
 
 }  // namespace ogx::vk::graph

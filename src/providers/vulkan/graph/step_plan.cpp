@@ -166,6 +166,7 @@ std::unique_ptr<Plan> VulkanGraphSession::build_plan(const std::vector<const Ten
     step_bytes += (bytes_of(p->views[v]) + 255) / 256 * 256;
   }
   p->rec = std::make_unique<CommandRecorder>(*ctx_);
+  p->rec->set_chaining(ctx_->dispatch_chaining());
   p->rec->begin();
   if (step_bytes) {
     p->step_host = HostVisibleBuffer(ctx_->memory(), "step values (host)", step_bytes);
@@ -174,6 +175,7 @@ std::unique_ptr<Plan> VulkanGraphSession::build_plan(const std::vector<const Ten
     p->rec->copy(p->step_host.slice(), p->step_device.slice().sub(0, step_bytes));
   }
   if (profile_) p->rec->write_timestamp(query_pool_, 0);
+  if (step_pool_) p->rec->write_timestamp(step_pool_, 0);
   for (size_t pos = 0; pos < device_nodes_.size(); pos++) {
     int i = device_nodes_[pos];
     const Node& n = g.nodes[i];
@@ -206,6 +208,7 @@ std::unique_ptr<Plan> VulkanGraphSession::build_plan(const std::vector<const Ten
     p->rec->copy(p->views[v].mem, rb.slice().sub(0, bytes));
     p->readbacks.push_back({v, std::move(rb)});
   }
+  if (step_pool_) p->rec->write_timestamp(step_pool_, 1);
   p->rec->end();
   return p;
 }

@@ -60,6 +60,12 @@ VulkanGraphSession::VulkanGraphSession(std::shared_ptr<const Model> model, const
     qi.queryCount = query_count_ = (uint32_t)device_nodes_.size() + 1;
     OGX_VK(vkCreateQueryPool(ctx_->device(), &qi, nullptr, &query_pool_));
   }
+  if (ctx_->info().timestamp_period > 0) {
+    VkQueryPoolCreateInfo qi{VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO};
+    qi.queryType = VK_QUERY_TYPE_TIMESTAMP;
+    qi.queryCount = 2;
+    OGX_VK(vkCreateQueryPool(ctx_->device(), &qi, nullptr, &step_pool_));
+  }
   log_info("vulkan: " + std::to_string(device_nodes_.size()) + " device nodes, " +
            std::to_string(host_outputs_.size()) + " host values per step, weights " +
            std::to_string(ctx_->memory().bytes_in_use() >> 20) + " MiB on " + ctx_->info().name);
@@ -68,6 +74,7 @@ VulkanGraphSession::VulkanGraphSession(std::shared_ptr<const Model> model, const
 VulkanGraphSession::~VulkanGraphSession() {
   if (ctx_) ctx_->wait_idle();
   if (query_pool_) vkDestroyQueryPool(ctx_->device(), query_pool_, nullptr);
+  if (step_pool_) vkDestroyQueryPool(ctx_->device(), step_pool_, nullptr);
   plans_.clear();
   kv_.clear();
   ops_.clear();
@@ -400,8 +407,16 @@ void VulkanGraphSession::run(const std::vector<NamedTensor>& inputs, std::vector
     using us = std::chrono::duration<double, std::micro>;
     ReplayStats& st = replay_stats_[p.signature];
     st.runs += 1;
-    st.run_us += us(std::chrono::steady_clock::now() - t_start).count();
+    double run_us = us(std::chrono::steady_clock::now() - t_start).count();
+    st.run_us += run_us;
     st.wait_us += us(t_done - t_submit).count();
+    uint64_t ts[2];
+    if (step_pool_ && st.run_samples.size() < 4096 &&
+        vkGetQueryPoolResults(ctx_->device(), step_pool_, 0, 2, sizeof(ts), ts, 8, VK_QUERY_RESULT_64_BIT) ==
+            VK_SUCCESS) {
+      st.run_samples.push_back((float)run_us);
+      st.gpu_samples.push_back((float)((double)(ts[1] - ts[0]) * ctx_->info().timestamp_period * 1e-3));
+    }
   }
 }
 
@@ -445,6 +460,7 @@ bool VulkanGraphSession::read_last_output(Tensor* out) {
 std::vector<std::pair<std::string, double>> VulkanGraphSession::stats() const {
   std::vector<std::pair<std::string, double>> s = {{"dispatches", (double)last_stats_.dispatches},
           {"barriers", (double)last_stats_.barriers},
+          {"chained_dispatches", (double)last_stats_.chained},
           {"recordings", (double)recordings_},
           {"runs", (double)runs_},
           {"submits", (double)ctx_->submit_count()},
@@ -462,6 +478,14 @@ std::vector<std::pair<std::string, double>> VulkanGraphSession::stats() const {
     s.push_back({"replay_runs", steady.runs});
     s.push_back({"replay_run_us", steady.run_us / steady.runs});
     s.push_back({"replay_submit_wait_us", steady.wait_us / steady.runs});
+    auto median = [](std::vector<float> v) {
+      std::sort(v.begin(), v.end());
+      return v.empty() ? 0.0 : (double)v[v.size() / 2];
+    };
+    if (!steady.gpu_samples.empty()) {
+      s.push_back({"replay_run_us_median", median(steady.run_samples)});
+      s.push_back({"replay_gpu_us_median", median(steady.gpu_samples)});
+    }
     if (auto pr = profile_stats_.find(*steady_sig); pr != profile_stats_.end())
       for (auto& [op, us] : pr->second.gpu_us) s.push_back({"gpu_us " + op, us / pr->second.runs});
   }

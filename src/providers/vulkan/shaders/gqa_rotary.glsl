@@ -1,13 +1,19 @@
 // Rotary embedding of element j of a head starting at src[base], at `position`, as GroupQueryAttention's do_rotary
 // applies it (flags & 1: rotary on, flags & 2: interleaved pairs; cos/sin caches [max_pos, D / 2]). Included after
-// the push-constant block `p` of a shader that declares flags, D, max_pos, cos_c and sin_c.
-float rotate(ActBuf src, uint base, uint j, int position) {
+// the push-constant block `p` of a shader that declares flags, D, max_pos, cos_c and sin_c (or that defines
+// ROTARY_FLAGS / ROTARY_D / ROTARY_SRC: the flags, the head size and the source's buffer type).
+#ifndef ROTARY_FLAGS
+#define ROTARY_FLAGS p.flags
+#define ROTARY_D p.D
+#define ROTARY_SRC ActBuf
+#endif
+float rotate(ROTARY_SRC src, uint base, uint j, int position) {
   float xj = float(src.v[base + j]);
-  if ((p.flags & 1u) == 0) return xj;
-  uint half_dim = p.D / 2;
+  if ((ROTARY_FLAGS & 1u) == 0) return xj;
+  uint half_dim = ROTARY_D / 2;
   bool first;
   uint idx, pair;
-  if ((p.flags & 2u) != 0) {
+  if ((ROTARY_FLAGS & 2u) != 0) {
     idx = j / 2; first = (j % 2) == 0; pair = first ? j + 1 : j - 1;
   } else {
     first = j < half_dim; idx = first ? j : j - half_dim; pair = first ? j + half_dim : j - half_dim;
