@@ -1,7 +1,5 @@
 #include "providers/vulkan/command_recorder.h"
 
-#include <cstring>
-
 #include "providers/vulkan/context.h"
 #include "providers/vulkan/transfer.h"
 
@@ -12,7 +10,6 @@ CommandRecorder::CommandRecorder(Context& ctx) : ctx_(ctx) { cb_ = ctx.allocate_
 CommandRecorder::~CommandRecorder() {
   if (last_submit_) ctx_.wait(last_submit_);
   ctx_.free_command_buffer(cb_);
-  sync_.destroy();
 }
 
 void CommandRecorder::begin() {
@@ -26,16 +23,6 @@ void CommandRecorder::begin() {
   pending_writes_.clear();
   stats_.dispatches = 0;
   stats_.barriers = 0;
-  stats_.chained = 0;
-  chained_sequence_ = chaining_;
-  chained_groups_ = 0;
-  if (chained_sequence_) {
-    if (!sync_.buffer)
-      sync_ = ctx_.memory().create_buffer("dispatch chain counter", 256,
-                                          VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT,
-                                          VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT);
-    vkCmdFillBuffer(cb_, sync_.buffer, 0, 8, 0);  // count and timed_out, before the barrier below
-  }
   barrier(true);  // earlier submissions (uploads, the previous replay) and host writes of step parameters
 }
 
@@ -56,28 +43,17 @@ void CommandRecorder::barrier(bool full) {
   pending_writes_.clear();
 }
 
-bool CommandRecorder::access(const std::vector<BufferSlice>& reads, const std::vector<BufferSlice>& writes,
-                             bool chained) {
+void CommandRecorder::access(const std::vector<BufferSlice>& reads, const std::vector<BufferSlice>& writes) {
   bool hazard = false;
-  auto conflict = [&](const BufferSlice& a, const Access& b) { return (!chained || !b.chained) && a.overlaps(b.range); };
   for (const auto& r : reads)
-    for (const auto& w : pending_writes_) hazard |= conflict(r, w);
+    for (const auto& w : pending_writes_) hazard |= r.overlaps(w);
   for (const auto& w : writes) {
-    for (const auto& pw : pending_writes_) hazard |= conflict(w, pw);
-    for (const auto& pr : pending_reads_) hazard |= conflict(w, pr);
+    for (const auto& pw : pending_writes_) hazard |= w.overlaps(pw);
+    for (const auto& pr : pending_reads_) hazard |= w.overlaps(pr);
   }
   if (hazard) barrier(false);
-  for (const auto& r : reads) pending_reads_.push_back({r, chained});
-  for (const auto& w : writes) pending_writes_.push_back({w, chained});
-  return hazard;
-}
-
-void CommandRecorder::record(const Pipeline& pipeline, const void* push, uint32_t push_bytes, uint32_t gx,
-                             uint32_t gy, uint32_t gz) {
-  vkCmdBindPipeline(cb_, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline.pipeline);
-  if (push_bytes) vkCmdPushConstants(cb_, pipeline.layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, push_bytes, push);
-  vkCmdDispatch(cb_, gx, gy, gz);
-  stats_.dispatches++;
+  pending_reads_.insert(pending_reads_.end(), reads.begin(), reads.end());
+  pending_writes_.insert(pending_writes_.end(), writes.begin(), writes.end());
 }
 
 void CommandRecorder::dispatch(const Pipeline& pipeline, const void* push, uint32_t push_bytes, uint32_t gx,
@@ -86,37 +62,17 @@ void CommandRecorder::dispatch(const Pipeline& pipeline, const void* push, uint3
   OGX_CHECK(recording_, "CommandRecorder::dispatch outside begin()/end()");
   OGX_CHECK(push_bytes <= kPushConstantBytes, "push constants of ", pipeline.name, " exceed ", kPushConstantBytes);
   if (gx == 0 || gy == 0 || gz == 0) return;
-  access(reads, writes, false);
-  record(pipeline, push, push_bytes, gx, gy, gz);
-}
-
-void CommandRecorder::dispatch_chainable(const Pipeline& pipeline, const void* push, uint32_t push_bytes,
-                                         uint32_t gx, uint32_t gy, uint32_t gz, const std::vector<BufferSlice>& reads,
-                                         const std::vector<BufferSlice>& writes) {
-  OGX_CHECK(recording_, "CommandRecorder::dispatch outside begin()/end()");
-  OGX_CHECK(push_bytes <= kPushConstantBytes && push_bytes >= kChainHeaderBytes, "push constants of ",
-            pipeline.name, " must hold the chain header and fit ", kPushConstantBytes, " bytes");
-  if (gx == 0 || gy == 0 || gz == 0) return;
-  alignas(8) unsigned char bytes[kPushConstantBytes];
-  std::memcpy(bytes, push, push_bytes);
-  ChainHeader head{0, 0};
-  if (chained_sequence_) {
-    if (!access(reads, writes, true) && chained_groups_ > 0) stats_.chained++;
-    head = {sync_.address, (uint32_t)chained_groups_ | 0x80000000u};
-    chained_groups_ += (uint64_t)gx * gy * gz;
-    OGX_CHECK(chained_groups_ < (1ull << 31), "a chained sequence of more than 2^31 workgroups");
-  } else {
-    access(reads, writes, false);
-  }
-  std::memcpy(bytes, &head.sync, 8);
-  std::memcpy(bytes + 8, &head.target_on, 4);
-  record(pipeline, bytes, push_bytes, gx, gy, gz);
+  access(reads, writes);
+  vkCmdBindPipeline(cb_, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline.pipeline);
+  if (push_bytes) vkCmdPushConstants(cb_, pipeline.layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, push_bytes, push);
+  vkCmdDispatch(cb_, gx, gy, gz);
+  stats_.dispatches++;
 }
 
 void CommandRecorder::fill_zero(const BufferSlice& dst) {
   OGX_CHECK(recording_, "CommandRecorder::fill_zero outside begin()/end()");
   OGX_CHECK(dst.offset % 4 == 0 && dst.size % 4 == 0, "fill_zero needs 4-byte aligned ranges");
-  access({}, {dst}, false);
+  access({}, {dst});
   vkCmdFillBuffer(cb_, dst.buffer, dst.offset, dst.size, 0);
 }
 
@@ -124,7 +80,7 @@ void CommandRecorder::copy(const BufferSlice& src, const BufferSlice& dst) {
   OGX_CHECK(recording_, "CommandRecorder::copy outside begin()/end()");
   OGX_CHECK(src.size == dst.size, "CommandRecorder::copy: sizes differ (", src.size, " vs ", dst.size, ")");
   if (src.size == 0) return;
-  access({src}, {dst}, false);
+  access({src}, {dst});
   VkBufferCopy region{src.offset, dst.offset, src.size};
   vkCmdCopyBuffer(cb_, src.buffer, dst.buffer, 1, &region);
 }
@@ -151,14 +107,6 @@ uint64_t CommandRecorder::submit() {
   return last_submit_;
 }
 
-void CommandRecorder::run() {
-  ctx_.wait(submit());
-  if (chained_sequence_) {
-    uint32_t timed_out = static_cast<const uint32_t*>(sync_.mapped)[1];
-    OGX_CHECK(timed_out == 0, "a chained dispatch waited too long for its predecessors: this device does not run "
-              "dispatches in submission order; turn dispatch chaining off (provider option "
-              "dispatch_chaining=0) — the results of this step are not valid");
-  }
-}
+void CommandRecorder::run() { ctx_.wait(submit()); }
 
 }  // namespace ogx::vk

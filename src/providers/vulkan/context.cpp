@@ -1,5 +1,7 @@
 #include "providers/vulkan/context.h"
 
+#include <chrono>
+
 #include <cstring>
 
 #include "common/log.h"
@@ -123,6 +125,16 @@ uint64_t Context::submit(VkCommandBuffer cb) {
 }
 
 void Context::wait(uint64_t value) {
+  // Poll the timeline for up to kSpinWaitUs first: a decode step takes about a millisecond, and a blocking wait
+  // that sleeps costs its wake-up on every token. Longer work (prompts, uploads) then blocks. Not on a CPU driver,
+  // whose threads need the cores the poll would take.
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::microseconds(kSpinWaitUs);
+  for (uint32_t i = 0; info_.type != DeviceType::cpu; i++) {
+    uint64_t reached = 0;
+    OGX_VK(vkGetSemaphoreCounterValue(device_, timeline_, &reached));
+    if (reached >= value) return;
+    if ((i & 63) == 63 && std::chrono::steady_clock::now() > deadline) break;
+  }
   VkSemaphoreWaitInfo wi{VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO};
   wi.semaphoreCount = 1;
   wi.pSemaphores = &timeline_;

@@ -40,9 +40,6 @@ class Context {
   // The fp16 cooperative-matrix (matrix unit) kernels are enabled: the device offers VK_NV_cooperative_matrix's
   // 16x16x16 fp16 -> fp32 shape with 32-lane subgroups, and disable_metacommands is off.
   bool coopmat_f16() const { return coopmat_f16_; }
-  // Recorded steps chain their dependent dispatches (command_recorder.h): provider option dispatch_chaining,
-  // else the tuning row's choice (off with disable_metacommands).
-  bool dispatch_chaining() const { return options_.provider.dispatch_chaining.value_or(tuning_.chain_dispatches); }
   VkDevice device() const { return device_; }
   VkQueue queue() const { return queue_; }
   VkCommandPool command_pool() const { return pool_; }
@@ -52,7 +49,9 @@ class Context {
 
   // Submits one command buffer, signalling the timeline; returns the value that marks its completion.
   uint64_t submit(VkCommandBuffer cb);
-  void wait(uint64_t value);  // host waits until the timeline reaches value
+  // Host waits until the timeline reaches value: polls for up to kSpinWaitUs, then blocks.
+  void wait(uint64_t value);
+  static constexpr uint32_t kSpinWaitUs = 20000;
   void wait_idle();           // everything submitted so far
   uint64_t submit_count() const { return submits_; }
 

@@ -93,8 +93,6 @@ ProviderOptions parse_provider_options(const std::map<std::string, std::string>&
       o.disable_metacommands = parse_bool(key, value);
     } else if (key == "enable_graph_capture") {
       o.enable_graph_capture = parse_bool(key, value);
-    } else if (key == "dispatch_chaining") {
-      o.dispatch_chaining = parse_bool(key, value);
     } else {
       log_warning("unknown provider option '" + key + "' for the vulkan (dml) provider is ignored");
     }

@@ -24,7 +24,6 @@ struct ProviderOptions {
   std::optional<uint32_t> hardware_vendor_id;                  // PCI vendor id filter
   bool disable_metacommands = false;                           // portable kernels only
   bool enable_graph_capture = true;                            // record a decode step once, replay per token
-  std::optional<bool> dispatch_chaining;                       // dispatch_chaining; unset: the tuning row's
 };
 
 // Parses string key/values. Unknown keys: a warning (log_warning) and ignored. Invalid values: ogx::Error

@@ -9,16 +9,15 @@ struct Row {
   uint32_t vendor_id;  // 0: any
   DeviceType type;     // DeviceType::other: any
   Tuning values;
-  bool chain_dispatches;  // Tuning::chain_dispatches (verified on the H200; lavapipe runs dispatches one by one)
 };
 
 // Ordered: the first matching row wins. Values are workgroup/tile shapes only; every row computes the same result.
 const Row kRows[] = {
-    {"nvidia", 4318, DeviceType::other, {256, 8, 256, 128, 256, 32, 64}, true},
-    {"amd", 4098, DeviceType::other, {256, 8, 256, 128, 256, 256, 256}, false},
-    {"intel", 32902, DeviceType::other, {128, 4, 128, 64, 256, 128, 128}, false},
-    {"qualcomm", 20803, DeviceType::other, {128, 2, 128, 64, 128, 128, 128}, false},
-    {"cpu-driver", 0, DeviceType::cpu, {64, 4, 64, 128, 128, 64, 64, 64}, true},
+    {"nvidia", 4318, DeviceType::other, {256, 8, 256, 128, 256, 32, 64}},
+    {"amd", 4098, DeviceType::other, {256, 8, 256, 128, 256, 256, 256}},
+    {"intel", 32902, DeviceType::other, {128, 4, 128, 64, 256, 128, 128}},
+    {"qualcomm", 20803, DeviceType::other, {128, 2, 128, 64, 128, 128, 128}},
+    {"cpu-driver", 0, DeviceType::cpu, {64, 4, 64, 128, 128, 64, 64, 64}},
 };
 
 const Tuning kGeneric{128, 4, 128, 64, 256, 256, 128};
@@ -44,7 +43,6 @@ Tuning tuning_for(const DeviceInfo& device, bool portable_only) {
     if (r.type != DeviceType::other && r.type != device.type) continue;
     t = r.values;
     t.row = r.name;
-    t.chain_dispatches = r.chain_dispatches;
     t.vendor_tuned = true;
     break;
   }
@@ -59,7 +57,6 @@ std::vector<Tuning> tuning_rows(const DeviceInfo& device) {
   for (const Row& r : kRows) {
     Tuning t = r.values;
     t.row = r.name;
-    t.chain_dispatches = r.chain_dispatches;
     t.vendor_tuned = true;
     rows.push_back(clamp_to(t, device));
   }

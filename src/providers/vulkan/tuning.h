@@ -20,9 +20,6 @@ struct Tuning {
   uint32_t decode_group_threads = 256;  // threads of the one-dispatch decode attention (gqa_decode_group.comp)
   uint32_t coop_big_tile_min_groups = 128;  // cooperative-matrix matmul: 128x128 tiles when they give this many
                                             // workgroups, else 64x64 (enough workgroups to fill the GPU)
-  // Dependent dispatches of a recorded step ordered by a device counter instead of barriers (command_recorder.h):
-  // only where the driver is known to start a dispatch's workgroups after all of the previous dispatch's.
-  bool chain_dispatches = false;
   bool vendor_tuned = false;          // a vendor row below was applied (false with disable_metacommands)
   std::string row;                    // which table row applied, for logs and `ogx devices`
 };

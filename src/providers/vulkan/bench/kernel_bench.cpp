@@ -221,7 +221,7 @@ void bench_dispatch(Context& ctx, Timer& timer, bool chained, int n, bool altern
 // Per-matvec GPU time of a chain of `n` dependent matvecs (each reads the previous output: one barrier each), as
 // in a decode step, against the same matvecs' throughput above. `pair` alternates K x N and N x K (up, then down);
 // weights cycle through copies so they stream from DRAM.
-void bench_chain(Context& ctx, Timer& timer, const Shape2& s, bool pair, bool int4, int n, bool chained) {
+void bench_chain(Context& ctx, Timer& timer, const Shape2& s, bool pair, bool int4, int n) {
   Shape2 back{"back", s.N, s.K};
   double bytes_fwd = int4 ? s.N * s.K * (0.5 + 2.0 / 32) : s.N * s.K * 2.0;
   int copies = (int)std::clamp<double>(std::ceil(256e6 / bytes_fwd), 2, 32);
@@ -233,7 +233,6 @@ void bench_chain(Context& ctx, Timer& timer, const Shape2& s, bool pair, bool in
   ctx.transfers().upload(a.slice(), 0, xh.data(), width * 2);
   ctx.transfers().upload(b.slice(), 0, xh.data(), width * 2);
   CommandRecorder rec(ctx);
-  rec.set_chaining(chained);
   rec.begin();
   rec.write_timestamp(timer.pool(), 0);
   for (int i = 0; i < n; i++) {
@@ -246,8 +245,8 @@ void bench_chain(Context& ctx, Timer& timer, const Shape2& s, bool pair, bool in
   rec.write_timestamp(timer.pool(), 1);
   rec.end();
   double us = timer.median_us(rec, 5) / n;
-  std::printf("| %-6s | %-22s | %-7s | %4d | %8.2f |\n", int4 ? "int4" : "fp16",
-              pair ? (std::string(s.name) + " <-> back").c_str() : s.name, chained ? "chained" : "barrier", n, us);
+  std::printf("| %-6s | %-22s | %4d | %8.2f |\n", int4 ? "int4" : "fp16", pair ? (std::string(s.name) + " <-> back").c_str() : s.name,
+              n, us);
   std::fflush(stdout);
 }
 
@@ -363,12 +362,11 @@ int run(int argc, char** argv) {
   std::vector<Shape2> shapes = {{"2048x2048 (q/o)", 2048, 2048}, {"2048x8192 (up)", 2048, 8192},
                                 {"8192x2048 (down)", 8192, 2048}, {"2048x128256 (lm)", 2048, 128256}};
   if (quick) shapes = {{"256x512", 256, 512}, {"512x256", 512, 256}};
-  std::printf("\n| weights | chain (dependent matvecs) | ordered by | n | us/matvec |\n|---|---|---|---|---|\n");
-  for (bool int4 : {false, true})
-    for (bool chained : {false, true}) {
-      bench_chain(ctx, timer, shapes[0], false, int4, quick ? 8 : 64, chained);
-      bench_chain(ctx, timer, shapes[1], true, int4, quick ? 8 : 64, chained);
-    }
+  std::printf("\n| weights | chain (dependent matvecs) | n | us/matvec |\n|---|---|---|---|\n");
+  for (bool int4 : {false, true}) {
+    bench_chain(ctx, timer, shapes[0], false, int4, quick ? 8 : 64);
+    bench_chain(ctx, timer, shapes[1], true, int4, quick ? 8 : 64);
+  }
   for (int kv : {32, 200})
     for (int64_t hq : {32, 128}) bench_attention(ctx, timer, hq, kv, quick ? 4 : 64);
   if (chain_only) return 0;

@@ -166,7 +166,6 @@ std::unique_ptr<Plan> VulkanGraphSession::build_plan(const std::vector<const Ten
     step_bytes += (bytes_of(p->views[v]) + 255) / 256 * 256;
   }
   p->rec = std::make_unique<CommandRecorder>(*ctx_);
-  p->rec->set_chaining(ctx_->dispatch_chaining());
   p->rec->begin();
   if (step_bytes) {
     p->step_host = HostVisibleBuffer(ctx_->memory(), "step values (host)", step_bytes);

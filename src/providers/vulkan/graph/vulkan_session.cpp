@@ -460,7 +460,6 @@ bool VulkanGraphSession::read_last_output(Tensor* out) {
 std::vector<std::pair<std::string, double>> VulkanGraphSession::stats() const {
   std::vector<std::pair<std::string, double>> s = {{"dispatches", (double)last_stats_.dispatches},
           {"barriers", (double)last_stats_.barriers},
-          {"chained_dispatches", (double)last_stats_.chained},
           {"recordings", (double)recordings_},
           {"runs", (double)runs_},
           {"submits", (double)ctx_->submit_count()},

@@ -131,23 +131,20 @@ void decode_group(CommandRecorder& rec, const GqaParams& pr, const GqaTensors& t
   uint32_t nsplit = (uint32_t)ws.group_nsplit;
   BufferSlice partials = ws.partials.slice().sub(0, d.B * d.Hq * nsplit * (d.D + 2) * 4);
   BufferSlice counters = ws.counters.slice().sub(0, d.B * d.Hkv * 4);
-  OGX_CHECK(t.query.shape[2] < (1 << 29) && d.Hkv < 65536, "GroupQueryAttention: packed QKV row too long");
   struct {
-    uint64_t chain_sync;  // chain header (CommandRecorder::dispatch_chainable fills it)
-    uint32_t chain_target;
-    uint32_t Hkv_D;       // Hkv | D << 16
     uint64_t qkv, k_cache, v_cache, seqlens, total, partial, counters, out, cos_c, sin_c, pos_ids;
-    uint32_t max_seq, q_row_flags, max_pos;
+    uint32_t Hkv, D, max_seq, q_row, flags, max_pos;
     float scale, softcap;
     int32_t window;
-  } p{0, 0, (uint32_t)d.Hkv | (uint32_t)d.D << 16, addr(t.query), addr(t.k_cache), addr(t.v_cache),
-      addr(t.seqlens_k), addr(t.total_sequence_length), partials.address, counters.address, addr(t.output),
-      pr.do_rotary ? addr(*t.cos_cache) : 0, pr.do_rotary ? addr(*t.sin_cache) : 0, pos ? addr(*t.position_ids) : 0,
-      (uint32_t)d.max_seq, (uint32_t)t.query.shape[2] | rotary_flags(pr, pos) << 29,
+  } p{addr(t.query), addr(t.k_cache), addr(t.v_cache), addr(t.seqlens_k), addr(t.total_sequence_length),
+      partials.address, counters.address, addr(t.output), pr.do_rotary ? addr(*t.cos_cache) : 0,
+      pr.do_rotary ? addr(*t.sin_cache) : 0, pos ? addr(*t.position_ids) : 0, (uint32_t)d.Hkv, (uint32_t)d.D,
+      (uint32_t)d.max_seq, (uint32_t)t.query.shape[2],
+      rotary_flags(pr, pos),
       pr.do_rotary ? (uint32_t)t.cos_cache->shape[0] : 0, scale, pr.softcap, (int32_t)pr.local_window_size};
   static_assert(sizeof(p) <= 128, "push constants");
   const Pipeline& pl = ctx.pipelines().get(std::string("gqa_decode_group_") + ty, {ctx.tuning().decode_group_threads});
-  rec.dispatch_chainable(pl, &p, sizeof(p), nsplit, (uint32_t)d.Hkv, (uint32_t)d.B,
+  rec.dispatch(pl, &p, sizeof(p), nsplit, (uint32_t)d.Hkv, (uint32_t)d.B,
                decode_reads(pr, t, pos),
                {partials, counters, t.output.mem, t.k_cache.mem, t.v_cache.mem});
 }

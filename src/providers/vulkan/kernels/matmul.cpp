@@ -12,17 +12,14 @@ namespace ogx::vk::kernels {
 
 namespace {
 
-struct MatvecPush {  // matvec.comp's Push
-  uint64_t chain_sync;    // chain header (CommandRecorder::dispatch_chainable fills it)
-  uint32_t chain_target;
-  uint32_t M;
+struct MatvecPush {
   uint64_t x, w, scales, zp, bias, y;
-  uint32_t N, K, block_size, nblocks;
-  uint32_t flags;  // 1 zero points, 2 bias, 4 skip, 8 norm bias, 16 residual
-  float epsilon = 0.0f;
+  uint32_t M, N, K, block_size, nblocks, zp_stride, has_zp, has_bias;
   uint64_t skip = 0, norm_bias = 0, gamma = 0, residual = 0;  // NORM_PROLOGUE variants only
+  float epsilon = 0.0f;
+  uint32_t norm_flags = 0;  // 1 skip, 2 norm bias, 4 residual
 };
-constexpr uint32_t kMatvecPushBytes = 88;       // without the norm fields
+constexpr uint32_t kMatvecPushBytes = 80;      // without the norm fields
 constexpr uint32_t kMatvecNormPushBytes = 120;  // <= 128, the guaranteed push-constant size
 static_assert(sizeof(MatvecPush) == kMatvecNormPushBytes);
 
@@ -194,9 +191,9 @@ void matvec_fused(CommandRecorder& rec, const TensorView& x, const MatMulWeight&
   // int4 without zero points: the kernel reads a (discarded) zero-point byte anyway, from the scales, which are
   // larger than N * zp_stride bytes.
   uint64_t zp_addr = w.has_zero_points ? w.zero_points.slice().address : (w.int4 ? w.scales.slice().address : 0);
-  MatvecPush p{0, 0, (uint32_t)M, addr(x), w.data.slice().address, w.int4 ? w.scales.slice().address : 0, zp_addr,
-               addr_or_zero(bias), addr(y), (uint32_t)w.N, (uint32_t)w.K, (uint32_t)w.block_size,
-               (uint32_t)w.nblocks, (w.has_zero_points ? 1u : 0u) | (bias ? 2u : 0u)};
+  MatvecPush p{addr(x), w.data.slice().address, w.int4 ? w.scales.slice().address : 0, zp_addr, addr_or_zero(bias), addr(y), (uint32_t)M,
+               (uint32_t)w.N, (uint32_t)w.K, (uint32_t)w.block_size, (uint32_t)w.nblocks,
+               (uint32_t)((w.nblocks + 1) / 2), w.has_zero_points, bias != nullptr};
   if (norm) {
     OGX_CHECK(norm->gamma && norm->gamma->numel() == w.K && norm->gamma->dtype == x.dtype, what,
               ": the folded norm's gamma must have K = ", w.K, " elements of the activation dtype");
@@ -216,7 +213,7 @@ void matvec_fused(CommandRecorder& rec, const TensorView& x, const MatMulWeight&
     p.gamma = addr(*norm->gamma);
     p.residual = addr_or_zero(norm->residual);
     p.epsilon = norm->epsilon;
-    p.flags |= (norm->skip ? 4u : 0u) | (norm->bias ? 8u : 0u) | (norm->residual ? 16u : 0u);
+    p.norm_flags = (norm->skip ? 1u : 0u) | (norm->bias ? 2u : 0u) | (norm->residual ? 4u : 0u);
   }
   uint32_t wide = (w.K % 8 == 0 && aligned) ? 1 : 0;  // int4 rows are word-aligned anyway
   uint32_t threads = w.int4 ? tu.matvec_threads_q4 : tu.matvec_threads;
@@ -226,7 +223,7 @@ void matvec_fused(CommandRecorder& rec, const TensorView& x, const MatMulWeight&
   const Pipeline& pl = ctx.pipelines().get(shader, {threads, tu.matvec_rows, wide, unroll});
   uint32_t gx, gz;
   grid_2d(div_up(w.N, tu.matvec_rows), &gx, &gz);
-  rec.dispatch_chainable(pl, &p, norm ? kMatvecNormPushBytes : kMatvecPushBytes, gx, (uint32_t)M, gz, reads, writes);
+  rec.dispatch(pl, &p, norm ? kMatvecNormPushBytes : kMatvecPushBytes, gx, (uint32_t)M, gz, reads, writes);
 }
 
 void matvec_gate_up_silu(CommandRecorder& rec, const TensorView& x, const MatMulWeight& w, const TensorView& y) {

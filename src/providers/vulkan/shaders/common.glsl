@@ -26,15 +26,3 @@ int load_i64(U32Buf b, uint i) {
   uint hi = b.v[2 * i + 1];
   return (hi & 0x80000000u) != 0 ? -int(~lo + 1u) : int(lo);
 }
-
-// Coherent views of activations that an earlier dispatch of the same chained sequence wrote (chain.glsl).
-layout(buffer_reference, std430, buffer_reference_align = 4) coherent buffer CoherentF32 { float v[]; };
-layout(buffer_reference, std430, buffer_reference_align = 4) coherent buffer CoherentU32 { uint v[]; };
-layout(buffer_reference, std430, buffer_reference_align = 2) coherent buffer CoherentF16 { float16_t v[]; };
-layout(buffer_reference, std430, buffer_reference_align = 16) coherent buffer CoherentU32x4 { uvec4 v[]; };
-layout(buffer_reference, std430, buffer_reference_align = 16) coherent buffer CoherentF32x4 { vec4 v[]; };
-#if STORE_F16
-#define CoherentAct CoherentF16
-#else
-#define CoherentAct CoherentF32
-#endif

@@ -7,23 +7,20 @@
 //     in shared memory;
 //   - the splits' partial results (out[D], max, sum) merged by the last workgroup of the (b, kv head) to finish,
 //     found with an atomic counter (reset by that workgroup for the next replay) — no second dispatch.
-// Chainable (chain.glsl): the first pass's past keys and values (written by earlier steps) are loaded before the
-// wait for the QKV projection.
 // Semantics as gqa_decode.comp (attention_common.glsl: positions, window, softcap). fp32 arithmetic.
 // Limits (checked by the host): D % 8 == 0, 32 <= D <= 256, G <= min(8, D / 8), G * D <= min(1024, 4 T),
 // T <= 256 a multiple of D / 8.
 #version 460
 #include "common.glsl"
 #include "attention_common.glsl"
-#include "chain.glsl"
 
 layout(local_size_x_id = 0) in;  // T
 
+layout(buffer_reference, std430, buffer_reference_align = 4) coherent buffer CoherentF32 { float v[]; };
+layout(buffer_reference, std430, buffer_reference_align = 4) coherent buffer CoherentU32 { uint v[]; };
+
 layout(push_constant) uniform Push {
-  ChainSync chain;
-  uint chain_target;
-  uint Hkv_D;             // Hkv | D << 16
-  CoherentAct qkv;        // [B, 1, q_row]: Hq query heads, Hkv keys, Hkv values
+  ActBuf qkv;             // [B, 1, q_row]: Hq query heads, Hkv keys, Hkv values
   ActBuf k_cache;         // [B, Hkv, max_seq, D]
   ActBuf v_cache;
   I32Buf seqlens;         // int32 [B]
@@ -34,17 +31,11 @@ layout(push_constant) uniform Push {
   ActBuf cos_c;           // when flags & 1: [max_pos, D / 2]
   ActBuf sin_c;
   U32Buf pos_ids;         // when flags & 4: int64 [B, 1]
-  uint max_seq;
-  uint q_row_flags;  // q_row | flags << 29; flags: 1 rotary, 2 interleaved, 4 position_ids
-  uint max_pos;
+  uint Hkv, D, max_seq, q_row, flags, max_pos;  // flags: 1 rotary, 2 interleaved, 4 position_ids
   float scale, softcap;
   int window;
 } p;
 
-uint Hkv_, D_, q_row_, flags_;  // unpacked from the push constants by main
-#define ROTARY_FLAGS flags_
-#define ROTARY_D D_
-#define ROTARY_SRC CoherentAct
 #include "gqa_rotary.glsl"
 
 shared float q_sh[1024];   // [G, D] rotated queries
@@ -81,48 +72,51 @@ void reduce_heads(uint G, uint KP, bool take_max) {
 // taken from shared memory by the caller).
 void fetch_kv(uint off, int j, int j1, int position, out float kf[8], out float vf[8]) {
   if (j < j1 && j != position) {
-    load8(p.k_cache, off + uint(j) * D_, kf);
-    load8(p.v_cache, off + uint(j) * D_, vf);
+    load8(p.k_cache, off + uint(j) * p.D, kf);
+    load8(p.v_cache, off + uint(j) * p.D, vf);
   } else {
     kf = float[8](0, 0, 0, 0, 0, 0, 0, 0);
     vf = float[8](0, 0, 0, 0, 0, 0, 0, 0);
   }
 }
 
-// The workgroup's attention; calls chain_wait exactly once on every path.
-void attend() {
+void main() {
   uint split = gl_WorkGroupID.x, kvh = gl_WorkGroupID.y, b = gl_WorkGroupID.z;
   uint nsplit = gl_NumWorkGroups.x, T = gl_WorkGroupSize.x, tid = gl_LocalInvocationID.x;
-  uint D = D_, L = D / 8, KP = T / L;
-  uint Hq = q_row_ / D - 2 * Hkv_, G = Hq / Hkv_;
+  uint D = p.D, L = D / 8, KP = T / L;
+  uint Hq = p.q_row / D - 2 * p.Hkv, G = Hq / p.Hkv;
   int kv_len = min(kv_len_of(p.seqlens, b), int(p.max_seq));
   int position = past_of(p.seqlens, p.total, b, 1);
   int hi = min(kv_len, position + 1);
   int lo = p.window > 0 ? max(0, position - p.window + 1) : 0;
   int range = max(hi - lo, 0);
   int used = clamp((range + int(KP) - 1) / int(KP), 1, int(nsplit));  // splits with work, the same in every workgroup
-  if (int(split) >= used) {
-    chain_wait(p.chain, p.chain_target);
-    return;
-  }
+  if (int(split) >= used) return;
   int per = (range + used - 1) / used;
   int j0 = lo + int(split) * per, j1 = min(hi, j0 + per);
-  uint kv_base = (b * Hkv_ + kvh) * p.max_seq * D;
+  uint kv_base = (b * p.Hkv + kvh) * p.max_seq * D;
   uint jl = tid / L, lane = tid % L;
 
-  // This thread's key/value elements of the first pass, loaded before anything else so the rotation below overlaps
-  // their latency; each pass then loads the next one's while it finishes.
+  // This thread's key/value elements of the first pass and the rotary cos/sin of its query / key elements, loaded
+  // together before anything else (they need only the lengths): the rotation below overlaps their latency; each
+  // pass then loads the next one's while it finishes.
+  int rot_pos = (p.flags & 4u) != 0 ? load_i64(p.pos_ids, b) : position;
+  vec2 cs_q[4], cs_k;  // cos/sin of query elements tid + T * i and of key element tid
+  for (uint i = 0; i < 4; i++) cs_q[i] = tid + T * i < G * D ? rotary_cos_sin((tid + T * i) % D, rot_pos) : vec2(1, 0);
+  cs_k = tid < D ? rotary_cos_sin(tid, rot_pos) : vec2(1, 0);
   float kf[8], vf[8];
   fetch_kv(kv_base + lane * 8, j0 + int(jl), j1, position, kf, vf);
-  chain_wait(p.chain, p.chain_target);  // the QKV projection's output is read from here on
 
   // The group's rotated queries and the new key/value.
-  int rot_pos = (flags_ & 4u) != 0 ? load_i64(p.pos_ids, b) : position;
-  uint row = b * q_row_;
-  for (uint i = tid; i < G * D; i += T) q_sh[i] = rotate(p.qkv, row + (kvh * G + i / D) * D, i % D, rot_pos);
+  uint row = b * p.q_row;
+  for (uint i = 0; i < 4; i++) {
+    uint e = tid + T * i;
+    if (e < G * D) q_sh[e] = rotate_with(p.qkv, row + (kvh * G + e / D) * D, e % D, cs_q[i]);
+  }
   for (uint d = tid; d < D; d += T) {
-    kv_new[d] = float(TO_STORE(rotate(p.qkv, row + (Hq + kvh) * D, d, rot_pos)));
-    kv_new[D + d] = float(p.qkv.v[row + (Hq + Hkv_ + kvh) * D + d]);
+    vec2 cs = d == tid ? cs_k : rotary_cos_sin(d, rot_pos);  // T < D only on small devices
+    kv_new[d] = float(TO_STORE(rotate_with(p.qkv, row + (Hq + kvh) * D, d, cs)));
+    kv_new[D + d] = float(p.qkv.v[row + (Hq + p.Hkv + kvh) * D + d]);
   }
   if (tid < G) m_sh[tid] = -1.0 / 0.0;
   barrier();
@@ -210,7 +204,7 @@ void attend() {
   }
   memoryBarrierBuffer();
   barrier();
-  if (tid == 0) last_sh = atomicAdd(p.counters.v[b * Hkv_ + kvh], 1u) == uint(used - 1) ? 1u : 0u;
+  if (tid == 0) last_sh = atomicAdd(p.counters.v[b * p.Hkv + kvh], 1u) == uint(used - 1) ? 1u : 0u;
   barrier();
   if (last_sh == 0) return;
   memoryBarrierBuffer();
@@ -246,14 +240,5 @@ void attend() {
     }
     p.out_.v[b * Hq * D + kvh * G * D + idx] = TO_STORE(num * alpha_sh[g]);
   }
-  if (tid == 0) p.counters.v[b * Hkv_ + kvh] = 0u;
-}
-
-void main() {
-  Hkv_ = p.Hkv_D & 0xffffu;
-  D_ = p.Hkv_D >> 16;
-  q_row_ = p.q_row_flags & 0x1fffffffu;
-  flags_ = p.q_row_flags >> 29;
-  attend();
-  chain_signal(p.chain, p.chain_target);
+  if (tid == 0) p.counters.v[b * p.Hkv + kvh] = 0u;
 }

@@ -6,10 +6,8 @@
 // EPILOGUE_SILU (compile time): weight rows come in (gate, up) pairs (a fused, row-interleaved gate/up projection)
 // and the workgroup writes silu(gate) * up for each pair into y [M, N / 2], the products rounded to the storage
 // type first as the separate projection would store them.
-// Chainable (chain.glsl): the first iteration's weights are loaded before the wait for x's producer.
 #version 460
 #include "common.glsl"
-#include "chain.glsl"
 
 layout(local_size_x_id = 0) in;
 layout(constant_id = 1) const uint ROWS = 4;  // outputs per workgroup, <= 8
@@ -26,39 +24,36 @@ layout(constant_id = 3) const uint UNROLL = 1;
 #endif
 
 layout(push_constant) uniform Push {
-  ChainSync chain;
-  uint chain_target;
-  uint M;
   ActBuf x;       // [M, K]
   U32Buf w;       // weights as words: fp32/fp16 [N, K]; int4 [N, nblocks * bs / 2] bytes
   ActBuf scales;  // int4: [N, nblocks]
-  U32Buf zp;      // int4: [N, ceil(nblocks / 2)] bytes when flags & 1 (else the scales: read, not used)
-  ActBuf bias;    // when flags & 2: [N]
+  U32Buf zp;      // int4, when has_zp: [N, zp_stride] bytes
+  ActBuf bias;    // when has_bias: [N]
   ActBuf y;       // [M, N]
-  uint N, K;
-  uint block_size, nblocks;  // int4 only
-  uint flags;     // 1 zero points, 2 bias; NORM_PROLOGUE: 4 skip, 8 norm bias, 16 residual
-  float epsilon;  // NORM_PROLOGUE
+  uint M, N, K;
+  uint block_size, nblocks, zp_stride;  // int4 only
+  uint has_zp, has_bias;
 #if NORM_PROLOGUE
-  ActBuf skip;      // when flags & 4: [M, K]
-  ActBuf norm_bias; // when flags & 8: [K]
+  ActBuf skip;      // when norm_flags & 1: [M, K]
+  ActBuf norm_bias; // when norm_flags & 2: [K]
   ActBuf gamma;     // [K]
-  ActBuf residual;  // when flags & 16: [M, K], s
+  ActBuf residual;  // when norm_flags & 4: [M, K], s
+  float epsilon;
+  uint norm_flags;
 #endif
 } p;
 
 shared float partial[9 * 64];  // rows 0..7: dot products; row 8: the norm's sum of squares
 
 // v = b[base + k0 .. + 8] (zero past K); 16-byte loads when WIDE (base and k0 multiples of 8).
-// Coherent loads: x and skip may come from the previous dispatch of a chained sequence.
-void load8(CoherentAct b, uint base, uint k0, out float v[8]) {
+void load8(ActBuf b, uint base, uint k0, out float v[8]) {
   if (WIDE != 0) {
 #if STORE_F16
-    uvec4 q = CoherentU32x4(b).v[(base + k0) / 8];
+    uvec4 q = U32x4Buf(b).v[(base + k0) / 8];
     vec2 a = unpackHalf2x16(q.x), c = unpackHalf2x16(q.y), d = unpackHalf2x16(q.z), e = unpackHalf2x16(q.w);
     v = float[8](a.x, a.y, c.x, c.y, d.x, d.y, e.x, e.y);
 #else
-    vec4 a = CoherentF32x4(b).v[(base + k0) / 4], c = CoherentF32x4(b).v[(base + k0) / 4 + 1];
+    vec4 a = F32x4Buf(b).v[(base + k0) / 4], c = F32x4Buf(b).v[(base + k0) / 4 + 1];
     v = float[8](a.x, a.y, a.z, a.w, c.x, c.y, c.z, c.w);
 #endif
     return;
@@ -66,19 +61,19 @@ void load8(CoherentAct b, uint base, uint k0, out float v[8]) {
   for (uint i = 0; i < 8; i++) v[i] = k0 + i < p.K ? float(b.v[base + k0 + i]) : 0.0;
 }
 
-void load_x8(uint m, uint k0, out float xs[8]) { load8(CoherentAct(p.x), m * p.K, k0, xs); }
+void load_x8(uint m, uint k0, out float xs[8]) { load8(p.x, m * p.K, k0, xs); }
 
 #if NORM_PROLOGUE
 // xs (x at k0..k0+7) becomes s * gamma; ss accumulates s^2; the residual row gets s when write_residual.
 // valid = 0: a repeated unit past the end (counts nothing, writes nothing).
 void norm_prologue(uint m, uint k0, inout float xs[8], inout float ss, bool write_residual, float valid) {
   float t[8];
-  if ((p.flags & 4u) != 0) {
-    load8(CoherentAct(p.skip), m * p.K, k0, t);
+  if ((p.norm_flags & 1u) != 0) {
+    load8(p.skip, m * p.K, k0, t);
     for (uint i = 0; i < 8; i++) xs[i] += t[i];
   }
-  if ((p.flags & 8u) != 0) {
-    load8(CoherentAct(p.norm_bias), 0, k0, t);
+  if ((p.norm_flags & 2u) != 0) {
+    load8(p.norm_bias, 0, k0, t);
     for (uint i = 0; i < 8; i++) xs[i] += t[i];
   }
   float sq = 0.0;
@@ -87,123 +82,89 @@ void norm_prologue(uint m, uint k0, inout float xs[8], inout float ss, bool writ
   if (write_residual && valid != 0.0)
     for (uint i = 0; i < 8; i++)
       if (k0 + i < p.K) p.residual.v[m * p.K + k0 + i] = TO_STORE(xs[i]);
-  load8(CoherentAct(p.gamma), 0, k0, t);
+  load8(p.gamma, 0, k0, t);
   for (uint i = 0; i < 8; i++) xs[i] *= t[i];
 }
 #endif
 
 #if WEIGHT_INT4
-uint row_words;   // 32-bit words of one int4 weight row: nblocks * block_size / 8
+uint row_words;  // 32-bit words of one int4 weight row: nblocks * block_size / 8
 uint unit_shift;  // log2 of the units (8 values) per quantization block: block_size is a power of two >= 16
-uint zp_stride;   // zero-point bytes per row: ceil(nblocks / 2)
-
-// One row's weights for one unit of K (8 values), as loaded: 8 nibbles with the block's scale and zero point.
-struct WUnit {
-  uint word;
-  float scale;
-  float offset;  // 2^23 + zero point (dot_unit)
-};
-
-WUnit load_unit(uint n, uint unit) {
-  WUnit u;
-  u.word = p.w.v[n * row_words + unit];
-  uint blk = unit >> unit_shift;
-  u.scale = float(p.scales.v[n * p.nblocks + blk]);
-  // Without zero points p.zp points at readable memory anyway (the host passes the scales): the byte is always
-  // loaded and the default 8 selected, so no branch separates this row's loads from the next row's.
-  uint byte_index = n * zp_stride + (blk >> 1);
-  uint byte = (p.zp.v[byte_index >> 2] >> ((byte_index & 3u) << 3)) & 0xffu;
-  float zero = (p.flags & 1u) != 0 ? float((blk & 1u) == 0 ? (byte & 0xfu) : (byte >> 4)) : 8.0;
-  u.offset = 8388608.0 + zero;
-  return u;
-}
-
-float dot_unit(WUnit u, float xs[8]) {
-  // A nibble q becomes the float 2^23 + q by OR-ing it into the mantissa of 2^23 (no int-to-float conversion);
-  // subtracting 2^23 + zero then gives q - zero exactly.
-  float s = 0.0;
-  for (uint i = 0; i < 8; i++) s += (uintBitsToFloat(0x4B000000u | ((u.word >> (4 * i)) & 0xfu)) - u.offset) * xs[i];
-  return s * u.scale;
-}
-#elif WEIGHT_F16
-struct WUnit {
-  uvec4 q;  // 8 fp16 values, 2 per word (zero past K)
-};
-
-WUnit load_unit(uint n, uint unit) {
-  if (WIDE != 0) return WUnit(U32x4Buf(p.w).v[(n * p.K) / 8 + unit]);
-  F16Buf w16 = F16Buf(p.w);
-  float v[8];
-  for (uint i = 0; i < 8; i++) v[i] = unit * 8 + i < p.K ? float(w16.v[n * p.K + unit * 8 + i]) : 0.0;
-  return WUnit(uvec4(packHalf2x16(vec2(v[0], v[1])), packHalf2x16(vec2(v[2], v[3])), packHalf2x16(vec2(v[4], v[5])),
-                     packHalf2x16(vec2(v[6], v[7]))));
-}
-
-float dot_unit(WUnit u, float xs[8]) {
-  vec2 a = unpackHalf2x16(u.q.x), b = unpackHalf2x16(u.q.y), c = unpackHalf2x16(u.q.z), d = unpackHalf2x16(u.q.w);
-  return a.x * xs[0] + a.y * xs[1] + b.x * xs[2] + b.y * xs[3] + c.x * xs[4] + c.y * xs[5] + d.x * xs[6] +
-         d.y * xs[7];
-}
-#else
-struct WUnit {
-  vec4 a, b;  // 8 fp32 values (zero past K)
-};
-
-WUnit load_unit(uint n, uint unit) {
-  if (WIDE != 0) {
-    F32x4Buf w4 = F32x4Buf(p.w);
-    return WUnit(w4.v[(n * p.K) / 4 + unit * 2], w4.v[(n * p.K) / 4 + unit * 2 + 1]);
-  }
-  F32Buf w32 = F32Buf(p.w);
-  float v[8];
-  for (uint i = 0; i < 8; i++) v[i] = unit * 8 + i < p.K ? w32.v[n * p.K + unit * 8 + i] : 0.0;
-  return WUnit(vec4(v[0], v[1], v[2], v[3]), vec4(v[4], v[5], v[6], v[7]));
-}
-
-float dot_unit(WUnit u, float xs[8]) {
-  return dot(u.a, vec4(xs[0], xs[1], xs[2], xs[3])) + dot(u.b, vec4(xs[4], xs[5], xs[6], xs[7]));
-}
 #endif
 
-// The weight units of one loop iteration, all rows: [UNROLL][ROWS], loaded together.
-WUnit wu[4][8];
-
-void load_iteration(uint n0, uint u0, uint units) {
-  for (uint i = 0; i < UNROLL; i++) {
-    uint u = min(u0 + i * gl_WorkGroupSize.x, units - 1);  // past the end: the last unit again, counted zero
-    for (uint r = 0; r < ROWS; r++) wu[i][r] = load_unit(min(n0 + r, p.N - 1), u);
+float dot_unit(uint n, uint unit, float xs[8]) {
+  float s = 0.0;
+#if WEIGHT_INT4
+  uint word = p.w.v[n * row_words + unit];
+  uint blk = unit >> unit_shift;
+  float scale = float(p.scales.v[n * p.nblocks + blk]);
+  // Without zero points p.zp points at readable memory anyway (the host passes the scales): the byte is always
+  // loaded and the default 8 selected, so no branch separates this row's loads from the next row's.
+  uint byte_index = n * p.zp_stride + (blk >> 1);
+  uint byte = (p.zp.v[byte_index >> 2] >> ((byte_index & 3u) << 3)) & 0xffu;
+  float zero = p.has_zp != 0 ? float((blk & 1u) == 0 ? (byte & 0xfu) : (byte >> 4)) : 8.0;
+  // A nibble q becomes the float 2^23 + q by OR-ing it into the mantissa of 2^23 (no int-to-float conversion);
+  // subtracting 2^23 + zero then gives q - zero exactly.
+  float offset = 8388608.0 + zero;
+  for (uint i = 0; i < 8; i++) s += (uintBitsToFloat(0x4B000000u | ((word >> (4 * i)) & 0xfu)) - offset) * xs[i];
+  return s * scale;
+#elif WEIGHT_F16
+  if (WIDE != 0) {
+    uvec4 q = U32x4Buf(p.w).v[(n * p.K) / 8 + unit];
+    vec2 a = unpackHalf2x16(q.x), b = unpackHalf2x16(q.y), c = unpackHalf2x16(q.z), d = unpackHalf2x16(q.w);
+    return a.x * xs[0] + a.y * xs[1] + b.x * xs[2] + b.y * xs[3] + c.x * xs[4] + c.y * xs[5] + d.x * xs[6] +
+           d.y * xs[7];
   }
+  F16Buf w16 = F16Buf(p.w);
+  for (uint i = 0; i < 8; i++)
+    if (unit * 8 + i < p.K) s += float(w16.v[n * p.K + unit * 8 + i]) * xs[i];
+  return s;
+#else
+  if (WIDE != 0) {
+    F32x4Buf w4 = F32x4Buf(p.w);
+    vec4 a = w4.v[(n * p.K) / 4 + unit * 2], b = w4.v[(n * p.K) / 4 + unit * 2 + 1];
+    return dot(a, vec4(xs[0], xs[1], xs[2], xs[3])) + dot(b, vec4(xs[4], xs[5], xs[6], xs[7]));
+  }
+  F32Buf w32 = F32Buf(p.w);
+  for (uint i = 0; i < 8; i++)
+    if (unit * 8 + i < p.K) s += w32.v[n * p.K + unit * 8 + i] * xs[i];
+  return s;
+#endif
 }
 
-void matvec(uint m, uint n0) {
+void main() {
+  uint m = gl_WorkGroupID.y;
+  uint n0 = (gl_WorkGroupID.x + gl_WorkGroupID.z * gl_NumWorkGroups.x) * ROWS;  // grid folded into x, z
+  if (n0 >= p.N) return;  // whole workgroup
   uint tid = gl_LocalInvocationID.x;
   uint units = (p.K + 7) / 8;
   float acc[8] = float[8](0, 0, 0, 0, 0, 0, 0, 0);
 #if NORM_PROLOGUE
   float ss = 0.0;
-  bool write_residual = (p.flags & 16u) != 0 && n0 == 0;
+  bool write_residual = (p.norm_flags & 4u) != 0 && n0 == 0;
 #endif
   uint T = gl_WorkGroupSize.x;
-  // The first iteration's weights do not depend on earlier dispatches: loaded before the wait for x.
-  if (tid < units) load_iteration(n0, tid, units);
-  chain_wait(p.chain, p.chain_target);
+#if WEIGHT_INT4
+  row_words = (p.nblocks * p.block_size) >> 3;
+  unit_shift = uint(findLSB(p.block_size)) - 3u;
+#endif
   for (uint u0 = tid; u0 < units; u0 += UNROLL * T) {
     // UNROLL units of x and of every row's weights are loaded before any is used: one memory round trip per
     // iteration. Units past the end re-read the last unit and count zero (no branch between the loads).
-    if (u0 != tid) load_iteration(n0, u0, units);
     float xs[4][8];
+    uint us[4];
     float valid[4];
     for (uint i = 0; i < UNROLL; i++) {
       uint u = u0 + i * T;
       valid[i] = u < units ? 1.0 : 0.0;
-      load_x8(m, min(u, units - 1) * 8, xs[i]);
+      us[i] = min(u, units - 1);
+      load_x8(m, us[i] * 8, xs[i]);
     }
 #if NORM_PROLOGUE
-    for (uint i = 0; i < UNROLL; i++)
-      norm_prologue(m, min(u0 + i * T, units - 1) * 8, xs[i], ss, write_residual, valid[i]);
+    for (uint i = 0; i < UNROLL; i++) norm_prologue(m, us[i] * 8, xs[i], ss, write_residual, valid[i]);
 #endif
     for (uint i = 0; i < UNROLL; i++)
-      for (uint r = 0; r < ROWS; r++) acc[r] += valid[i] * dot_unit(wu[i][r], xs[i]);
+      for (uint r = 0; r < ROWS; r++) acc[r] += valid[i] * dot_unit(min(n0 + r, p.N - 1), us[i], xs[i]);
   }
   for (uint r = 0; r < ROWS; r++) {
     float s = subgroupAdd(acc[r]);
@@ -233,25 +194,13 @@ void matvec(uint m, uint n0) {
     u = float(TO_STORE(u));
     p.y.v[m * (p.N / 2) + n0 / 2 + tid] = TO_STORE(g / (1.0 + exp(-g)) * u);
   }
-#else
+  return;
+#endif
   if (tid < ROWS && n0 + tid < p.N) {
     float s = 0.0;
     for (uint i = 0; i < gl_NumSubgroups; i++) s += partial[tid * 64 + i];
     s *= inv;
-    if ((p.flags & 2u) != 0) s += float(p.bias.v[n0 + tid]);
+    if (p.has_bias != 0) s += float(p.bias.v[n0 + tid]);
     p.y.v[m * p.N + n0 + tid] = TO_STORE(s);
   }
-#endif
-}
-
-void main() {
-#if WEIGHT_INT4
-  row_words = (p.nblocks * p.block_size) >> 3;
-  unit_shift = uint(findLSB(p.block_size)) - 3u;
-  zp_stride = (p.nblocks + 1u) >> 1;
-#endif
-  uint n0 = (gl_WorkGroupID.x + gl_WorkGroupID.z * gl_NumWorkGroups.x) * ROWS;  // grid folded into x, z
-  if (n0 < p.N) matvec(gl_WorkGroupID.y, n0);  // uniform per workgroup
-  else chain_wait(p.chain, p.chain_target);
-  chain_signal(p.chain, p.chain_target);
 }
