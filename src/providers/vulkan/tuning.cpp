@@ -12,8 +12,10 @@ struct Row {
 };
 
 // Ordered: the first matching row wins. Values are workgroup/tile shapes only; every row computes the same result.
+// nvidia: 4 matvec rows per workgroup (was 8): the H200's 1B decode GPU step 1237 -> 1138 us fp16, 1318 -> 1202 us
+// int4 (bench/vulkan-decode.md, run_host_ab.sh).
 const Row kRows[] = {
-    {"nvidia", 4318, DeviceType::other, {256, 8, 256, 128, 256, 32, 64}},
+    {"nvidia", 4318, DeviceType::other, {256, 4, 256, 128, 256, 32, 64}},
     {"amd", 4098, DeviceType::other, {256, 8, 256, 128, 256, 256, 256}},
     {"intel", 32902, DeviceType::other, {128, 4, 128, 64, 256, 128, 128}},
     {"qualcomm", 20803, DeviceType::other, {128, 2, 128, 64, 128, 128, 128}},

@@ -97,25 +97,17 @@ void main() {
   uint kv_base = (b * p.Hkv + kvh) * p.max_seq * D;
   uint jl = tid / L, lane = tid % L;
 
-  // This thread's key/value elements of the first pass and the rotary cos/sin of its query / key elements, loaded
-  // together before anything else (they need only the lengths): the rotation below overlaps their latency; each
-  // pass then loads the next one's while it finishes.
-  int rot_pos = (p.flags & 4u) != 0 ? load_i64(p.pos_ids, b) : position;
-  vec2 cs_q[4], cs_k;  // cos/sin of query elements tid + T * i and of key element tid
-  for (uint i = 0; i < 4; i++) cs_q[i] = tid + T * i < G * D ? rotary_cos_sin((tid + T * i) % D, rot_pos) : vec2(1, 0);
-  cs_k = tid < D ? rotary_cos_sin(tid, rot_pos) : vec2(1, 0);
+  // This thread's key/value elements of the first pass, loaded before anything else so the rotation below overlaps
+  // their latency; each pass then loads the next one's while it finishes.
   float kf[8], vf[8];
   fetch_kv(kv_base + lane * 8, j0 + int(jl), j1, position, kf, vf);
 
   // The group's rotated queries and the new key/value.
+  int rot_pos = (p.flags & 4u) != 0 ? load_i64(p.pos_ids, b) : position;
   uint row = b * p.q_row;
-  for (uint i = 0; i < 4; i++) {
-    uint e = tid + T * i;
-    if (e < G * D) q_sh[e] = rotate_with(p.qkv, row + (kvh * G + e / D) * D, e % D, cs_q[i]);
-  }
+  for (uint i = tid; i < G * D; i += T) q_sh[i] = rotate(p.qkv, row + (kvh * G + i / D) * D, i % D, rot_pos);
   for (uint d = tid; d < D; d += T) {
-    vec2 cs = d == tid ? cs_k : rotary_cos_sin(d, rot_pos);  // T < D only on small devices
-    kv_new[d] = float(TO_STORE(rotate_with(p.qkv, row + (Hq + kvh) * D, d, cs)));
+    kv_new[d] = float(TO_STORE(rotate(p.qkv, row + (Hq + kvh) * D, d, rot_pos)));
     kv_new[D + d] = float(p.qkv.v[row + (Hq + p.Hkv + kvh) * D + d]);
   }
   if (tid < G) m_sh[tid] = -1.0 / 0.0;
