@@ -75,6 +75,36 @@ TEST_F(DeviceSampling, vulkan_logits_of_a_device_step_are_fetched_on_demand) {
   EXPECT_EQ(gv.sequence(), gc.sequence());
 }
 
+double stat(const genai::Model& m, const std::string& name) {
+  for (auto& [k, v] : m.session().stats())
+    if (k == name) return v;
+  return -1;
+}
+
+// Greedy steps queued one ahead (Session::queue_next): the tokens must not change when the caller rewinds,
+// appends tokens or reaches max_length while a step is queued (the queued step is dropped and its token re-run).
+TEST_F(DeviceSampling, vulkan_queued_steps_keep_the_tokens_across_rewind_append_and_max_length) {
+  genai::GeneratorParams pv(*vk_), pc(*cpu_);
+  pv.search.max_length = pc.search.max_length = 30;
+  genai::Generator gv(vk_, pv), gc(cpu_, pc);
+  double queued0 = stat(*vk_, "queued_runs"), dropped0 = stat(*vk_, "dropped_runs");
+  auto both = [&](auto&& f) {
+    f(gv);
+    f(gc);
+    ASSERT_EQ(gv.sequence(), gc.sequence());
+  };
+  both([](genai::Generator& g) { g.append_tokens({1, 450, 496, 1735}); });
+  for (int i = 0; i < 6; i++) both([](genai::Generator& g) { g.generate_next_token(); });
+  both([](genai::Generator& g) { g.rewind_to(g.token_count() - 3); });
+  for (int i = 0; i < 4; i++) both([](genai::Generator& g) { g.generate_next_token(); });
+  both([](genai::Generator& g) { g.append_tokens({322, 1139}); });
+  while (!gc.is_done()) both([](genai::Generator& g) { g.generate_next_token(); });
+  EXPECT_TRUE(gv.is_done());
+  EXPECT_EQ(gv.token_count(), 30u);
+  EXPECT_GT(stat(*vk_, "queued_runs"), queued0 + 10) << "the greedy decode steps should run queued";
+  EXPECT_GE(stat(*vk_, "dropped_runs"), dropped0 + 2) << "the rewind and the append each drop a queued step";
+}
+
 TEST_F(DeviceSampling, vulkan_seeded_sampling_repeats_and_top_k_one_is_greedy) {
   genai::GeneratorParams p(*vk_);
   p.search.do_sample = true;

@@ -51,6 +51,17 @@ class Session {
   virtual int64_t sampled_token() const { return -1; }
   // The last run's last-position output [B, 1, ...] (after a run that did not return it); false when unavailable.
   virtual bool read_last_output(Tensor* out) { return false; }
+  // Queued decode steps, for sessions that pick greedy tokens on the device: queue_next submits a step without
+  // waiting for it — `inputs` as for run() with no outputs, except that the values of `token_input` ([B, 1]) are
+  // the tokens the step before it picks on the device, so a step can be queued while the one before it still runs
+  // and the device never waits for the host. At most two steps are queued; false: nothing was queued (unsupported
+  // or not possible now: run synchronously). finish_queued() waits for the oldest and makes it the last run
+  // (sampled_token()); false when none is queued (another caller's run dropped them). drop_queued() waits for all
+  // and forgets them (their KV cache writes lie past the caller's sequence: a later run at those positions
+  // overwrites them). run() drops queued steps first.
+  virtual bool queue_next(const std::vector<NamedTensor>& inputs, const std::string& token_input) { return false; }
+  virtual bool finish_queued() { return false; }
+  virtual void drop_queued() {}
   // Counters of the last run for benchmarks (e.g. dispatches, barriers, submits, recordings); empty when none.
   virtual std::vector<std::pair<std::string, double>> stats() const { return {}; }
 };

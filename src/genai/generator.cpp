@@ -74,7 +74,21 @@ Generator::Generator(std::shared_ptr<const Model> model, const GeneratorParams& 
   }
 }
 
+Generator::~Generator() {
+  try {
+    drop_queued();
+  } catch (...) {  // a lost device: nothing left to wait for
+  }
+}
+
+void Generator::drop_queued() const {
+  if (queued_ == 0) return;
+  queued_ = 0;
+  model_->session().drop_queued();
+}
+
 const std::vector<float>& Generator::logits() const {
+  drop_queued();
   if (logits_on_device_) {
     Tensor t;
     OGX_CHECK(model_->session().read_last_output(&t), "the provider cannot return the logits of the last step");
@@ -87,6 +101,7 @@ const std::vector<float>& Generator::logits() const {
 
 void Generator::append_tokens(const std::vector<int32_t>& ids) {
   OGX_CHECK(!ids.empty(), "append_tokens: no tokens given (empty prompt)");
+  drop_queued();
   int vocab = model_->io().vocab_size;
   for (int32_t id : ids)
     OGX_CHECK(id >= 0 && (vocab <= 0 || id < vocab), "token id ", id, " is out of range [0, ", vocab, ")");
@@ -99,12 +114,11 @@ void Generator::append_tokens(const std::vector<int32_t>& ids) {
   pending_.clear();
 }
 
-void Generator::run(const std::vector<int32_t>& ids, bool want_logits) {
+std::vector<NamedTensor> Generator::step_inputs(const std::vector<int32_t>& ids, int64_t past) const {
   const DecoderConfig& d = model_->config().model.decoder;
   const DecoderIO& io = model_->io();
-  int64_t past = kv_.length(), S = (int64_t)ids.size(), total = past + S;
-  OGX_CHECK(total <= max_length_, "sequence of ", total, " tokens exceeds max_length ", max_length_);
-  std::vector<NamedTensor> in, out;
+  int64_t S = (int64_t)ids.size(), total = past + S;
+  std::vector<NamedTensor> in;
   in.emplace_back(d.input_ids, int_tensor(io.input_ids_dtype, {1, S}, std::vector<int64_t>(ids.begin(), ids.end())));
   if (io.has_attention_mask) in.emplace_back(d.attention_mask, int_tensor(io.mask_dtype, {1, total}, std::vector<int64_t>(total, 1)));
   if (io.has_position_ids) {
@@ -112,6 +126,23 @@ void Generator::run(const std::vector<int32_t>& ids, bool want_logits) {
     for (int64_t i = 0; i < S; i++) pos[i] = past + i;
     in.emplace_back(d.position_ids, int_tensor(io.position_dtype, {1, S}, pos));
   }
+  return in;
+}
+
+bool Generator::queue_step() {
+  // The step of the token the next sampling returns: one position after the pending token's step.
+  int64_t past = kv_.length() + (queued_ > 0 ? 1 : 0), total = past + 1;
+  if (!device_sampling_ || search_.do_sample || total > max_length_ || !model_->session().owns_kv_cache())
+    return false;
+  std::vector<int32_t> placeholder{0};  // replaced on the device by the sampled token
+  return model_->session().queue_next(step_inputs(placeholder, past), model_->config().model.decoder.input_ids);
+}
+
+void Generator::run(const std::vector<int32_t>& ids, bool want_logits) {
+  const DecoderConfig& d = model_->config().model.decoder;
+  int64_t past = kv_.length(), S = (int64_t)ids.size(), total = past + S;
+  OGX_CHECK(total <= max_length_, "sequence of ", total, " tokens exceeds max_length ", max_length_);
+  std::vector<NamedTensor> in = step_inputs(ids, past), out;
   if (want_logits) out.emplace_back(d.logits, Tensor());
   kv_.bind(total, in, out);
   model_->session().run(in, out);
@@ -132,6 +163,25 @@ void Generator::generate_next_token() {
   OGX_CHECK(!is_done(), "generate_next_token: generation is done (EOS or max_length reached)");
   // On the device when nothing needs the logits on the host (EOS is suppressed until min_length on the host).
   bool device = device_sampling_ && (int)sequence_.size() >= search_.min_length;
+  if (queued_ > 0 && device) {
+    // The pending token's step is queued: queue the next one first (its token comes from the device), then wait.
+    bool next = queue_step();
+    if (!model_->session().finish_queued()) {  // another caller's run dropped it: run the pending token below
+      model_->session().drop_queued();
+      queued_ = 0;
+      return generate_next_token();
+    }
+    kv_.commit({}, kv_.length() + 1);
+    logits_on_device_ = true;
+    queued_ = next ? 1 : 0;
+    pending_.clear();
+    int64_t t = model_->session().sampled_token();
+    OGX_CHECK(t >= 0, "the provider did not return a sampled token");
+    sequence_.push_back((int32_t)t);
+    pending_ = {(int32_t)t};
+    return;  // a step queued past EOS or max_length is dropped by the next call (or the destructor)
+  }
+  drop_queued();
   if (!pending_.empty()) {
     run(pending_, !device);
     pending_.clear();
@@ -154,6 +204,7 @@ void Generator::generate_next_token() {
   }
   sequence_.push_back(tok);
   pending_ = {tok};
+  if (device && !is_done() && queue_step()) queued_ = 1;
 }
 
 bool Generator::is_done() const {
@@ -162,6 +213,7 @@ bool Generator::is_done() const {
 }
 
 void Generator::set_logits(const std::vector<float>& logits) {
+  drop_queued();
   OGX_CHECK(logits_.empty() || logits.size() == logits_.size(), "set_logits: expected ", logits_.size(),
             " values, got ", logits.size());
   if (!pending_.empty()) {  // the pending token's forward pass is replaced by the caller's logits
@@ -173,6 +225,7 @@ void Generator::set_logits(const std::vector<float>& logits) {
 
 void Generator::rewind_to(size_t length) {
   OGX_CHECK(length <= sequence_.size(), "rewind_to(", length, "): the sequence has ", sequence_.size(), " tokens");
+  drop_queued();
   sequence_.resize(length);
   pending_.clear();
   logits_.clear();

@@ -1,6 +1,10 @@
 // Generator: runs the decoder over a growing sequence, as onnxruntime_genai's Generator does.
 // append_tokens runs the model on new tokens; generate_next_token picks a token from the current logits and
 // feeds it back on the next call. Batch size 1.
+// With greedy picking on the device, a provider that can (Session::queue_next) runs one step ahead: each
+// generate_next_token queues the step of the token it is about to return before it waits for that token, so the
+// device does not wait for the host between tokens. A queued step past the end (after EOS, at max_length) or
+// before any other call (append_tokens, set_logits, rewind_to, logits) is dropped: tokens are the same either way.
 #pragma once
 #include <memory>
 #include <vector>
@@ -21,6 +25,9 @@ struct GeneratorParams {
 class Generator {
  public:
   Generator(std::shared_ptr<const Model> model, const GeneratorParams& params);
+  ~Generator();
+  Generator(const Generator&) = delete;
+  Generator& operator=(const Generator&) = delete;
 
   void append_tokens(const std::vector<int32_t>& ids);
   void generate_next_token();
@@ -39,6 +46,11 @@ class Generator {
 
  private:
   void run(const std::vector<int32_t>& ids, bool want_logits = true);  // forward pass over new tokens
+  // The inputs of a forward pass over `ids` after `past` positions (no KV bindings).
+  std::vector<NamedTensor> step_inputs(const std::vector<int32_t>& ids, int64_t past) const;
+  // Queues the forward pass of the token the next sampling returns (at position kv length + 1); false: not queued.
+  bool queue_step();
+  void drop_queued() const;  // waits for queued steps and forgets them (their tokens stay pending)
   std::shared_ptr<const Model> model_;
   SearchConfig search_;
   int max_length_;
@@ -49,6 +61,7 @@ class Generator {
   mutable std::vector<float> logits_;
   mutable bool logits_on_device_ = false;  // the latest run left its logits on the device
   bool device_sampling_ = false;
+  mutable int queued_ = 0;  // 1: the pending token's forward pass is queued in the session (Session::queue_next)
 };
 
 }  // namespace ogx::genai

@@ -1,6 +1,8 @@
 // Internals of the Vulkan graph session (see vulkan_session.h), shared by vulkan_session.cpp (partitioning, run)
 // and step_plan.cpp (recording one signature's step).
 #pragma once
+#include <chrono>
+#include <deque>
 #include <map>
 #include <memory>
 #include <string>
@@ -23,6 +25,18 @@ struct KvSlot {
   DeviceBuffer k, v;  // [B, kv_heads, capacity, head_size] of kv dtype
 };
 
+// A timestamp query pool that destroys itself.
+struct QueryPool {
+  VkDevice device = VK_NULL_HANDLE;
+  VkQueryPool pool = VK_NULL_HANDLE;
+  QueryPool() = default;
+  QueryPool(const QueryPool&) = delete;
+  QueryPool& operator=(const QueryPool&) = delete;
+  ~QueryPool() {
+    if (pool) vkDestroyQueryPool(device, pool, nullptr);
+  }
+};
+
 // A recorded step for one signature.
 struct Plan {
   std::string signature;
@@ -42,13 +56,14 @@ struct Plan {
   std::vector<Readback> readbacks;
   bool slice_last = false;    // the logits producer reads only the last position
   bool samples = false;       // picks the next token on the device (enable_device_sampling)
-  DeviceBuffer token_device;  // int64 [B]
-  HostVisibleBuffer token_host;
+  HostVisibleBuffer token_host;  // int64 [B]: the session's token_device_ after the step
   TensorView sliced_input;    // its input 0 restricted to that position
   TensorView sliced_skip;     // a folded norm's skip (input 1) restricted to that position
   StepScratch scratch;
   std::unique_ptr<CommandRecorder> rec;
   uint64_t last_used = 0;
+  // Two timestamps around the step (where the device has compute timestamps): its GPU time for the stats.
+  QueryPool step_pool;
 };
 
 class VulkanGraphSession : public Session {
@@ -63,6 +78,10 @@ class VulkanGraphSession : public Session {
   bool enable_device_sampling(const DeviceSampling& s) override;
   int64_t sampled_token() const override { return last_token_; }
   bool read_last_output(Tensor* out) override;
+  // queued_steps.cpp
+  bool queue_next(const std::vector<NamedTensor>& inputs, const std::string& token_input) override;
+  bool finish_queued() override;
+  void drop_queued() override;
 
  private:
   // vulkan_session.cpp
@@ -88,9 +107,22 @@ class VulkanGraphSession : public Session {
   // longest step (the prompt) as "prompt_gpu_us OP".
   std::map<std::string, ReplayStats> replay_stats_;
   std::map<std::string, ProfileStats> profile_stats_;
+  // A run made ready to submit: inputs checked, the host part run, the KV cache sized, the plan of its signature
+  // found or recorded (plan null: a queued step that cannot run now).
+  struct Prepared {
+    Plan* plan = nullptr;
+    bool recorded = false;            // this run recorded the plan
+    std::vector<const Tensor*> host;  // per value: known on the host
+    std::vector<Tensor> host_vals;    // the host part's outputs (host points into them)
+  };
+  // fed >= 0: a queued step whose value `fed` (the token ids) the plan takes from token_device_.
+  Prepared prepare(const std::vector<NamedTensor>& inputs, const std::vector<std::string>& output_names, int fed);
+  // After a run's step completed: stats, the last plan, the sampled token.
+  void complete(Plan& p, bool replayed, std::chrono::steady_clock::time_point t_start,
+                std::chrono::steady_clock::duration wait);
   // step_plan.cpp
   std::unique_ptr<Plan> build_plan(const std::vector<const Tensor*>& host, const std::vector<int>& wanted,
-                                   int64_t batch, int64_t total);
+                                   int64_t batch, int64_t total, int fed);
   OpArgs make_args(Plan& p, int node, const std::vector<const Tensor*>& host);
   void write_steps(Plan& p, const std::vector<const Tensor*>& host);
   void record_sampling(Plan& p, int64_t batch);
@@ -137,9 +169,21 @@ class VulkanGraphSession : public Session {
   bool profile_ = false;
   VkQueryPool query_pool_ = VK_NULL_HANDLE;
   uint32_t query_count_ = 0;
-  // Two timestamps around every recorded step (where the device has compute timestamps): its GPU time, so the
-  // stats separate the GPU step from the host's share of a token (replay_gpu_us against replay_run_us).
-  VkQueryPool step_pool_ = VK_NULL_HANDLE;
+  // Device sampling's output, int64 [B <= 32]: every sampling plan writes it, a queued step reads its token ids
+  // from it (so the step after a run or another queued step needs no host round trip).
+  DeviceBuffer token_device_;
+  // Queued steps (queue_next), oldest first: at most two, the parity alternating between two plans so the host
+  // writes one's step values while the other runs.
+  struct Queued {
+    Plan* plan;
+    uint64_t value;  // timeline value of its submission
+    bool replayed;
+    std::chrono::steady_clock::time_point t_start;
+  };
+  std::deque<Queued> queued_;
+  int fed_parity_ = 0;
+  uint64_t queued_runs_ = 0, dropped_runs_ = 0;  // queued steps finished / dropped
+  bool is_queued(const Plan* p) const;
 };
 
 }  // namespace ogx::vk::graph

@@ -70,7 +70,8 @@ OpArgs VulkanGraphSession::make_args(Plan& p, int i, const std::vector<const Ten
 }
 
 std::unique_ptr<Plan> VulkanGraphSession::build_plan(const std::vector<const Tensor*>& host,
-                                                     const std::vector<int>& wanted, int64_t batch, int64_t total) {
+                                                     const std::vector<int>& wanted, int64_t batch, int64_t total,
+                                                     int fed) {
   const Graph& g = model_->graph;
   size_t nv = g.values.size();
   auto p = std::make_unique<Plan>();
@@ -173,8 +174,19 @@ std::unique_ptr<Plan> VulkanGraphSession::build_plan(const std::vector<const Ten
     for (auto& [v, off] : p->step_offsets) p->views[v].mem = p->step_device.slice().sub(off, bytes_of(p->views[v]));
     p->rec->copy(p->step_host.slice(), p->step_device.slice().sub(0, step_bytes));
   }
+  if (fed >= 0) {  // the token ids sampled by the step before this one (queue_next checked the dtype and size)
+    const TensorView& ids = p->views[fed];
+    p->rec->copy(token_device_.slice().sub(0, ids.mem.size), ids.mem);
+  }
   if (profile_) p->rec->write_timestamp(query_pool_, 0);
-  if (step_pool_) p->rec->write_timestamp(step_pool_, 0);
+  if (ctx_->info().timestamp_period > 0) {
+    VkQueryPoolCreateInfo qi{VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO};
+    qi.queryType = VK_QUERY_TYPE_TIMESTAMP;
+    qi.queryCount = 2;
+    p->step_pool.device = ctx_->device();
+    OGX_VK(vkCreateQueryPool(ctx_->device(), &qi, nullptr, &p->step_pool.pool));
+    p->rec->write_timestamp(p->step_pool.pool, 0);
+  }
   for (size_t pos = 0; pos < device_nodes_.size(); pos++) {
     int i = device_nodes_[pos];
     const Node& n = g.nodes[i];
@@ -207,7 +219,7 @@ std::unique_ptr<Plan> VulkanGraphSession::build_plan(const std::vector<const Ten
     p->rec->copy(p->views[v].mem, rb.slice().sub(0, bytes));
     p->readbacks.push_back({v, std::move(rb)});
   }
-  if (step_pool_) p->rec->write_timestamp(step_pool_, 1);
+  if (p->step_pool.pool) p->rec->write_timestamp(p->step_pool.pool, 1);
   p->rec->end();
   return p;
 }
@@ -228,14 +240,15 @@ void VulkanGraphSession::record_sampling(Plan& p, int64_t batch) {
     ctx_->transfers().flush();
     rng_batch_ = B;
   }
-  p.token_device = ctx_->memory().allocate("sampled tokens", 256);
+  OGX_CHECK(B <= 32, "device sampling: batch ", B, " exceeds 32");
+  if (!token_device_.size()) token_device_ = ctx_->memory().allocate("sampled tokens", 256);
   p.token_host = HostVisibleBuffer(ctx_->memory(), "sampled tokens (host)", 256, true);
   kernels::SamplingParams sp;
   sp.greedy = sampling_params_.greedy;
   sp.top_k = (uint32_t)sampling_params_.top_k;
   sp.top_p = sampling_params_.top_p;
   sp.temperature = sampling_params_.temperature;
-  TensorView tokens = p.token_device.view(DType::i64, {B});
+  TensorView tokens = token_device_.view(DType::i64, {B});
   kernels::sample_tokens(*p.rec, sp, rows, tokens, rng_.view(DType::i32, {B}));
   p.rec->copy(tokens.mem, p.token_host.slice().sub(0, tokens.mem.size));
   p.samples = true;

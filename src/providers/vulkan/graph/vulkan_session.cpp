@@ -15,7 +15,7 @@ namespace {
 
 constexpr int64_t kKvChunk = 256;               // KV capacity grows in multiples of this many positions
 constexpr size_t kHostConstantBytes = 64 << 10;  // larger constants make a node a device node
-constexpr size_t kMaxPlans = 4;                  // recorded signatures kept (decode + recent prompts)
+constexpr size_t kMaxPlans = 6;  // recorded signatures kept (decode, two queued decode plans, recent prompts)
 
 bool is_gqa(const Node& n) { return n.domain == "com.microsoft" && n.op_type == "GroupQueryAttention"; }
 
@@ -60,12 +60,7 @@ VulkanGraphSession::VulkanGraphSession(std::shared_ptr<const Model> model, const
     qi.queryCount = query_count_ = (uint32_t)device_nodes_.size() + 1;
     OGX_VK(vkCreateQueryPool(ctx_->device(), &qi, nullptr, &query_pool_));
   }
-  if (ctx_->info().timestamp_period > 0) {
-    VkQueryPoolCreateInfo qi{VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO};
-    qi.queryType = VK_QUERY_TYPE_TIMESTAMP;
-    qi.queryCount = 2;
-    OGX_VK(vkCreateQueryPool(ctx_->device(), &qi, nullptr, &step_pool_));
-  }
+
   log_info("vulkan: " + std::to_string(device_nodes_.size()) + " device nodes, " +
            std::to_string(host_outputs_.size()) + " host values per step, weights " +
            std::to_string(ctx_->memory().bytes_in_use() >> 20) + " MiB on " + ctx_->info().name);
@@ -74,7 +69,6 @@ VulkanGraphSession::VulkanGraphSession(std::shared_ptr<const Model> model, const
 VulkanGraphSession::~VulkanGraphSession() {
   if (ctx_) ctx_->wait_idle();
   if (query_pool_) vkDestroyQueryPool(ctx_->device(), query_pool_, nullptr);
-  if (step_pool_) vkDestroyQueryPool(ctx_->device(), step_pool_, nullptr);
   plans_.clear();
   kv_.clear();
   ops_.clear();
@@ -293,13 +287,13 @@ void VulkanGraphSession::ensure_kv(int64_t batch, int64_t capacity, int64_t head
   kv_head_size_ = head_size;
 }
 
-void VulkanGraphSession::run(const std::vector<NamedTensor>& inputs, std::vector<NamedTensor>& outputs) {
+VulkanGraphSession::Prepared VulkanGraphSession::prepare(const std::vector<NamedTensor>& inputs,
+                                                         const std::vector<std::string>& output_names, int fed) {
   const Graph& g = model_->graph;
-  runs_++;
-  auto t_start = std::chrono::steady_clock::now();
-  uint64_t recordings_before = recordings_;
   // Inputs, checked like the CPU executor checks them.
-  std::vector<const Tensor*> host(g.values.size(), nullptr);
+  Prepared pr;
+  std::vector<const Tensor*>& host = pr.host;
+  host.assign(g.values.size(), nullptr);
   for (size_t v = 0; v < g.values.size(); v++) host[v] = known_constant((int)v);
   for (auto& [name, t] : inputs) {
     int v = g.find(name);
@@ -315,9 +309,8 @@ void VulkanGraphSession::run(const std::vector<NamedTensor>& inputs, std::vector
   for (size_t i = 0; i < g.input_ids.size(); i++)
     OGX_CHECK(host[g.input_ids[i]] || is_kv_input_[g.input_ids[i]], "missing model input '", g.inputs[i].name, "'");
   // The host part.
-  std::vector<Tensor> host_vals;
-  if (!host_->empty()) host_vals = host_->run(inputs);
-  for (size_t i = 0; i < host_outputs_.size(); i++) host[host_outputs_[i]] = &host_vals[i];
+  if (!host_->empty()) pr.host_vals = host_->run(inputs);
+  for (size_t i = 0; i < host_outputs_.size(); i++) host[host_outputs_[i]] = &pr.host_vals[i];
   // KV sizing from total_sequence_length and the batch of seqlens_k.
   int64_t batch = 1, total = 0;
   if (!kv_.empty()) {
@@ -327,13 +320,15 @@ void VulkanGraphSession::run(const std::vector<NamedTensor>& inputs, std::vector
     const Node& n = g.nodes[kv_[0].node];
     if (n.inputs.size() > 5 && n.inputs[5] >= 0 && host[n.inputs[5]]) batch = host[n.inputs[5]]->numel();
     OGX_CHECK(total > 0, "total_sequence_length must be positive, got ", total);
-    if (kv_head_size_ > 0 && (batch != kv_batch_ || total > kv_capacity_))
+    if (kv_head_size_ > 0 && (batch != kv_batch_ || total > kv_capacity_)) {
+      if (fed >= 0) return pr;  // the cache cannot grow under queued steps
       ensure_kv(batch, (total + kKvChunk - 1) / kKvChunk * kKvChunk, kv_head_size_);
+    }
   }
   // Requested outputs and the signature of this run.
   std::vector<int> wanted;
   std::ostringstream sig;  // after the batch/capacity prefix
-  for (auto& [name, t] : outputs) {
+  for (const std::string& name : output_names) {
     int v = g.find(name);
     OGX_CHECK(v >= 0 && g.output_info(name), "'", name, "' is not an output of the model");
     if (kv_value_.count(v)) continue;  // present caches stay on the device
@@ -352,34 +347,46 @@ void VulkanGraphSession::run(const std::vector<NamedTensor>& inputs, std::vector
     sig << " h" << v << shape_str(host[v]->shape()) << "=";
     for (int64_t x : host[v]->to_i64_vector()) sig << x << ",";
   }
+  if (fed >= 0) sig << " fed" << fed << "," << fed_parity_;  // two plans: a queued step and the one before it
   auto key = [&] { return "B" + std::to_string(batch) + " cap" + std::to_string(kv_capacity_) + sig.str(); };
   auto it = plans_.find(key());
   if (it == plans_.end()) {
     if (plans_.size() >= kMaxPlans) {
-      auto oldest = std::min_element(plans_.begin(), plans_.end(), [](auto& a, auto& b) {
-        return a.second->last_used < b.second->last_used;
+      auto oldest = std::min_element(plans_.begin(), plans_.end(), [&](auto& a, auto& b) {
+        return std::make_pair(is_queued(a.second.get()), a.second->last_used) <
+               std::make_pair(is_queued(b.second.get()), b.second->last_used);
       });
+      if (is_queued(oldest->second.get())) return pr;  // every plan is in flight (only with kMaxPlans <= 2)
       ctx_->wait_idle();
       if (oldest->second.get() == last_plan_) last_plan_ = nullptr;
       plans_.erase(oldest);
     }
-    auto plan = build_plan(host, wanted, batch, total);  // may allocate the KV cache (first run)
+    auto plan = build_plan(host, wanted, batch, total, fed);  // may allocate the KV cache (first run)
     plan->signature = key();
     recordings_++;
+    pr.recorded = true;
     it = plans_.emplace(plan->signature, std::move(plan)).first;
   }
-  Plan& p = *it->second;
-  p.last_used = runs_;
-  write_steps(p, host);
+  pr.plan = it->second.get();
+  pr.plan->last_used = runs_;
+  return pr;
+}
+
+
+void VulkanGraphSession::run(const std::vector<NamedTensor>& inputs, std::vector<NamedTensor>& outputs) {
+  drop_queued();
+  const Graph& g = model_->graph;
+  runs_++;
+  auto t_start = std::chrono::steady_clock::now();
+  std::vector<std::string> names;
+  for (auto& [name, t] : outputs) names.push_back(name);
+  Prepared pr = prepare(inputs, names, -1);
+  Plan& p = *pr.plan;
+  write_steps(p, pr.host);
   auto t_submit = std::chrono::steady_clock::now();
   p.rec->run();
   auto t_done = std::chrono::steady_clock::now();
-  last_stats_ = p.rec->stats();
-  bool replayed = recordings_ == recordings_before;
-  if (profile_) collect_profile(profile_stats_[p.signature]);
-  last_plan_ = &p;
-  last_token_ = -1;
-  if (p.samples) p.token_host.read(&last_token_, 8);
+  complete(p, !pr.recorded, t_start, t_done - t_submit);
   // Outputs.
   for (auto& [name, t] : outputs) {
     int v = g.find(name);
@@ -387,8 +394,8 @@ void VulkanGraphSession::run(const std::vector<NamedTensor>& inputs, std::vector
       t = Tensor();
       continue;
     }
-    if (host[v] && !p.on_device[v]) {
-      t = *host[v];
+    if (pr.host[v] && !p.on_device[v]) {
+      t = *pr.host[v];
       continue;
     }
     for (auto& rb : p.readbacks)
@@ -400,23 +407,32 @@ void VulkanGraphSession::run(const std::vector<NamedTensor>& inputs, std::vector
       }
   }
   if (!graph_capture_) {  // kept until the next run so read_last_output still works
+    auto it = plans_.find(p.signature);
     retired_plan_ = std::move(it->second);
     plans_.erase(it);
   }
-  if (replayed) {
-    using us = std::chrono::duration<double, std::micro>;
-    ReplayStats& st = replay_stats_[p.signature];
-    st.runs += 1;
-    double run_us = us(std::chrono::steady_clock::now() - t_start).count();
-    st.run_us += run_us;
-    st.wait_us += us(t_done - t_submit).count();
-    uint64_t ts[2];
-    if (step_pool_ && st.run_samples.size() < 4096 &&
-        vkGetQueryPoolResults(ctx_->device(), step_pool_, 0, 2, sizeof(ts), ts, 8, VK_QUERY_RESULT_64_BIT) ==
-            VK_SUCCESS) {
-      st.run_samples.push_back((float)run_us);
-      st.gpu_samples.push_back((float)((double)(ts[1] - ts[0]) * ctx_->info().timestamp_period * 1e-3));
-    }
+}
+
+void VulkanGraphSession::complete(Plan& p, bool replayed, std::chrono::steady_clock::time_point t_start,
+                                  std::chrono::steady_clock::duration wait) {
+  last_stats_ = p.rec->stats();
+  if (profile_) collect_profile(profile_stats_[p.signature]);
+  last_plan_ = &p;
+  last_token_ = -1;
+  if (p.samples) p.token_host.read(&last_token_, 8);
+  if (!replayed) return;
+  using us = std::chrono::duration<double, std::micro>;
+  ReplayStats& st = replay_stats_[p.signature];
+  st.runs += 1;
+  double run_us = us(std::chrono::steady_clock::now() - t_start).count();
+  st.run_us += run_us;
+  st.wait_us += us(wait).count();
+  uint64_t ts[2];
+  if (p.step_pool.pool && st.run_samples.size() < 4096 &&
+      vkGetQueryPoolResults(ctx_->device(), p.step_pool.pool, 0, 2, sizeof(ts), ts, 8, VK_QUERY_RESULT_64_BIT) ==
+          VK_SUCCESS) {
+    st.run_samples.push_back((float)run_us);
+    st.gpu_samples.push_back((float)((double)(ts[1] - ts[0]) * ctx_->info().timestamp_period * 1e-3));
   }
 }
 
@@ -461,6 +477,8 @@ std::vector<std::pair<std::string, double>> VulkanGraphSession::stats() const {
   std::vector<std::pair<std::string, double>> s = {{"dispatches", (double)last_stats_.dispatches},
           {"barriers", (double)last_stats_.barriers},
           {"recordings", (double)recordings_},
+          {"queued_runs", (double)queued_runs_},
+          {"dropped_runs", (double)dropped_runs_},
           {"runs", (double)runs_},
           {"submits", (double)ctx_->submit_count()},
           {"device_bytes", (double)ctx_->memory().bytes_in_use()},

@@ -1,0 +1,59 @@
+// Queued decode steps (Session::queue_next): the next step is submitted before the host has the token the step
+// before it picks; its token ids come from the device (token_device_), its other step values (positions, lengths)
+// from the host as for any run. Two plans of the queued signature alternate, so the host writes the step values of
+// one while the other may still run. Only greedy device sampling: a queued step that is dropped must leave no
+// trace in later results (sampling would advance the device's random state).
+#include "providers/vulkan/graph/session_impl.h"
+
+namespace ogx::vk::graph {
+
+bool VulkanGraphSession::is_queued(const Plan* p) const {
+  for (const Queued& q : queued_)
+    if (q.plan == p) return true;
+  return false;
+}
+
+bool VulkanGraphSession::queue_next(const std::vector<NamedTensor>& inputs, const std::string& token_input) {
+  if (!sampling_ || !sampling_params_.greedy || profile_ || !graph_capture_ || queued_.size() >= 2 ||
+      !token_device_.size() || !last_plan_ || !last_plan_->samples)
+    return false;
+  const Graph& g = model_->graph;
+  int v = g.find(token_input);
+  bool step_value = false;
+  for (auto& sv : step_values_) step_value |= sv.first == v;
+  if (v < 0 || !step_value) return false;
+  for (auto& [name, t] : inputs)
+    if (name == token_input && (t.rank() != 2 || t.dim(1) != 1 || t.dim(0) > 32)) return false;
+  auto t_start = std::chrono::steady_clock::now();
+  Prepared pr = prepare(inputs, {}, v);
+  if (!pr.plan) return false;
+  Plan& p = *pr.plan;
+  if (p.step_dtypes[v] != DType::i64 || !p.samples) return false;  // the device copy moves int64 token ids
+  write_steps(p, pr.host);
+  queued_.push_back({&p, p.rec->submit(), !pr.recorded, t_start});
+  fed_parity_ ^= 1;
+  return true;
+}
+
+bool VulkanGraphSession::finish_queued() {
+  if (queued_.empty()) return false;
+  Queued q = queued_.front();
+  queued_.pop_front();
+  auto t_wait = std::chrono::steady_clock::now();
+  ctx_->wait(q.value);
+  runs_++;
+  queued_runs_++;
+  complete(*q.plan, q.replayed, q.t_start, std::chrono::steady_clock::now() - t_wait);
+  return true;
+}
+
+void VulkanGraphSession::drop_queued() {
+  if (queued_.empty()) return;
+  ctx_->wait(queued_.back().value);
+  for (const Queued& q : queued_)
+    if (q.plan == last_plan_) last_plan_ = nullptr;  // its buffers now hold the dropped step's values
+  dropped_runs_ += queued_.size();
+  queued_.clear();
+}
+
+}  // namespace ogx::vk::graph
