@@ -254,6 +254,7 @@ void VulkanGraphSession::ensure_kv(int64_t batch, int64_t capacity, int64_t head
   if (!fresh && capacity <= kv_capacity_) return;
   OGX_CHECK(kv_dtype_ == DType::f32 || kv_dtype_ == DType::f16, "the vulkan provider keeps float32/float16 KV "
             "caches, the model's past_key is ", dtype_name(kv_dtype_));
+  drop_queued();  // (run() dropped them already) their plans go below
   ctx_->wait_idle();
   plans_.clear();  // recorded steps address the old caches
   retired_plan_.reset();
@@ -451,6 +452,7 @@ bool VulkanGraphSession::enable_device_sampling(const DeviceSampling& s) {
   if (last_position_node_ < 0) return false;
   OGX_CHECK(s.greedy || (s.top_p > 0 && s.top_p <= 1 && s.temperature > 0 && s.top_k >= 0),
             "device sampling: top_p must be in (0, 1], temperature > 0, top_k >= 0");
+  drop_queued();  // their plans go below
   sampling_ = true;
   sampling_params_ = s;
   rng_batch_ = 0;  // reseeded with the next recorded step
