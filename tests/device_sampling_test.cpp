@@ -105,6 +105,52 @@ TEST_F(DeviceSampling, vulkan_queued_steps_keep_the_tokens_across_rewind_append_
   EXPECT_GE(stat(*vk_, "dropped_runs"), dropped0 + 2) << "the rewind and the append each drop a queued step";
 }
 
+// The Vulkan session keeps one sequence's KV cache: two generators of one model, interleaved (two chats served
+// by one model), must each get the tokens they get alone — a generator re-runs its positions when the other used
+// the cache in between.
+TEST_F(DeviceSampling, vulkan_interleaved_generators_each_get_their_own_tokens) {
+  const std::vector<int32_t> a_prompt{1, 450, 496, 1735}, b_prompt{1, 1532, 338, 263, 1243};
+  auto alone = [&](const std::shared_ptr<genai::Model>& m, const std::vector<int32_t>& prompt) {
+    genai::GeneratorParams p(*m);
+    p.search.max_length = 20;
+    genai::Generator g(m, p);
+    g.append_tokens(prompt);
+    while (!g.is_done()) g.generate_next_token();
+    return g.sequence();
+  };
+  std::vector<int32_t> want_a = alone(cpu_, a_prompt), want_b = alone(cpu_, b_prompt);
+  genai::GeneratorParams p(*vk_);
+  p.search.max_length = 20;
+  genai::Generator a(vk_, p), b(vk_, p);
+  a.append_tokens(a_prompt);
+  b.append_tokens(b_prompt);
+  while (!a.is_done() || !b.is_done()) {
+    if (!a.is_done()) a.generate_next_token();
+    if (!b.is_done()) b.generate_next_token();
+    if (!b.is_done()) b.generate_next_token();  // uneven turns
+  }
+  EXPECT_EQ(a.sequence(), want_a);
+  EXPECT_EQ(b.sequence(), want_b);
+  // The logits of a generator's last step, after another used the cache, are its own: those of a lone run.
+  genai::GeneratorParams pc(*cpu_);
+  pc.search.max_length = 20;
+  genai::Generator c(cpu_, pc), a2(vk_, p), b2(vk_, p);
+  c.append_tokens(a_prompt);
+  a2.append_tokens(a_prompt);
+  for (int i = 0; i < 3; i++) {
+    c.generate_next_token();
+    a2.generate_next_token();
+  }
+  b2.append_tokens(b_prompt);
+  b2.generate_next_token();
+  const std::vector<float>& la = a2.logits();
+  const std::vector<float>& lc = c.logits();
+  ASSERT_EQ(la.size(), lc.size());
+  double worst = 0;
+  for (size_t i = 0; i < la.size(); i++) worst = std::max(worst, (double)std::fabs(la[i] - lc[i]));
+  EXPECT_LE(worst, 1e-4);
+}
+
 TEST_F(DeviceSampling, vulkan_seeded_sampling_repeats_and_top_k_one_is_greedy) {
   genai::GeneratorParams p(*vk_);
   p.search.do_sample = true;

@@ -79,15 +79,35 @@ Generator::~Generator() {
     drop_queued();
   } catch (...) {  // a lost device: nothing left to wait for
   }
+  if (model_->kv_holder() == this) model_->set_kv_holder(nullptr);
 }
 
 void Generator::drop_queued() const {
   if (queued_ == 0) return;
   queued_ = 0;
-  model_->session().drop_queued();
+  // Another generator's run has dropped them already (and may have queued its own).
+  if (model_->kv_holder() == this) model_->session().drop_queued();
+}
+
+void Generator::take_kv_cache() const {
+  if (!model_->session().owns_kv_cache() || model_->kv_holder() == this) return;
+  queued_ = 0;  // dropped by the other generator's run
+  model_->set_kv_holder(this);
+  int64_t n = kv_.length();
+  if (n == 0) return;
+  // The cache holds another sequence: run this one's cached positions again (one prompt pass). The logits state is
+  // kept: the last position's logits are the ones this generator had.
+  std::vector<int32_t> prefix(sequence_.begin(), sequence_.begin() + n);
+  std::vector<float> saved = logits_;
+  bool on_device = logits_on_device_;
+  kv_.rewind(0);
+  const_cast<Generator*>(this)->run(prefix, false);
+  logits_ = std::move(saved);
+  logits_on_device_ = on_device;
 }
 
 const std::vector<float>& Generator::logits() const {
+  take_kv_cache();
   drop_queued();
   if (logits_on_device_) {
     Tensor t;
@@ -101,6 +121,7 @@ const std::vector<float>& Generator::logits() const {
 
 void Generator::append_tokens(const std::vector<int32_t>& ids) {
   OGX_CHECK(!ids.empty(), "append_tokens: no tokens given (empty prompt)");
+  take_kv_cache();
   drop_queued();
   int vocab = model_->io().vocab_size;
   for (int32_t id : ids)
@@ -161,6 +182,7 @@ void Generator::run(const std::vector<int32_t>& ids, bool want_logits) {
 void Generator::generate_next_token() {
   OGX_CHECK(!sequence_.empty(), "generate_next_token: append a prompt first");
   OGX_CHECK(!is_done(), "generate_next_token: generation is done (EOS or max_length reached)");
+  take_kv_cache();
   // On the device when nothing needs the logits on the host (EOS is suppressed until min_length on the host).
   bool device = device_sampling_ && (int)sequence_.size() >= search_.min_length;
   if (queued_ > 0 && device) {
@@ -213,6 +235,7 @@ bool Generator::is_done() const {
 }
 
 void Generator::set_logits(const std::vector<float>& logits) {
+  take_kv_cache();
   drop_queued();
   OGX_CHECK(logits_.empty() || logits.size() == logits_.size(), "set_logits: expected ", logits_.size(),
             " values, got ", logits.size());

@@ -51,10 +51,13 @@ class Generator {
   // Queues the forward pass of the token the next sampling returns (at position kv length + 1); false: not queued.
   bool queue_step();
   void drop_queued() const;  // waits for queued steps and forgets them (their tokens stay pending)
+  // Before a forward pass or a read of the device's logits: makes a session-owned KV cache hold this generator's
+  // positions (re-running them when another generator of the model used the cache since).
+  void take_kv_cache() const;
   std::shared_ptr<const Model> model_;
   SearchConfig search_;
   int max_length_;
-  KvCache kv_;
+  mutable KvCache kv_;
   Sampler sampler_;
   std::vector<int32_t> sequence_;
   std::vector<int32_t> pending_;  // tokens in the sequence not yet run through the model
