@@ -103,7 +103,15 @@ OgxResult* OgxCreateGenerator(const OgxModel* model, const OgxGeneratorParams* p
   });
 }
 
-void OgxDestroyGenerator(OgxGenerator* generator) { destroy_handle(generator, "OgxDestroyGenerator"); }
+void OgxDestroyGenerator(OgxGenerator* generator) {
+  if (!generator || !unregister_handle(generator, kind_of<OgxGenerator>(), "OgxDestroyGenerator")) return;
+  {
+    // The generator may leave a queued decode step and the model's shared KV cache: under the model's lock.
+    std::lock_guard<std::mutex> lk(generator->shared->run_mu);
+    generator->gen.reset();
+  }
+  delete generator;
+}
 
 bool OgxGenerator_IsDone(const OgxGenerator* generator) {
   if (!is_live(generator, Kind::generator, "OgxGenerator_IsDone")) return true;
@@ -188,7 +196,8 @@ OgxResult* OgxGenerator_GetLogits(OgxGenerator* generator, OgxTensor** out) {
     Locked l(g);
     if (l.gen.token_count() == 0) fail(OgxErrorCode_InvalidArgument, "OgxGenerator_GetLogits: no logits yet: append tokens first");
     refresh_logits(g, l.gen);
-    const std::vector<float>& logits = l.gen.logits();
+    std::vector<float> logits;
+    run_model(g, [&] { logits = l.gen.logits(); });  // may run the model (a KV cache another generator used)
     OgxTensor t = make_tensor(OgxElementType_float32, {1, 1, (int64_t)logits.size()}, "OgxGenerator_GetLogits");
     t.owned.resize(t.byte_size());
     std::memcpy(t.owned.data(), logits.data(), t.owned.size());
@@ -206,7 +215,8 @@ OgxResult* OgxGenerator_SetLogits(OgxGenerator* generator, const OgxTensor* logi
     Locked l(g);
     if (l.gen.token_count() == 0) fail(OgxErrorCode_InvalidArgument, "OgxGenerator_SetLogits: append tokens first");
     refresh_logits(g, l.gen);
-    size_t vocab = l.gen.logits().size();
+    size_t vocab = 0;
+    run_model(g, [&] { vocab = l.gen.logits().size(); });
     if (t.element_count() != vocab)
       fail(OgxErrorCode_InvalidArgument, "OgxGenerator_SetLogits: expected " + std::to_string(vocab) +
                                              " values (batch 1 x vocabulary), got " + std::to_string(t.element_count()));
@@ -220,7 +230,7 @@ OgxResult* OgxGenerator_RewindTo(OgxGenerator* generator, size_t new_length) {
   return guard([&] {
     auto& g = live(generator, "OgxGenerator_RewindTo", "generator");
     Locked l(g);
-    l.gen.rewind_to(new_length);
+    run_model(g, [&] { l.gen.rewind_to(new_length); });  // drops a queued decode step
     g.logits_stale = true;
   });
 }
