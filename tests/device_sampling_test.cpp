@@ -131,6 +131,21 @@ TEST_F(DeviceSampling, vulkan_interleaved_generators_each_get_their_own_tokens) 
   }
   EXPECT_EQ(a.sequence(), want_a);
   EXPECT_EQ(b.sequence(), want_b);
+  // A greedy generator interleaved with a sampling one keeps picking greedily (the session samples the way the
+  // generator that runs asks).
+  genai::GeneratorParams ps(*vk_);
+  ps.search.max_length = 20;
+  ps.search.do_sample = true;
+  ps.search.top_k = 50;
+  ps.search.random_seed = 7;
+  genai::Generator g(vk_, p), sampler(vk_, ps);
+  g.append_tokens(a_prompt);
+  sampler.append_tokens(b_prompt);
+  while (!g.is_done()) {
+    g.generate_next_token();
+    if (!sampler.is_done()) sampler.generate_next_token();
+  }
+  EXPECT_EQ(g.sequence(), want_a);
   // The logits of a generator's last step, after another used the cache, are its own: those of a lone run.
   genai::GeneratorParams pc(*cpu_);
   pc.search.max_length = 20;

@@ -96,7 +96,11 @@ OgxResult* OgxCreateGenerator(const OgxModel* model, const OgxGeneratorParams* p
     auto& p = live(params, "OgxCreateGenerator", "params");
     auto g = std::make_unique<OgxGenerator>();
     g->shared = m.shared;
-    g->gen = std::make_unique<ogx::genai::Generator>(m.shared->model, p.params);
+    {
+      // A new generator sets the session's device sampling up: under the model's lock, like forward passes.
+      std::lock_guard<std::mutex> lk(m.shared->run_mu);
+      g->gen = std::make_unique<ogx::genai::Generator>(m.shared->model, p.params);
+    }
     OgxGenerator* raw = g.release();
     register_handle(raw, Kind::generator);
     *out = raw;

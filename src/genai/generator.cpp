@@ -71,6 +71,7 @@ Generator::Generator(std::shared_ptr<const Model> model, const GeneratorParams& 
     ds.temperature = (float)search_.temperature;
     ds.seed = search_.random_seed >= 0 ? (uint64_t)search_.random_seed : std::random_device{}();
     device_sampling_ = model_->session().enable_device_sampling(ds);
+    sampling_ = ds;
   }
 }
 
@@ -92,6 +93,8 @@ void Generator::drop_queued() const {
 void Generator::take_kv_cache() const {
   if (!model_->session().owns_kv_cache() || model_->kv_holder() == this) return;
   queued_ = 0;  // dropped by the other generator's run
+  // The session picks tokens the way the generator created last asked: this generator's way again.
+  if (device_sampling_) model_->session().enable_device_sampling(sampling_);
   model_->set_kv_holder(this);
   int64_t n = kv_.length();
   if (n == 0) return;

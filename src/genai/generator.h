@@ -64,6 +64,7 @@ class Generator {
   mutable std::vector<float> logits_;
   mutable bool logits_on_device_ = false;  // the latest run left its logits on the device
   bool device_sampling_ = false;
+  DeviceSampling sampling_;  // what it asked the session for (device_sampling_)
   mutable int queued_ = 0;  // 1: the pending token's forward pass is queued in the session (Session::queue_next)
 };
 

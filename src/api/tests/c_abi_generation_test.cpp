@@ -267,3 +267,32 @@ TEST(CAbiGeneration, DmlOnTheCpuVulkanDriverRunsOrSaysWhyNot) {
   for (int32_t t : tokens) EXPECT_TRUE(t >= 0 && t < 2048);
   OgxDestroyModel(model);
 }
+
+// The dml (Vulkan) session keeps one sequence's KV cache: generators sharing the model from several threads must
+// still each get the tokens they get alone (a generator re-runs its positions when another used the cache).
+TEST(CAbiGeneration, DmlGeneratorsShareAModelAcrossThreads) {
+  OGX_REQUIRE_MODEL(dir, "fp16-dml");
+  OgxConfig* config = nullptr;
+  ASSERT_OK(OgxCreateConfig(dir.c_str(), &config));
+  ASSERT_OK(OgxConfigClearProviders(config));
+  ASSERT_OK(OgxConfigAppendProvider(config, "dml"));
+  ASSERT_OK(OgxConfigSetProviderOption(config, "dml", "hardware_device_type", "cpu"));  // lavapipe
+  OgxModel* model = nullptr;
+  OgxResult* r = OgxCreateModelFromConfig(config, &model);
+  OgxDestroyConfig(config);
+  if (r) {
+    std::string msg = error_of(r);
+    EXPECT_TRUE(dml_unavailable(msg)) << msg;
+    GTEST_SKIP() << "dml provider unavailable here: " << msg;
+  }
+  std::vector<std::vector<int32_t>> prompts = {{1, 2, 3}, {1, 900, 901, 902}, {1, 77}};
+  std::vector<std::vector<int32_t>> sequential;
+  for (auto& p : prompts) sequential.push_back(greedy(model, p, 8));
+  std::vector<std::vector<int32_t>> parallel(prompts.size());
+  std::vector<std::thread> threads;
+  for (size_t i = 0; i < prompts.size(); i++)
+    threads.emplace_back([&, i] { parallel[i] = greedy(model, prompts[i], 8); });
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(parallel, sequential);
+  OgxDestroyModel(model);
+}

@@ -453,6 +453,7 @@ bool VulkanGraphSession::enable_device_sampling(const DeviceSampling& s) {
   OGX_CHECK(s.greedy || (s.top_p > 0 && s.top_p <= 1 && s.temperature > 0 && s.top_k >= 0),
             "device sampling: top_p must be in (0, 1], temperature > 0, top_k >= 0");
   drop_queued();  // their plans go below
+  if (sampling_ && s.greedy && sampling_params_.greedy) return true;  // the same recorded steps serve
   sampling_ = true;
   sampling_params_ = s;
   rng_batch_ = 0;  // reseeded with the next recorded step
