@@ -34,7 +34,9 @@
  *   - OgxConfig, OgxSequences, OgxGeneratorParams, OgxStringArray, OgxTensor: not synchronized; use one object from
  *     one thread at a time (concurrent read-only use is fine).
  *   - OgxModel: immutable after creation; share it freely. Forward passes of generators that share one model are
- *     serialized on that model.
+ *     serialized on that model. With the vulkan (dml) provider the model keeps one sequence's KV cache on the
+ *     device: when generators take turns, the one that runs first re-runs its own tokens into it (one prompt pass
+ *     per switch), so each still gets the tokens it gets alone.
  *   - OgxTokenizer: immutable; encode/decode/apply_chat_template may run concurrently from many threads.
  *   - OgxTokenizerStream: one thread at a time (it holds decoding state).
  *   - OgxGenerator: calls are serialized by the generator (concurrent calls do not corrupt it, they wait), but a
