@@ -104,7 +104,7 @@ void Generator::take_kv_cache() const {
   std::vector<float> saved = logits_;
   bool on_device = logits_on_device_;
   kv_.rewind(0);
-  const_cast<Generator*>(this)->run(prefix, false);
+  const_cast<Generator*>(this)->run(prefix, false);  // logits() is const to callers; the state is restored below
   logits_ = std::move(saved);
   logits_on_device_ = on_device;
 }
@@ -199,7 +199,6 @@ void Generator::generate_next_token() {
     kv_.commit({}, kv_.length() + 1);
     logits_on_device_ = true;
     queued_ = next ? 1 : 0;
-    pending_.clear();
     int64_t t = model_->session().sampled_token();
     OGX_CHECK(t >= 0, "the provider did not return a sampled token");
     sequence_.push_back((int32_t)t);

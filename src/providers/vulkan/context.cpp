@@ -1,7 +1,6 @@
 #include "providers/vulkan/context.h"
 
 #include <chrono>
-
 #include <cstring>
 
 #include "common/log.h"
