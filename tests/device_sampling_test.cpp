@@ -30,6 +30,13 @@ std::vector<int32_t> generate(const std::shared_ptr<genai::Model>& m, genai::Gen
   return std::vector<int32_t>(g.sequence().begin() + 4, g.sequence().end());
 }
 
+// max |a - b| over the common length (callers check the lengths first).
+double max_abs_diff(const std::vector<float>& a, const std::vector<float>& b) {
+  double worst = 0;
+  for (size_t i = 0; i < a.size() && i < b.size(); i++) worst = std::max(worst, (double)std::fabs(a[i] - b[i]));
+  return worst;
+}
+
 class DeviceSampling : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -69,9 +76,7 @@ TEST_F(DeviceSampling, vulkan_logits_of_a_device_step_are_fetched_on_demand) {
   const std::vector<float>& a = gv.logits();
   const std::vector<float>& b = gc.logits();
   ASSERT_EQ(a.size(), b.size());
-  double worst = 0;
-  for (size_t i = 0; i < a.size(); i++) worst = std::max(worst, (double)std::fabs(a[i] - b[i]));
-  EXPECT_LE(worst, 1e-4) << "fp32 logits of the same step on both providers";
+  EXPECT_LE(max_abs_diff(a, b), 1e-4) << "fp32 logits of the same step on both providers";
   EXPECT_EQ(gv.sequence(), gc.sequence());
 }
 
@@ -161,9 +166,7 @@ TEST_F(DeviceSampling, vulkan_interleaved_generators_each_get_their_own_tokens) 
   const std::vector<float>& la = a2.logits();
   const std::vector<float>& lc = c.logits();
   ASSERT_EQ(la.size(), lc.size());
-  double worst = 0;
-  for (size_t i = 0; i < la.size(); i++) worst = std::max(worst, (double)std::fabs(la[i] - lc[i]));
-  EXPECT_LE(worst, 1e-4);
+  EXPECT_LE(max_abs_diff(la, lc), 1e-4);
 }
 
 TEST_F(DeviceSampling, vulkan_seeded_sampling_repeats_and_top_k_one_is_greedy) {

@@ -67,6 +67,20 @@ struct Model {
   ~Model() { OgxDestroyModel(m); }
 };
 
+// Greedy continuations of each prompt generated on its own thread (generators sharing `model`), against the
+// same generated one after another: both lists, in prompt order.
+void expect_threads_match_sequential(OgxModel* model, const std::vector<std::vector<int32_t>>& prompts,
+                                     size_t new_tokens) {
+  std::vector<std::vector<int32_t>> sequential;
+  for (auto& p : prompts) sequential.push_back(greedy(model, p, new_tokens));
+  std::vector<std::vector<int32_t>> parallel(prompts.size());
+  std::vector<std::thread> threads;
+  for (size_t i = 0; i < prompts.size(); i++)
+    threads.emplace_back([&, i] { parallel[i] = greedy(model, prompts[i], new_tokens); });
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(parallel, sequential);
+}
+
 }  // namespace
 
 TEST(CAbiGeneration, MatchesOnnxRuntimeGenAITokens) {
@@ -156,15 +170,7 @@ TEST(CAbiGeneration, SetLogitsSteersAndRewindRestarts) {
 TEST(CAbiGeneration, GeneratorsShareAModelAcrossThreads) {
   OGX_REQUIRE_MODEL(dir, "fp32-cpu");
   Model model(dir);
-  std::vector<std::vector<int32_t>> prompts = {{1, 2, 3}, {1, 900, 901, 902}, {1, 77}, {1, 5, 6, 7, 8}};
-  std::vector<std::vector<int32_t>> sequential;
-  for (auto& p : prompts) sequential.push_back(greedy(model.m, p, 10));
-  std::vector<std::vector<int32_t>> parallel(prompts.size());
-  std::vector<std::thread> threads;
-  for (size_t i = 0; i < prompts.size(); i++)
-    threads.emplace_back([&, i] { parallel[i] = greedy(model.m, prompts[i], 10); });
-  for (auto& t : threads) t.join();
-  EXPECT_EQ(parallel, sequential);
+  expect_threads_match_sequential(model.m, {{1, 2, 3}, {1, 900, 901, 902}, {1, 77}, {1, 5, 6, 7, 8}}, 10);
 }
 
 TEST(CAbiGeneration, ConcurrentCallsOnOneGeneratorAreSerialized) {
@@ -195,6 +201,20 @@ bool dml_unavailable(std::string msg) {
   for (char& c : msg) c = (char)std::tolower((unsigned char)c);
   return msg.find("cannot run model graphs in this build yet") != std::string::npos ||
          msg.find("no vulkan") != std::string::npos;  // "no Vulkan device ...", "... has no vulkan (dml) provider"
+}
+
+// The fp16-dml golden folder through the dml provider on the CPU Vulkan driver (lavapipe), device 0 of that list:
+// null and the error of the model's creation when it cannot run here.
+OgxResult* create_dml_on_lavapipe(const std::string& dir, OgxModel** model) {
+  OgxConfig* config = nullptr;
+  OgxResult* r = OgxCreateConfig(dir.c_str(), &config);
+  if (!r) r = OgxConfigClearProviders(config);
+  if (!r) r = OgxConfigAppendProvider(config, "dml");
+  if (!r) r = OgxConfigSetProviderOption(config, "dml", "device_id", "0");
+  if (!r) r = OgxConfigSetProviderOption(config, "dml", "hardware_device_type", "cpu");
+  if (!r) r = OgxCreateModelFromConfig(config, model);
+  OgxDestroyConfig(config);
+  return r;
 }
 
 struct ScopedEnv {
@@ -242,15 +262,8 @@ TEST(CAbiGeneration, ProviderOptionsFromTheEnvironment) {
 
 TEST(CAbiGeneration, DmlOnTheCpuVulkanDriverRunsOrSaysWhyNot) {
   OGX_REQUIRE_MODEL(dir, "fp16-dml");
-  OgxConfig* config = nullptr;
-  ASSERT_OK(OgxCreateConfig(dir.c_str(), &config));
-  ASSERT_OK(OgxConfigClearProviders(config));
-  ASSERT_OK(OgxConfigAppendProvider(config, "dml"));
-  ASSERT_OK(OgxConfigSetProviderOption(config, "dml", "device_id", "0"));
-  ASSERT_OK(OgxConfigSetProviderOption(config, "dml", "hardware_device_type", "cpu"));  // lavapipe
   OgxModel* model = nullptr;
-  OgxResult* r = OgxCreateModelFromConfig(config, &model);
-  OgxDestroyConfig(config);
+  OgxResult* r = create_dml_on_lavapipe(dir, &model);
   if (r) {
     std::string msg = OgxResultGetError(r);
     EXPECT_EQ(OgxResultGetCode(r), OgxErrorCode_Runtime);
@@ -272,27 +285,12 @@ TEST(CAbiGeneration, DmlOnTheCpuVulkanDriverRunsOrSaysWhyNot) {
 // still each get the tokens they get alone (a generator re-runs its positions when another used the cache).
 TEST(CAbiGeneration, DmlGeneratorsShareAModelAcrossThreads) {
   OGX_REQUIRE_MODEL(dir, "fp16-dml");
-  OgxConfig* config = nullptr;
-  ASSERT_OK(OgxCreateConfig(dir.c_str(), &config));
-  ASSERT_OK(OgxConfigClearProviders(config));
-  ASSERT_OK(OgxConfigAppendProvider(config, "dml"));
-  ASSERT_OK(OgxConfigSetProviderOption(config, "dml", "hardware_device_type", "cpu"));  // lavapipe
   OgxModel* model = nullptr;
-  OgxResult* r = OgxCreateModelFromConfig(config, &model);
-  OgxDestroyConfig(config);
-  if (r) {
+  if (OgxResult* r = create_dml_on_lavapipe(dir, &model)) {
     std::string msg = error_of(r);
     EXPECT_TRUE(dml_unavailable(msg)) << msg;
     GTEST_SKIP() << "dml provider unavailable here: " << msg;
   }
-  std::vector<std::vector<int32_t>> prompts = {{1, 2, 3}, {1, 900, 901, 902}, {1, 77}};
-  std::vector<std::vector<int32_t>> sequential;
-  for (auto& p : prompts) sequential.push_back(greedy(model, p, 8));
-  std::vector<std::vector<int32_t>> parallel(prompts.size());
-  std::vector<std::thread> threads;
-  for (size_t i = 0; i < prompts.size(); i++)
-    threads.emplace_back([&, i] { parallel[i] = greedy(model, prompts[i], 8); });
-  for (auto& t : threads) t.join();
-  EXPECT_EQ(parallel, sequential);
+  expect_threads_match_sequential(model, {{1, 2, 3}, {1, 900, 901, 902}, {1, 77}}, 8);
   OgxDestroyModel(model);
 }

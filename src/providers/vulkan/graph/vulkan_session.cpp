@@ -357,7 +357,7 @@ VulkanGraphSession::Prepared VulkanGraphSession::prepare(const std::vector<Named
         return std::make_pair(is_queued(a.second.get()), a.second->last_used) <
                std::make_pair(is_queued(b.second.get()), b.second->last_used);
       });
-      if (is_queued(oldest->second.get())) return pr;  // every plan is in flight (only with kMaxPlans <= 2)
+      if (is_queued(oldest->second.get())) return pr;  // every plan is in flight (a guard: at most 2 are)
       ctx_->wait_idle();
       if (oldest->second.get() == last_plan_) last_plan_ = nullptr;
       plans_.erase(oldest);
@@ -372,7 +372,6 @@ VulkanGraphSession::Prepared VulkanGraphSession::prepare(const std::vector<Named
   pr.plan->last_used = runs_;
   return pr;
 }
-
 
 void VulkanGraphSession::run(const std::vector<NamedTensor>& inputs, std::vector<NamedTensor>& outputs) {
   drop_queued();
