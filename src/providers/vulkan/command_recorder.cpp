@@ -109,4 +109,8 @@ uint64_t CommandRecorder::submit() {
 
 void CommandRecorder::run() { ctx_.wait(submit()); }
 
+void CommandRecorder::wait() {
+  if (last_submit_) ctx_.wait(last_submit_);
+}
+
 }  // namespace ogx::vk

@@ -42,6 +42,7 @@ class CommandRecorder {
   // Submits the recorded sequence (1 vkQueueSubmit) and returns its timeline value; replays when called again.
   uint64_t submit();
   void run();  // submit + wait
+  void wait();  // until this recorder's last submission (if any) has completed
   bool recording() const { return recording_; }
   const RecorderStats& stats() const { return stats_; }
   Context& context() { return ctx_; }

@@ -24,6 +24,16 @@ HostVisibleBuffer::HostVisibleBuffer(DeviceAllocator& allocator, const std::stri
                                      bool cached)
     : buf_(allocator.create_host_buffer(name, bytes, cached)) {}
 
+HostVisibleBuffer HostVisibleBuffer::device_local_if_possible(DeviceAllocator& allocator, const std::string& name,
+                                                              VkDeviceSize bytes) {
+  VkMemoryPropertyFlags host = VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
+  try {
+    return HostVisibleBuffer(allocator.create_buffer(name, bytes, host, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT));
+  } catch (const Error&) {  // a small BAR heap may be full: plain host memory serves
+    return HostVisibleBuffer(allocator.create_buffer(name, bytes, host, 0));
+  }
+}
+
 HostVisibleBuffer& HostVisibleBuffer::operator=(HostVisibleBuffer&& o) noexcept {
   if (this != &o) {
     buf_.destroy();
@@ -133,6 +143,7 @@ RawBuffer DeviceAllocator::create_buffer(const std::string& name, VkDeviceSize b
   VkBufferDeviceAddressInfo ai{VK_STRUCTURE_TYPE_BUFFER_DEVICE_ADDRESS_INFO};
   ai.buffer = b.buffer;
   b.address = vkGetBufferDeviceAddress(device_, &ai);
+  b.device_local = (props_.memoryTypes[type].propertyFlags & VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT) != 0;
   if (props_.memoryTypes[type].propertyFlags & VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT)
     OGX_VK(vkMapMemory(device_, b.memory, 0, VK_WHOLE_SIZE, 0, &b.mapped));
   return b;

@@ -40,6 +40,7 @@ struct RawBuffer {
   VkDeviceSize size = 0;  // bytes
   VkDeviceAddress address = 0;
   void* mapped = nullptr;  // host pointer for host-visible buffers
+  bool device_local = false;  // its memory type is device-local (host-visible ones: the BAR / unified memory)
   BufferSlice slice() const { return {buffer, 0, size, address}; }
   void destroy();
 };
@@ -53,6 +54,10 @@ class HostVisibleBuffer {
   HostVisibleBuffer() = default;
   // cached: host-cached memory, for buffers the host reads (readback of results).
   HostVisibleBuffer(DeviceAllocator& allocator, const std::string& name, VkDeviceSize bytes, bool cached = false);
+  // Host-visible memory that is also device-local where the device has such a type (resizable BAR, unified memory):
+  // kernels may then read it in place at device speed. device_local() says which memory it got.
+  static HostVisibleBuffer device_local_if_possible(DeviceAllocator& allocator, const std::string& name,
+                                                    VkDeviceSize bytes);
   HostVisibleBuffer(HostVisibleBuffer&& o) noexcept : buf_(o.buf_) { o.buf_ = RawBuffer{}; }
   HostVisibleBuffer& operator=(HostVisibleBuffer&& o) noexcept;
   ~HostVisibleBuffer() { buf_.destroy(); }
@@ -60,8 +65,11 @@ class HostVisibleBuffer {
   void read(void* data, VkDeviceSize bytes, VkDeviceSize offset = 0) const;  // after the step writing it completed
   TensorView view(DType dtype, Shape shape) const;
   BufferSlice slice() const { return buf_.slice(); }
+  bool device_local() const { return buf_.device_local; }
+  VkDeviceSize size() const { return buf_.size; }
 
  private:
+  explicit HostVisibleBuffer(RawBuffer buf) : buf_(buf) {}
   RawBuffer buf_;  // host-visible, coherent, mapped
 };
 

@@ -43,12 +43,14 @@ struct Plan {
   std::vector<TensorView> views;  // per value id
   std::vector<char> on_device;    // views[v] is a device tensor for this plan
   std::vector<DeviceBuffer> buffers;            // activations (reused by liveness within the step)
-  // Host values the device reads, packed: the host writes step_host, the step starts by copying it into the
-  // device-local step_device where kernels read them (no PCIe reads from kernels).
+  // Host values the device reads (positions, lengths, token ids), packed into step_host, which the host writes
+  // before each submission. Where step_host is device-local (resizable BAR, unified memory) kernels read it in
+  // place; otherwise the step starts by copying it into the device-local step_device (no PCIe reads from kernels).
   std::map<int, VkDeviceSize> step_offsets;     // by value id
   std::map<int, DType> step_dtypes;
   HostVisibleBuffer step_host;
-  DeviceBuffer step_device;
+  DeviceBuffer step_device;                     // only when step_host is not device-local
+  int fed_value = -1;  // a queued step's token ids: read in place from the session's token_device_
   struct Readback {
     int value;
     HostVisibleBuffer buf;
@@ -56,7 +58,7 @@ struct Plan {
   std::vector<Readback> readbacks;
   bool slice_last = false;    // the logits producer reads only the last position
   bool samples = false;       // picks the next token on the device (enable_device_sampling)
-  HostVisibleBuffer token_host;  // int64 [B]: the session's token_device_ after the step
+  HostVisibleBuffer token_host;  // int64 [B]: the step's tokens, written by the sampling kernel beside token_device_
   TensorView sliced_input;    // its input 0 restricted to that position
   TensorView sliced_skip;     // a folded norm's skip (input 1) restricted to that position
   StepScratch scratch;
@@ -101,7 +103,7 @@ class VulkanGraphSession : public Session {
     double runs = 0;                        // profiled runs (recording runs included)
     std::map<std::string, double> gpu_us;  // op type -> summed microseconds
   };
-  void collect_profile(ProfileStats& st);
+  void collect_profile(ProfileStats& st, bool sampled);  // sampled: the step ran device sampling
   // Replays by signature; stats() reports the most replayed one (the steady decode step), so a few long prompt
   // replays do not inflate the per-step figures. Profiles: that one as "gpu_us OP", and the signature with the
   // longest step (the prompt) as "prompt_gpu_us OP".
@@ -161,6 +163,7 @@ class VulkanGraphSession : public Session {
   DeviceSampling sampling_params_;
   DeviceBuffer rng_;                         // uint32 [rng_batch_] random state of device sampling
   int64_t rng_batch_ = 0;
+  DeviceBuffer argmax_scratch_;              // uint32, zero between steps: the spread argmax's chunk results
   int64_t last_token_ = -1;
   uint64_t runs_ = 0, recordings_ = 0;
   RecorderStats last_stats_;

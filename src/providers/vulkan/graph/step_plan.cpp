@@ -169,14 +169,18 @@ std::unique_ptr<Plan> VulkanGraphSession::build_plan(const std::vector<const Ten
   p->rec = std::make_unique<CommandRecorder>(*ctx_);
   p->rec->begin();
   if (step_bytes) {
-    p->step_host = HostVisibleBuffer(ctx_->memory(), "step values (host)", step_bytes);
-    p->step_device = ctx_->memory().allocate("step values", step_bytes);
-    for (auto& [v, off] : p->step_offsets) p->views[v].mem = p->step_device.slice().sub(off, bytes_of(p->views[v]));
-    p->rec->copy(p->step_host.slice(), p->step_device.slice().sub(0, step_bytes));
+    p->step_host = HostVisibleBuffer::device_local_if_possible(ctx_->memory(), "step values (host)", step_bytes);
+    BufferSlice read_from = p->step_host.slice();
+    if (!p->step_host.device_local()) {
+      p->step_device = ctx_->memory().allocate("step values", step_bytes);
+      read_from = p->step_device.slice();
+      p->rec->copy(p->step_host.slice(), read_from.sub(0, step_bytes));
+    }
+    for (auto& [v, off] : p->step_offsets) p->views[v].mem = read_from.sub(off, bytes_of(p->views[v]));
   }
   if (fed >= 0) {  // the token ids sampled by the step before this one (queue_next checked the dtype and size)
-    const TensorView& ids = p->views[fed];
-    p->rec->copy(token_device_.slice().sub(0, ids.mem.size), ids.mem);
+    p->fed_value = fed;
+    p->views[fed].mem = token_device_.slice().sub(0, bytes_of(p->views[fed]));
   }
   if (profile_) p->rec->write_timestamp(query_pool_, 0);
   if (ctx_->info().timestamp_period > 0) {
@@ -211,7 +215,10 @@ std::unique_ptr<Plan> VulkanGraphSession::build_plan(const std::vector<const Ten
     for (int v : n.outputs)
       if (v >= 0 && root[v] == v && last_use[v] < 0) release(v);
   }
-  if (sampling_ && last_position_value_ >= 0 && p->on_device[last_position_value_]) record_sampling(*p, batch);
+  if (sampling_ && last_position_value_ >= 0 && p->on_device[last_position_value_]) {
+    record_sampling(*p, batch);
+    if (profile_ && p->samples) p->rec->write_timestamp(query_pool_, (uint32_t)device_nodes_.size() + 1);
+  }
   for (int v : wanted) {
     if (!p->on_device[v]) continue;
     VkDeviceSize bytes = bytes_of(p->views[v]);
@@ -249,14 +256,23 @@ void VulkanGraphSession::record_sampling(Plan& p, int64_t batch) {
   sp.top_p = sampling_params_.top_p;
   sp.temperature = sampling_params_.temperature;
   TensorView tokens = token_device_.view(DType::i64, {B});
-  kernels::sample_tokens(*p.rec, sp, rows, tokens, rng_.view(DType::i32, {B}));
-  p.rec->copy(tokens.mem, p.token_host.slice().sub(0, tokens.mem.size));
+  TensorView host_tokens = p.token_host.view(DType::i64, {B});
+  int64_t scratch_words = kernels::argmax_scratch_words(32, int64_t(64) * 2048);  // any batch <= 32, any V
+  if (!argmax_scratch_.size()) {
+    argmax_scratch_ = ctx_->memory().allocate("argmax scratch", (VkDeviceSize)scratch_words * 4);
+    ctx_->transfers().fill_zero(argmax_scratch_.slice());
+    ctx_->transfers().flush();
+  }
+  TensorView scratch = argmax_scratch_.view(DType::i32, {scratch_words});
+  kernels::sample_tokens(*p.rec, sp, rows, tokens, rng_.view(DType::i32, {B}), &host_tokens, &scratch);
   p.samples = true;
   (void)batch;
 }
 
 void VulkanGraphSession::write_steps(Plan& p, const std::vector<const Tensor*>& host) {
+  p.rec->wait();  // kernels may read step_host until the plan's previous submission completes
   for (auto& [v, off] : p.step_offsets) {
+    if (v == p.fed_value) continue;  // read from token_device_
     const Tensor* t = host[v];
     DType dt = p.step_dtypes[v];
     OGX_CHECK(t->shape() == p.views[v].shape, "step value '", model_->graph.values[v].name, "' changed shape");

@@ -57,7 +57,7 @@ VulkanGraphSession::VulkanGraphSession(std::shared_ptr<const Model> model, const
     OGX_CHECK(ctx_->info().timestamp_period > 0, "enable_profiling: the device has no compute timestamps");
     VkQueryPoolCreateInfo qi{VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO};
     qi.queryType = VK_QUERY_TYPE_TIMESTAMP;
-    qi.queryCount = query_count_ = (uint32_t)device_nodes_.size() + 1;
+    qi.queryCount = query_count_ = (uint32_t)device_nodes_.size() + 2;  // + the end of device sampling
     OGX_VK(vkCreateQueryPool(ctx_->device(), &qi, nullptr, &query_pool_));
   }
 
@@ -416,7 +416,7 @@ void VulkanGraphSession::run(const std::vector<NamedTensor>& inputs, std::vector
 void VulkanGraphSession::complete(Plan& p, bool replayed, std::chrono::steady_clock::time_point t_start,
                                   std::chrono::steady_clock::duration wait) {
   last_stats_ = p.rec->stats();
-  if (profile_) collect_profile(profile_stats_[p.signature]);
+  if (profile_) collect_profile(profile_stats_[p.signature], p.samples);
   last_plan_ = &p;
   last_token_ = -1;
   if (p.samples) p.token_host.read(&last_token_, 8);
@@ -436,14 +436,16 @@ void VulkanGraphSession::complete(Plan& p, bool replayed, std::chrono::steady_cl
   }
 }
 
-void VulkanGraphSession::collect_profile(ProfileStats& st) {
+void VulkanGraphSession::collect_profile(ProfileStats& st, bool sampled) {
   st.runs += 1;
-  std::vector<uint64_t> ts(query_count_);
-  OGX_VK(vkGetQueryPoolResults(ctx_->device(), query_pool_, 0, query_count_, ts.size() * 8, ts.data(), 8,
+  uint32_t n = query_count_ - (sampled ? 0 : 1);  // the sampling timestamp was written only when it sampled
+  std::vector<uint64_t> ts(n);
+  OGX_VK(vkGetQueryPoolResults(ctx_->device(), query_pool_, 0, n, ts.size() * 8, ts.data(), 8,
                                VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT));
   double tick_us = ctx_->info().timestamp_period * 1e-3;
   for (size_t pos = 0; pos < device_nodes_.size(); pos++)
     st.gpu_us[model_->graph.nodes[device_nodes_[pos]].op_type] += (double)(ts[pos + 1] - ts[pos]) * tick_us;
+  if (sampled) st.gpu_us["(device sampling)"] += (double)(ts[n - 1] - ts[n - 2]) * tick_us;
   st.gpu_us["(step total)"] += (double)(ts.back() - ts[0]) * tick_us;
 }
 

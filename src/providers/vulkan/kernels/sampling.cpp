@@ -1,28 +1,47 @@
 #include "providers/vulkan/kernels/sampling.h"
 
+#include <algorithm>
+
 #include "providers/vulkan/kernels/kernel_util.h"
 
 namespace ogx::vk::kernels {
 
+uint32_t argmax_chunks(int64_t V) { return (uint32_t)std::clamp<int64_t>((V + 2047) / 2048, 1, 64); }
+
+int64_t argmax_scratch_words(int64_t B, int64_t V) { return B * (2 * (int64_t)argmax_chunks(V) + 1); }
+
 void sample_tokens(CommandRecorder& rec, const SamplingParams& params, const TensorView& logits,
-                   const TensorView& tokens, const TensorView& rng_state) {
+                   const TensorView& tokens, const TensorView& rng_state, const TensorView* host_tokens,
+                   const TensorView* argmax_scratch) {
   const char* t = storage_suffix(logits.dtype, "sampling");
   OGX_CHECK(logits.shape.size() >= 1, "sampling: logits must be [B, V]");
   int64_t V = logits.shape.back(), B = logits.numel() / V;
   OGX_CHECK(tokens.dtype == DType::i64 && tokens.numel() == B, "sampling: tokens must be int64 [", B, "]");
+  OGX_CHECK(!host_tokens || (host_tokens->dtype == DType::i64 && host_tokens->numel() == B),
+            "sampling: host tokens must be int64 [", B, "]");
   OGX_CHECK(params.greedy || (rng_state.numel() == B && dtype_size(rng_state.dtype) == 4),
             "sampling: rng_state must be uint32 [", B, "]");
   OGX_CHECK(params.greedy || (params.top_p > 0.0f && params.top_p <= 1.0f && params.temperature > 0.0f),
             "sampling: top_p must be in (0, 1] and temperature > 0");
+  uint32_t chunks = 1;
+  if (params.greedy && argmax_scratch) {
+    OGX_CHECK(dtype_size(argmax_scratch->dtype) == 4 && argmax_scratch->numel() >= argmax_scratch_words(B, V),
+              "sampling: the argmax scratch must hold ", argmax_scratch_words(B, V), " 32-bit words");
+    chunks = argmax_chunks(V);
+  }
   struct {
-    uint64_t logits, tokens, rng;
-    uint32_t V, mode, top_k;
+    uint64_t logits, tokens, rng, host_tokens, scratch;
+    uint32_t V, mode, top_k, flags;
     float top_p, temperature;
-  } p{addr(logits), addr(tokens), params.greedy ? 0 : addr(rng_state), (uint32_t)V, params.greedy ? 0u : 1u,
-      params.top_k, params.top_p, params.temperature};
+  } p{addr(logits), addr(tokens), params.greedy ? 0 : addr(rng_state), host_tokens ? addr(*host_tokens) : 0,
+      chunks > 1 ? addr(*argmax_scratch) : 0, (uint32_t)V, params.greedy ? 0u : 1u, params.top_k,
+      host_tokens ? 1u : 0u, params.top_p, params.temperature};
   const Pipeline& pl = rec.context().pipelines().get(std::string("sample_") + t);
-  BufferSlice rng = params.greedy ? tokens.mem : rng_state.mem;
-  rec.dispatch(pl, &p, sizeof(p), (uint32_t)B, 1, 1, {logits.mem, rng}, {tokens.mem, rng});
+  std::vector<BufferSlice> reads{logits.mem}, writes{tokens.mem};
+  if (!params.greedy) reads.push_back(rng_state.mem), writes.push_back(rng_state.mem);
+  if (host_tokens) writes.push_back(host_tokens->mem);
+  if (chunks > 1) reads.push_back(argmax_scratch->mem), writes.push_back(argmax_scratch->mem);
+  rec.dispatch(pl, &p, sizeof(p), (uint32_t)B, chunks, 1, reads, writes);
 }
 
 std::vector<uint32_t> seed_sampling_state(uint64_t seed, int64_t B) {

@@ -1,22 +1,30 @@
-// Next-token choice on the device, one workgroup (256 threads) per batch row; the token id is written as int64 so it
-// can feed the next step's Gather directly.
-//   mode 0: argmax (lowest index among equal maxima).
-//   mode 1: top-k / top-p / temperature sampling. The k = min(top_k, MAXK) largest logits are found by an exact
-//     radix select (4 passes of 8-bit digits over order-preserving keys), sorted (bitonic), softmaxed with the
-//     temperature, cut to the smallest prefix whose probability reaches top_p, and sampled with u from a per-row
-//     PCG state kept in a device buffer (advanced on every call). top_k = 0: top-p over the whole vocabulary's
-//     softmax, exact when the nucleus fits in MAXK candidates (else the MAXK most likely tokens are kept).
+// Next-token choice on the device, 256 threads per workgroup; the token id is written as int64 so it can feed the
+// next step's Gather directly, and also into a host-visible copy when one is given (flags & 1), so the host reads
+// the token without a copy command.
+//   mode 0: argmax (lowest index among equal maxima). Workgroup (b, c) of a (B, C) grid scans chunk c of row b,
+//     8 loads in flight per thread; with C > 1 each chunk's (max, index) goes to the scratch and the last chunk to
+//     finish (an atomic counter, reset by it for the next step) merges them.
+//   mode 1: top-k / top-p / temperature sampling, one workgroup per row. The k = min(top_k, MAXK) largest logits
+//     are found by an exact radix select (4 passes of 8-bit digits over order-preserving keys), sorted (bitonic),
+//     softmaxed with the temperature, cut to the smallest prefix whose probability reaches top_p, and sampled with
+//     u from a per-row PCG state kept in a device buffer (advanced on every call). top_k = 0: top-p over the whole
+//     vocabulary's softmax, exact when the nucleus fits in MAXK candidates (else the MAXK most likely tokens are
+//     kept).
 #version 460
 #include "common.glsl"
 
 layout(local_size_x = 256) in;
 const uint T = 256, MAXK = 1024;
 
+layout(buffer_reference, std430, buffer_reference_align = 4) coherent buffer CoherentU32 { uint v[]; };
+
 layout(push_constant) uniform Push {
-  ActBuf logits;   // [B, V]
-  U32Buf tokens;   // int64 [B]
-  U32Buf rng;      // uint [B] PCG state (mode 1)
-  uint V, mode, top_k;
+  ActBuf logits;        // [B, V]
+  U32Buf tokens;        // int64 [B]
+  U32Buf rng;           // uint [B] PCG state (mode 1)
+  U32Buf host_tokens;   // int64 [B], host-visible (flags & 1)
+  CoherentU32 scratch;  // mode 0 with C > 1: [B, C] (max bits, index) pairs, then [B] counters (0 between steps)
+  uint V, mode, top_k, flags;
   float top_p, temperature;
 } p;
 
@@ -35,31 +43,79 @@ uint key_of(float f) {  // larger float -> larger key
 void write_token(uint b, uint id) {
   p.tokens.v[2 * b] = id;
   p.tokens.v[2 * b + 1] = 0;
+  if ((p.flags & 1u) != 0) {
+    p.host_tokens.v[2 * b] = id;
+    p.host_tokens.v[2 * b + 1] = 0;
+  }
 }
 
-void argmax_row(uint b) {
-  uint tid = gl_LocalInvocationID.x;
-  float best = -1.0 / 0.0;
-  uint best_i = 0xffffffffu;
-  for (uint i = tid; i < p.V; i += T) {
-    float x = float(p.logits.v[b * p.V + i]);
-    if (x > best || best_i == 0xffffffffu) { best = x; best_i = i; }
+const uint NONE = 0xffffffffu;
+
+// (v, i) replaces (best, best_i) when larger, or equal with a lower index; NONE marks "nothing yet".
+void take_better(inout float best, inout uint best_i, float v, uint i) {
+  if (i != NONE && (best_i == NONE || v > best || (v == best && i < best_i))) {
+    best = v;
+    best_i = i;
   }
-  red_v[tid] = best;
-  red_i[tid] = best_i;
+}
+
+// Workgroup-wide argmax of every thread's (v, i): the result in red_v[0], red_i[0].
+void reduce_argmax(float v, uint i) {
+  uint tid = gl_LocalInvocationID.x;
+  red_v[tid] = v;
+  red_i[tid] = i;
   barrier();
   for (uint w = T / 2; w > 0; w /= 2) {
     if (tid < w) {
-      float ov = red_v[tid + w];
-      uint oi = red_i[tid + w];
-      if (oi != 0xffffffffu && (ov > red_v[tid] || (ov == red_v[tid] && oi < red_i[tid]) || red_i[tid] == 0xffffffffu)) {
-        red_v[tid] = ov;
-        red_i[tid] = oi;
-      }
+      float bv = red_v[tid];
+      uint bi = red_i[tid];
+      take_better(bv, bi, red_v[tid + w], red_i[tid + w]);
+      red_v[tid] = bv;
+      red_i[tid] = bi;
     }
     barrier();
   }
-  if (tid == 0) write_token(b, red_i[0]);
+}
+
+shared uint last_sh;
+
+void argmax_row(uint b) {
+  uint tid = gl_LocalInvocationID.x, c = gl_WorkGroupID.y, C = gl_NumWorkGroups.y;
+  uint per = (p.V + C - 1) / C, lo = c * per, hi = min(p.V, lo + per);
+  float best = -1.0 / 0.0;
+  uint best_i = NONE;
+  for (uint i0 = lo + tid; i0 < hi; i0 += 8 * T) {  // indices rise within a thread: strict > keeps the first
+    float x[8];
+    for (uint k = 0; k < 8; k++) x[k] = i0 + k * T < hi ? float(p.logits.v[b * p.V + i0 + k * T]) : 0.0;
+    for (uint k = 0; k < 8; k++)
+      if (i0 + k * T < hi && (best_i == NONE || x[k] > best)) {
+        best = x[k];
+        best_i = i0 + k * T;
+      }
+  }
+  reduce_argmax(best, best_i);
+  if (C == 1) {
+    if (tid == 0) write_token(b, red_i[0]);
+    return;
+  }
+  if (tid == 0) {
+    p.scratch.v[2 * (b * C + c)] = floatBitsToUint(red_v[0]);
+    p.scratch.v[2 * (b * C + c) + 1] = red_i[0];
+    memoryBarrierBuffer();
+    last_sh = atomicAdd(p.scratch.v[2 * gl_NumWorkGroups.x * C + b], 1u) == C - 1 ? 1u : 0u;
+  }
+  barrier();
+  if (last_sh == 0) return;
+  memoryBarrierBuffer();
+  best = -1.0 / 0.0;
+  best_i = NONE;
+  for (uint k = tid; k < C; k += T)
+    take_better(best, best_i, uintBitsToFloat(p.scratch.v[2 * (b * C + k)]), p.scratch.v[2 * (b * C + k) + 1]);
+  reduce_argmax(best, best_i);
+  if (tid == 0) {
+    write_token(b, red_i[0]);
+    p.scratch.v[2 * gl_NumWorkGroups.x * C + b] = 0u;
+  }
 }
 
 // Exact key of the k-th largest logit.
