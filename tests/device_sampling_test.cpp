@@ -169,6 +169,19 @@ TEST_F(DeviceSampling, vulkan_interleaved_generators_each_get_their_own_tokens) 
   EXPECT_LE(max_abs_diff(la, lc), 1e-4);
 }
 
+// Step values (positions, lengths) and a queued step's token ids are read in place from host-visible device-local
+// memory where the device has it (lavapipe does); step_values_in_place=0 takes the copying path of devices without
+// such memory. Both give the CPU's tokens, queued steps included.
+TEST_F(DeviceSampling, vulkan_step_values_copied_or_read_in_place_give_the_cpu_tokens) {
+  genai::Config c = genai::Config::load(dir_);
+  select_vulkan(c, /*validation=*/true);
+  c.set_provider_option("dml", "step_values_in_place", "0");
+  std::shared_ptr<genai::Model> copying = genai::Model::load(c);
+  std::vector<int32_t> want = generate(cpu_, genai::GeneratorParams(*cpu_), 24);
+  EXPECT_EQ(generate(copying, genai::GeneratorParams(*copying), 24), want) << "step values copied";
+  EXPECT_EQ(generate(vk_, genai::GeneratorParams(*vk_), 24), want) << "step values read in place";
+}
+
 TEST_F(DeviceSampling, vulkan_seeded_sampling_repeats_and_top_k_one_is_greedy) {
   genai::GeneratorParams p(*vk_);
   p.search.do_sample = true;

@@ -170,6 +170,9 @@ class VulkanGraphSession : public Session {
   // Timing of replayed runs (runs that recorded nothing): host time of run(), time in submit + wait, and with
   // enable_profiling=1 the GPU time per op type from timestamps written after every node.
   bool profile_ = false;
+  // step_values_in_place=0: copy the step values into device memory at each step's start even where the host-visible
+  // buffer holding them is device-local (the path of devices without such memory; kept testable on lavapipe).
+  bool step_values_in_place_ = true;
   VkQueryPool query_pool_ = VK_NULL_HANDLE;
   uint32_t query_count_ = 0;
   // Device sampling's output, int64 [B <= 32]: every sampling plan writes it, a queued step reads its token ids

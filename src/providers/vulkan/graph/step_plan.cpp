@@ -171,7 +171,7 @@ std::unique_ptr<Plan> VulkanGraphSession::build_plan(const std::vector<const Ten
   if (step_bytes) {
     p->step_host = HostVisibleBuffer::device_local_if_possible(ctx_->memory(), "step values (host)", step_bytes);
     BufferSlice read_from = p->step_host.slice();
-    if (!p->step_host.device_local()) {
+    if (!p->step_host.device_local() || !step_values_in_place_) {
       p->step_device = ctx_->memory().allocate("step values", step_bytes);
       read_from = p->step_device.slice();
       p->rec->copy(p->step_host.slice(), read_from.sub(0, step_bytes));

@@ -19,8 +19,9 @@ constexpr size_t kMaxPlans = 6;  // recorded signatures kept (decode, two queued
 
 bool is_gqa(const Node& n) { return n.domain == "com.microsoft" && n.op_type == "GroupQueryAttention"; }
 
-// The provider options for Context::create, less ogx's session-level keys (validation, profiling).
-std::map<std::string, std::string> context_options(const SessionOptions& opts, InstanceOptions* inst, bool* profile) {
+// The provider options for Context::create, less ogx's session-level keys (validation, profiling, step values).
+std::map<std::string, std::string> context_options(const SessionOptions& opts, InstanceOptions* inst, bool* profile,
+                                                   bool* step_values_in_place) {
   std::map<std::string, std::string> m;
   for (auto& kv : opts.provider_options) m[kv.first] = kv.second;
   for (auto& kv : opts.device_filtering) m[kv.first] = kv.second;
@@ -32,6 +33,12 @@ std::map<std::string, std::string> context_options(const SessionOptions& opts, I
     *profile = it->second == "1" || it->second == "true";
     m.erase(it);
   }
+  if (auto it = m.find("step_values_in_place"); it != m.end()) {
+    OGX_CHECK(it->second == "0" || it->second == "1", "provider option step_values_in_place must be 0 or 1, not '",
+              it->second, "'");
+    *step_values_in_place = it->second == "1";
+    m.erase(it);
+  }
   m.erase("intra_op_num_threads");
   return m;
 }
@@ -41,7 +48,7 @@ std::map<std::string, std::string> context_options(const SessionOptions& opts, I
 VulkanGraphSession::VulkanGraphSession(std::shared_ptr<const Model> model, const SessionOptions& opts)
     : model_(std::move(model)), opts_(opts) {
   InstanceOptions inst;
-  auto options = context_options(opts, &inst, &profile_);
+  auto options = context_options(opts, &inst, &profile_, &step_values_in_place_);
   ctx_ = Context::create(options, inst);
   graph_capture_ = ctx_->options().enable_graph_capture;  // parsed with the other DirectML keys
   original_ = model_;

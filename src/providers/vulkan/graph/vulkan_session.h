@@ -21,7 +21,9 @@ namespace ogx::vk {
 
 // Provider options: the device keys of parse_provider_options (device_id, performance_preference,
 // hardware_device_type, ...), enable_graph_capture ("0": record every run), and enable_validation ("1": Khronos
-// validation + synchronization validation; any message is counted, see Instance).
+// validation + synchronization validation; any message is counted, see Instance), enable_profiling ("1": GPU time per
+// op type) and step_values_in_place ("0": copy the per-step values into device memory at each step's start instead
+// of letting kernels read them from device-local host-visible memory).
 std::unique_ptr<Session> create_vulkan_session(std::shared_ptr<const Model> model, const SessionOptions& opts);
 
 }  // namespace ogx::vk
