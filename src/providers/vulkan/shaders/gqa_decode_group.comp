@@ -120,6 +120,10 @@ void main() {
 
   float acc[4] = float[4](0, 0, 0, 0);  // outputs (g, d) = idx / D, idx % D for idx = tid + T * i < G * D
   float l_part = 0.0;                   // threads tid < G * KP: sum of the weights of head tid / KP
+  // When a subgroup holds exactly one head's KP scores (the usual D = 64, T = 256 on 32-wide subgroups), the per-head
+  // max and sum are subgroup reductions instead of shared-memory trees (10 fewer barriers per pass and at the end).
+  // (Assumes subgroups are consecutive runs of invocation indices, as every driver lays out compute workgroups.)
+  bool head_per_subgroup = gl_SubgroupSize == KP;
   for (int c0 = j0; c0 < j1; c0 += int(KP)) {
     if (c0 + int(jl) == position)  // the new token's key/value come from shared memory, not the cache
       for (uint i = 0; i < 8; i++) {
@@ -142,16 +146,31 @@ void main() {
       }
       red[tid] = sc;
     }
-    barrier();  // the dot partials are read: stage takes the value rows
-    for (uint i = 0; i < 8; i++) stage[jl * D + lane * 8 + i] = vf[i];
-    fetch_kv(kv_base + lane * 8, c0 + int(KP) + int(jl), j1, position, kf, vf);  // the next pass's, in flight
-    reduce_heads(G, KP, true);
-    if (tid < G) {
-      float mo = m_sh[tid], mn = max(mo, red[tid * KP]);
-      alpha_sh[tid] = mn == -1.0 / 0.0 ? 1.0 : exp(mo - mn);
-      m_sh[tid] = mn;
+    if (head_per_subgroup) {  // whole subgroups: tid < G * KP is uniform in each
+      if (tid < G * KP) {
+        float mx = subgroupMax(sc);
+        if (gl_SubgroupInvocationID == 0) {
+          uint g = tid / KP;
+          float mo = m_sh[g], mn = max(mo, mx);
+          alpha_sh[g] = mn == -1.0 / 0.0 ? 1.0 : exp(mo - mn);
+          m_sh[g] = mn;
+        }
+      }
+      barrier();  // the dot partials are read, m_sh / alpha_sh are set
+      for (uint i = 0; i < 8; i++) stage[jl * D + lane * 8 + i] = vf[i];
+      fetch_kv(kv_base + lane * 8, c0 + int(KP) + int(jl), j1, position, kf, vf);  // the next pass's, in flight
+    } else {
+      barrier();  // the dot partials are read: stage takes the value rows
+      for (uint i = 0; i < 8; i++) stage[jl * D + lane * 8 + i] = vf[i];
+      fetch_kv(kv_base + lane * 8, c0 + int(KP) + int(jl), j1, position, kf, vf);  // the next pass's, in flight
+      reduce_heads(G, KP, true);
+      if (tid < G) {
+        float mo = m_sh[tid], mn = max(mo, red[tid * KP]);
+        alpha_sh[tid] = mn == -1.0 / 0.0 ? 1.0 : exp(mo - mn);
+        m_sh[tid] = mn;
+      }
+      barrier();
     }
-    barrier();
     if (tid < G * KP) {
       uint g = tid / KP;
       float pj = sc == -1.0 / 0.0 ? 0.0 : exp(sc - m_sh[g]);
@@ -170,9 +189,17 @@ void main() {
     }
     barrier();  // stage, p_sh and red are reused by the next pass
   }
-  if (tid < G * KP) red[tid] = l_part;
-  barrier();
-  reduce_heads(G, KP, false);  // red[g * KP]: this split's softmax sum of head g
+  if (head_per_subgroup) {
+    if (tid < G * KP) {
+      float l = subgroupAdd(l_part);
+      if (gl_SubgroupInvocationID == 0) red[tid] = l;  // tid = g * KP
+    }
+    barrier();
+  } else {
+    if (tid < G * KP) red[tid] = l_part;
+    barrier();
+    reduce_heads(G, KP, false);  // red[g * KP]: this split's softmax sum of head g
+  }
 
   if (used == 1) {  // the only split: normalize and write the output
     for (uint i = 0; i < 4; i++) {
