@@ -228,36 +228,36 @@ void main() {
   if (last_sh == 0) return;
   memoryBarrierBuffer();
   // The last split to finish merges all: out = sum_s exp(m_s - M) o_s / sum_s exp(m_s - M) l_s, M = max_s m_s.
-  // Every load is issued in parallel: (head, split) maxima and sums first, then 8 splits' outputs at a time.
+  // Each output's thread loads 8 splits' (output, max, sum) at once — one memory round trip for up to 8 splits, no
+  // barrier — and merges them online (rescaled when a later group of 8 raises the max).
   uint nsp = uint(used);
-  for (uint t = tid; t < G * nsp; t += T) {  // G * nsp <= 256
-    uint base = ((b * Hq + kvh * G + t / nsp) * nsplit + t % nsp) * (D + 2);
-    red[t] = p.partial.v[base + D];
-    stage[t] = p.partial.v[base + D + 1];
-  }
-  barrier();
-  if (tid < G) {
-    float M = -1.0 / 0.0, den = 0.0;
-    for (uint s = 0; s < nsp; s++) M = max(M, red[tid * nsp + s]);
-    for (uint s = 0; s < nsp; s++) {
-      float ms = red[tid * nsp + s];
-      float w = ms == -1.0 / 0.0 ? 0.0 : exp(ms - M);
-      p_sh[tid * nsp + s] = w;
-      den += w * stage[tid * nsp + s];
-    }
-    alpha_sh[tid] = den > 0.0 ? 1.0 / den : 0.0;
-  }
-  barrier();
   for (uint idx = tid; idx < G * D; idx += T) {
     uint g = idx / D, d = idx % D;
-    uint base = (b * Hq + kvh * G + g) * nsplit * (D + 2) + d;
-    float num = 0.0;
+    uint base = (b * Hq + kvh * G + g) * nsplit * (D + 2);
+    float M = -1.0 / 0.0, num = 0.0, den = 0.0;
     for (uint s0 = 0; s0 < nsp; s0 += 8) {
-      float o[8];
-      for (uint k = 0; k < 8; k++) o[k] = s0 + k < nsp ? p.partial.v[base + (s0 + k) * (D + 2)] : 0.0;
-      for (uint k = 0; k < 8; k++) num += s0 + k < nsp ? p_sh[g * nsp + s0 + k] * o[k] : 0.0;
+      float o[8], ms[8], ls[8];
+      for (uint k = 0; k < 8; k++) {
+        bool valid = s0 + k < nsp;
+        uint at = base + (s0 + k) * (D + 2);
+        o[k] = valid ? p.partial.v[at + d] : 0.0;
+        ms[k] = valid ? p.partial.v[at + D] : -1.0 / 0.0;
+        ls[k] = valid ? p.partial.v[at + D + 1] : 0.0;
+      }
+      float Mn = M;
+      for (uint k = 0; k < 8; k++) Mn = max(Mn, ms[k]);
+      if (Mn == -1.0 / 0.0) continue;  // no keys in these splits (nor before)
+      float r = M == -1.0 / 0.0 ? 0.0 : exp(M - Mn);
+      num *= r;
+      den *= r;
+      for (uint k = 0; k < 8; k++) {
+        float w = ms[k] == -1.0 / 0.0 ? 0.0 : exp(ms[k] - Mn);
+        num += w * o[k];
+        den += w * ls[k];
+      }
+      M = Mn;
     }
-    p.out_.v[b * Hq * D + kvh * G * D + idx] = TO_STORE(num * alpha_sh[g]);
+    p.out_.v[b * Hq * D + kvh * G * D + idx] = TO_STORE(den > 0.0 ? num / den : 0.0);
   }
   if (tid == 0) p.counters.v[b * p.Hkv + kvh] = 0u;
 }
