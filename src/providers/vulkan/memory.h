@@ -66,7 +66,6 @@ class HostVisibleBuffer {
   TensorView view(DType dtype, Shape shape) const;
   BufferSlice slice() const { return buf_.slice(); }
   bool device_local() const { return buf_.device_local; }
-  VkDeviceSize size() const { return buf_.size; }
 
  private:
   explicit HostVisibleBuffer(RawBuffer buf) : buf_(buf) {}
