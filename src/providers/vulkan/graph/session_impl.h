@@ -35,6 +35,13 @@ struct QueryPool {
   ~QueryPool() {
     if (pool) vkDestroyQueryPool(device, pool, nullptr);
   }
+  void create(VkDevice dev, uint32_t timestamps) {
+    VkQueryPoolCreateInfo qi{VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO};
+    qi.queryType = VK_QUERY_TYPE_TIMESTAMP;
+    qi.queryCount = timestamps;
+    device = dev;
+    OGX_VK(vkCreateQueryPool(dev, &qi, nullptr, &pool));
+  }
 };
 
 // A recorded step for one signature.
@@ -173,7 +180,7 @@ class VulkanGraphSession : public Session {
   // step_values_in_place=0: copy the step values into device memory at each step's start even where the host-visible
   // buffer holding them is device-local (the path of devices without such memory; kept testable on lavapipe).
   bool step_values_in_place_ = true;
-  VkQueryPool query_pool_ = VK_NULL_HANDLE;
+  QueryPool query_pool_;  // enable_profiling: a timestamp after every node and after device sampling
   uint32_t query_count_ = 0;
   // Device sampling's output, int64 [B <= 32]: every sampling plan writes it, a queued step reads its token ids
   // from it (so the step after a run or another queued step needs no host round trip).

@@ -182,13 +182,9 @@ std::unique_ptr<Plan> VulkanGraphSession::build_plan(const std::vector<const Ten
     p->fed_value = fed;
     p->views[fed].mem = token_device_.slice().sub(0, bytes_of(p->views[fed]));
   }
-  if (profile_) p->rec->write_timestamp(query_pool_, 0);
+  if (profile_) p->rec->write_timestamp(query_pool_.pool, 0);
   if (ctx_->info().timestamp_period > 0) {
-    VkQueryPoolCreateInfo qi{VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO};
-    qi.queryType = VK_QUERY_TYPE_TIMESTAMP;
-    qi.queryCount = 2;
-    p->step_pool.device = ctx_->device();
-    OGX_VK(vkCreateQueryPool(ctx_->device(), &qi, nullptr, &p->step_pool.pool));
+    p->step_pool.create(ctx_->device(), 2);
     p->rec->write_timestamp(p->step_pool.pool, 0);
   }
   for (size_t pos = 0; pos < device_nodes_.size(); pos++) {
@@ -209,7 +205,7 @@ std::unique_ptr<Plan> VulkanGraphSession::build_plan(const std::vector<const Ten
       OpArgs a = make_args(*p, i, host);
       ops_[i]->record(*p->rec, a, p->scratch);
     });
-    if (profile_) p->rec->write_timestamp(query_pool_, (uint32_t)pos + 1);
+    if (profile_) p->rec->write_timestamp(query_pool_.pool, (uint32_t)pos + 1);
     for (int v : n.inputs)
       if (v >= 0 && last_use[root[v]] == (int)pos) release(root[v]);
     for (int v : n.outputs)
@@ -217,7 +213,7 @@ std::unique_ptr<Plan> VulkanGraphSession::build_plan(const std::vector<const Ten
   }
   if (sampling_ && last_position_value_ >= 0 && p->on_device[last_position_value_]) {
     record_sampling(*p, batch);
-    if (profile_ && p->samples) p->rec->write_timestamp(query_pool_, (uint32_t)device_nodes_.size() + 1);
+    if (profile_ && p->samples) p->rec->write_timestamp(query_pool_.pool, (uint32_t)device_nodes_.size() + 1);
   }
   for (int v : wanted) {
     if (!p->on_device[v]) continue;

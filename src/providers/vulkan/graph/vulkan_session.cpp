@@ -62,10 +62,8 @@ VulkanGraphSession::VulkanGraphSession(std::shared_ptr<const Model> model, const
   build_ops();
   if (profile_) {
     OGX_CHECK(ctx_->info().timestamp_period > 0, "enable_profiling: the device has no compute timestamps");
-    VkQueryPoolCreateInfo qi{VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO};
-    qi.queryType = VK_QUERY_TYPE_TIMESTAMP;
-    qi.queryCount = query_count_ = (uint32_t)device_nodes_.size() + 2;  // + the end of device sampling
-    OGX_VK(vkCreateQueryPool(ctx_->device(), &qi, nullptr, &query_pool_));
+    query_count_ = (uint32_t)device_nodes_.size() + 2;  // + the end of device sampling
+    query_pool_.create(ctx_->device(), query_count_);
   }
 
   log_info("vulkan: " + std::to_string(device_nodes_.size()) + " device nodes, " +
@@ -75,7 +73,6 @@ VulkanGraphSession::VulkanGraphSession(std::shared_ptr<const Model> model, const
 
 VulkanGraphSession::~VulkanGraphSession() {
   if (ctx_) ctx_->wait_idle();
-  if (query_pool_) vkDestroyQueryPool(ctx_->device(), query_pool_, nullptr);
   plans_.clear();
   kv_.clear();
   ops_.clear();
@@ -447,7 +444,7 @@ void VulkanGraphSession::collect_profile(ProfileStats& st, bool sampled) {
   st.runs += 1;
   uint32_t n = query_count_ - (sampled ? 0 : 1);  // the sampling timestamp was written only when it sampled
   std::vector<uint64_t> ts(n);
-  OGX_VK(vkGetQueryPoolResults(ctx_->device(), query_pool_, 0, n, ts.size() * 8, ts.data(), 8,
+  OGX_VK(vkGetQueryPoolResults(ctx_->device(), query_pool_.pool, 0, n, ts.size() * 8, ts.data(), 8,
                                VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT));
   double tick_us = ctx_->info().timestamp_period * 1e-3;
   for (size_t pos = 0; pos < device_nodes_.size(); pos++)
