@@ -192,8 +192,7 @@ void Generator::generate_next_token() {
     // The pending token's step is queued: queue the next one first (its token comes from the device), then wait.
     bool next = queue_step();
     if (!model_->session().finish_queued()) {  // another caller's run dropped it: run the pending token below
-      model_->session().drop_queued();
-      queued_ = 0;
+      drop_queued();
       return generate_next_token();
     }
     kv_.commit({}, kv_.length() + 1);
