@@ -28,13 +28,16 @@ use_validation() {
   export LD_LIBRARY_PATH=/tmp/vl/usr/lib/x86_64-linux-gnu:$LD_LIBRARY_PATH
 }
 
-# gpu_tests: the Vulkan kernel suite, then the golden / device-sampling / default-model tests on the GPU, with
-# validation layers on (in a subshell: the layers stay out of later benchmarks).
+# gpu_tests [KERNEL_FILTER]: the Vulkan kernel suite (only the tests KERNEL_FILTER selects when given; "none": no
+# kernel tests), then the golden / device-sampling / default-model tests on the GPU, with validation layers on (in a
+# subshell: the layers stay out of later benchmarks).
 gpu_tests() {
   (
     use_validation
-    timeout 150 ./.devrun/ogx_vulkan_tests > $OUT/kernels.txt 2>&1
-    grep -E "device:|FAILED|PASSED|SKIPPED \]" $OUT/kernels.txt | tail -6
+    if [ "${1:-}" != none ]; then
+      timeout 150 ./.devrun/ogx_vulkan_tests --gtest_filter="${1:-*}" > $OUT/kernels.txt 2>&1
+      grep -E "device:|FAILED|PASSED|SKIPPED \]" $OUT/kernels.txt | tail -6
+    fi
     OGX_TEST_VULKAN_DEVICE=gpu timeout 200 ./.devrun/ogx_engine_tests \
       --gtest_filter='*vulkan*:DefaultModel.Vulkan*' > $OUT/golden.txt 2>&1
     grep -E "near-tie|parity|FAILED|PASSED" $OUT/golden.txt | tail -12

@@ -6,11 +6,4 @@ source "$(dirname "$0")/env.sh"
 for r in 1 2; do for b in ogx_new ogx_cur ogx_cb; do bench_model $b llama-3.2-1b fp16 "" _${b}_$r; done; done
 for b in ogx_new ogx_cur; do bench_model $b llama-3.2-1b int4 "" _$b; done
 bench_model ogx_new llama-3.2-1b fp16 "--provider-option enable_profiling=1" _prof
-(
-  use_validation
-  OGX_TEST_VULKAN_DEVICE=gpu timeout 150 ./.devrun/ogx_engine_tests \
-    --gtest_filter='*vulkan*:DefaultModel.Vulkan*' > $OUT/golden.txt 2>&1
-  grep -E "FAILED|PASSED" $OUT/golden.txt | tail -4
-  timeout 60 ./.devrun/ogx_vulkan_tests --gtest_filter='*Sampling*:*Replay*:*Memory*' > $OUT/kernels.txt 2>&1
-  grep -E "FAILED|PASSED" $OUT/kernels.txt | tail -4
-)
+gpu_tests '*Sampling*:*Replay*:*Memory*'

@@ -3,11 +3,6 @@
 # (ogx_pfN), alternated, 1B fp16 twice and int4 once; first the goldens / device sampling with validation (24).
 # Experiment builds of 12040b0 plus an uncommitted read-only prefetch dispatch (not kept; bench/vulkan-decode.md).
 source "$(dirname "$0")/env.sh"
-(
-  use_validation
-  OGX_TEST_VULKAN_DEVICE=gpu timeout 100 ./.devrun/ogx_engine_tests \
-    --gtest_filter='*vulkan*:DefaultModel.Vulkan*' > $OUT/golden.txt 2>&1
-  grep -E "FAILED|PASSED" $OUT/golden.txt | tail -4
-)
+gpu_tests none
 for r in 1 2; do for b in ogx_pf0 ogx_pf8 ogx_pf24 ogx_pf40; do bench_model $b llama-3.2-1b fp16 "" _$r; done; done
 for b in ogx_pf0 ogx_pf24; do bench_model $b llama-3.2-1b int4 "" _1; done

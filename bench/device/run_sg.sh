@@ -2,13 +2,6 @@
 # One-token attention with subgroup max / sum when a subgroup holds one head's scores (ogx_sg) against 12040b0
 # (ogx_new), alternated, 1B fp16 twice and int4 once; first the attention kernel tests and the goldens with validation.
 source "$(dirname "$0")/env.sh"
-(
-  use_validation
-  timeout 60 ./.devrun/ogx_vulkan_tests --gtest_filter='*Gqa*:*ttention*:*Tuning*' > $OUT/kernels.txt 2>&1
-  grep -E "FAILED|PASSED" $OUT/kernels.txt | tail -4
-  OGX_TEST_VULKAN_DEVICE=gpu timeout 100 ./.devrun/ogx_engine_tests \
-    --gtest_filter='*vulkan*:DefaultModel.Vulkan*' > $OUT/golden.txt 2>&1
-  grep -E "FAILED|PASSED" $OUT/golden.txt | tail -4
-)
+gpu_tests '*Gqa*:*ttention*:*Tuning*'
 for r in 1 2; do for b in ogx_sg ogx_new; do bench_model $b llama-3.2-1b fp16 "" _$r; done; done
 for b in ogx_sg ogx_new; do bench_model $b llama-3.2-1b int4 "" _1; done
