@@ -10,12 +10,12 @@ export __EGL_VENDOR_LIBRARY_FILENAMES=/usr/local/nvidia/share/glvnd/egl_vendor.d
 export LD_LIBRARY_PATH=$PWD/.devrun/lib
 
 # bench_model BINARY SHAPE PRECISION [EXTRA_ARGS] [TAG]: ogx bench --synthetic of .devrun/shapes/SHAPE.json (prompt
-# $PROMPT_LEN, default 128; 128 new tokens, median of 3) into $OUT/BINARY_SHAPE_PRECISION[TAG].json, one summary
+# $PROMPT_LEN, default 128; $GEN_LEN new tokens, default 128; median of 3) into $OUT/BINARY_SHAPE_PRECISION[TAG].json, one summary
 # line printed.
 bench_model() {
   local out=$OUT/$1_$2_$3$5
   timeout 300 ./.devrun/$1 bench --synthetic .devrun/shapes/$2.json --precision $3 --provider vulkan $4 \
-    --prompt-len ${PROMPT_LEN:-128} --gen-len 128 --repeats 3 --json > $out.json 2> $out.err
+    --prompt-len ${PROMPT_LEN:-128} --gen-len ${GEN_LEN:-128} --repeats 3 --json > $out.json 2> $out.err
   echo "$1 $2 $3 $5: $(grep -o '"decode_tok_s":[0-9.]*\|"prefill_tok_s":[0-9.]*\|"dispatches":[0-9.]*\|"barriers":[0-9.]*\|"replay_run_us_median":[0-9.]*\|"replay_gpu_us_median":[0-9.]*\|"queued_runs":[0-9.]*\|"gpu_us[^,]*' $out.json | tr '\n' ' ')"
 }
 

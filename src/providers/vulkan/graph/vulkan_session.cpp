@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "common/log.h"
+#include "common/mapped_file.h"
 #include "providers/vulkan/graph/fusion.h"
 #include "providers/vulkan/graph/session_impl.h"
 #include "providers/vulkan/transfer.h"
@@ -106,6 +107,7 @@ const TensorView& VulkanGraphSession::device_constant(int v) {
   DeviceBuffer buf = ctx_->memory().allocate(model_->graph.values[v].name, std::max<size_t>(t->bytes(), 4));
   TensorView view = buf.view(t->dtype(), t->shape());
   if (t->bytes()) ctx_->transfers().upload_tensor(view, *t);
+  if (t->bytes() > kHostConstantBytes) MappedFile::release_if_mapped(t->raw(), t->bytes());  // on the device now
   const_bufs_[v] = std::move(buf);
   return const_views_[v] = view;
 }

@@ -1,5 +1,7 @@
 // MatMul (fp32/fp16, matvec and tiled paths), MatMulNBits int4 with and without zero points, batched MatMul.
 // References: plain loops in float64 over the values the device holds (inputs rounded to the storage dtype).
+#include <cstring>
+
 #include "providers/vulkan/kernels/elementwise.h"
 #include "providers/vulkan/kernels/matmul.h"
 #include "providers/vulkan/kernels/norm.h"
@@ -199,6 +201,26 @@ TEST_F(VulkanTest, GridsBeyond65535WorkgroupsFold) {
   }
   expect_close(download(c), want, 1e-4, 1e-5, "matvec over a folded grid");
   expect_close(download(y), want_y, 1e-4, 1e-5, "rms norm over a folded grid");
+}
+
+TEST_F(VulkanTest, WeightUploadTransposesOnTheDeviceExactly) {
+  // upload_matmul_weight streams [K, N] as stored and transposes it on the device into [N, K] in blocks of rows of
+  // at most 32 MiB: odd shapes inside one block, and an fp32 weight of 36 MB (two blocks; the second partial).
+  struct Case { int64_t K, N; DType dt; };
+  for (Case c : {Case{1, 1, DType::f16}, Case{33, 65, DType::f16}, Case{7, 1000, DType::f32}, Case{130, 31, DType::f32},
+                 Case{3000, 3001, DType::f32}}) {
+    auto b = random_values(c.K * c.N, 71 + c.K);
+    Tensor host = host_tensor(b, c.dt, {c.K, c.N});
+    auto w = kernels::upload_matmul_weight(ctx(), "w", host);
+    Tensor got = ctx().transfers().download_tensor(w.data.view(c.dt, {c.N, c.K}));
+    size_t es = dtype_size(c.dt);
+    const char* src = static_cast<const char*>(host.raw());
+    const char* dst = static_cast<const char*>(got.raw());
+    int64_t bad = 0;
+    for (int64_t k = 0; k < c.K; k++)
+      for (int64_t n = 0; n < c.N; n++) bad += std::memcmp(src + (k * c.N + n) * es, dst + (n * c.K + k) * es, es) != 0;
+    EXPECT_EQ(bad, 0) << "K " << c.K << " N " << c.N << " " << dtype_name(c.dt);
+  }
 }
 
 // c[i] = a[i] [M, K] x b[i or 0] [K, N] in float64 (b broadcast when it has one batch).

@@ -1,0 +1,96 @@
+#!/bin/bash
+# The one GPU-machine script: runs the steps named on its command line, in order, from the repository root, with
+# .devrun/ prepared as bench/device/README.md says. Results go to $OUT (one file per step, a summary in
+# $OUT/summary.txt).
+#
+#   bash .devrun/run.sh STEP [STEP ...]
+#
+# Steps (fields separated by ':'; BIN is a binary in .devrun, default ogx):
+#   gpu                          name, driver and clocks of the GPU (nvidia-smi)
+#   tests[:FILTER]               kernel suite (gtest FILTER; 'none': skip it) then the goldens, device sampling and
+#                                the default model on the GPU, validation layers on
+#   check[:ARCHS[:PRECS]]        `ogx check` (CPU provider against the GPU, prompts 1..129) over random-weight folders
+#                                that `ogx build` makes for each architecture x precision x {cpu, dml}
+#   bench:SHAPE:PREC[:P[:G[:BIN[:EXTRA]]]]
+#                                `ogx bench --synthetic` of .devrun/shapes/SHAPE.json (prompt P=128, G=128 new tokens,
+#                                median of 3); EXTRA is passed on (e.g. 'provider-option enable_profiling=1' with
+#                                spaces written as '+')
+#   folder:SHAPE:PREC[:P[:BIN]]  a real folder: `ogx build --random-weights` to /dev/shm, then `ogx bench` on it
+#                                (load_ms, decode) and the wall time of one `ogx generate` (load to last token)
+#   ab:BIN1,BIN2[,...]:SHAPE:PREC[:ROUNDS]
+#                                builds alternated ROUNDS times (default 3) on one machine: same-run A/B
+#   llamacpp[:ARGS]              ../shared/llamacpp-bench/device.sh (llama.cpp's Vulkan llama-bench), ARGS with '+'
+#                                for spaces (e.g. 'llamacpp:--no-8b'); needs .devrun/llamacpp/ (a copy of that folder
+#                                with its work/ payload)
+set -o pipefail
+HERE=$(cd "$(dirname "$0")" && pwd)
+source "$HERE/env.sh"
+SUMMARY=$OUT/summary.txt
+log() { echo "$*" | tee -a "$SUMMARY"; }
+
+step_gpu() {
+  nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noheader 2>&1 | tee -a "$SUMMARY"
+}
+
+step_tests() { gpu_tests "${1:-*}" | tee -a "$SUMMARY"; }
+
+step_check() {
+  local archs=${1:-"llama mistral qwen2 qwen3 phi3 gemma2"} precs=${2:-"fp32 fp16 int4"}
+  archs=${archs//,/ }; precs=${precs//,/ }
+  local work=/dev/shm/check; mkdir -p $work
+  for arch in $archs; do
+    local hf=$work/$arch-hf
+    [ -d $hf ] || ./.devrun/ogx build --config src/builder/tests/data/arch/$arch.json --save-hf $hf --init-std 0.2 \
+      > /dev/null 2>> $OUT/check.err
+    for prec in $precs; do for ep in cpu dml; do
+      local dir=$work/$arch-$prec-$ep
+      ./.devrun/ogx build -i $hf -o $dir -p $prec -e $ep > /dev/null 2>> $OUT/check.err || { log "check $arch $prec $ep: build failed"; continue; }
+      timeout 300 ./.devrun/ogx check $dir --provider vulkan --json > $OUT/check_$arch-$prec-$ep.json 2>> $OUT/check.err
+      log "check $arch $prec $ep: rc=$? $(grep -o '"verdict":"[a-z-]*"' $OUT/check_$arch-$prec-$ep.json | sort | uniq -c | tr '\n' ' ')"
+    done; done
+  done
+}
+
+step_bench() {
+  local shape=$1 prec=$2 bin=${5:-ogx} extra=${6//+/ }
+  PROMPT_LEN=${3:-128} GEN_LEN=${4:-128} bench_model $bin $shape $prec "$extra" _p${3:-128} | tee -a "$SUMMARY"
+}
+
+step_folder() {
+  local shape=$1 prec=$2 P=${3:-128} bin=${4:-ogx} dir=/dev/shm/folder-$1-$2
+  rm -rf /dev/shm/folder-*
+  local t0=$(date +%s.%N)
+  ./.devrun/$bin build --config .devrun/shapes/$shape.json --random-weights -o $dir -p $prec -e dml \
+    > $OUT/folder_build.txt 2>&1 || { log "folder $shape $prec: build failed"; return; }
+  log "folder $shape $prec: built in $(echo "$(date +%s.%N) - $t0" | bc) s, $(du -sh $dir | cut -f1)"
+  t0=$(date +%s.%N)
+  timeout 300 ./.devrun/$bin generate $dir --ids 1,2,3,4 --max-new-tokens 8 --min-new-tokens 8 --greedy \
+    --provider dml --json > $OUT/folder_generate.json 2>&1
+  log "folder $shape $prec: generate (load + 4 + 8 tokens) wall $(echo "$(date +%s.%N) - $t0" | bc) s"
+  local out=$OUT/folder_${shape}_${prec}_p$P
+  timeout 300 ./.devrun/$bin bench $dir --provider dml --prompt-len $P --gen-len 128 --repeats 3 --json \
+    > $out.json 2> $out.err
+  log "folder $shape $prec p$P: $(grep -o '"load_ms":[0-9.]*\|"decode_tok_s":[0-9.]*\|"prefill_tok_s":[0-9.]*\|"peak_rss_mib":[0-9.]*\|"replay_run_us_median":[0-9.]*\|"replay_gpu_us_median":[0-9.]*\|"dropped_runs":[0-9.]*' $out.json | tr '\n' ' ')"
+  PROMPT_LEN=$P bench_model $bin $shape $prec "" _synthetic_p$P | tee -a "$SUMMARY"
+}
+
+step_ab() {
+  local bins=${1//,/ } shape=$2 prec=$3 rounds=${4:-3}
+  for r in $(seq $rounds); do
+    for b in $bins; do bench_model $b $shape $prec "" _r$r | tee -a "$SUMMARY"; done
+  done
+}
+
+step_llamacpp() {
+  OUT=$OUT bash .devrun/llamacpp/device.sh ${1//+/ } > $OUT/llamacpp.log 2>&1
+  grep RESULT $OUT/llamacpp.txt | tee -a "$SUMMARY"
+}
+
+for step in "$@"; do
+  IFS=: read -r name a1 a2 a3 a4 a5 a6 <<< "$step"
+  log "== $step ($(date +%T))"
+  case $name in
+    gpu | tests | check | bench | folder | ab | llamacpp) step_$name "$a1" "$a2" "$a3" "$a4" "$a5" "$a6" ;;
+    *) log "unknown step '$name'" ;;
+  esac
+done
