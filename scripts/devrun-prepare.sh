@@ -25,9 +25,16 @@ cp ../shared/model-shapes/*.json $d/shapes/
 cp -r ../shared/golden/models $d/shared/golden/
 ls $d/vulkan-validationlayers_*.deb >/dev/null 2>&1 || (cd $d && apt-get download vulkan-validationlayers >/dev/null)
 if [ ! -d $d/llamacpp/work ] && [ -d ../shared/llamacpp-bench ]; then
-  cp -r ../shared/llamacpp-bench $d/llamacpp
-  chmod -R u+w $d/llamacpp
-  (cd $d/llamacpp && bash build.sh) > $d/llamacpp-build.log 2>&1 || echo "llama.cpp payload: build failed (see $d/llamacpp-build.log)"
+  cp -r ../shared/llamacpp-bench $d/llamacpp-build
+  chmod -R u+w $d/llamacpp-build
+  if (cd $d/llamacpp-build && bash build.sh) > $d/llamacpp-build.log 2>&1; then
+    mkdir -p $d/llamacpp/work  # only what the GPU machine needs (the working tree that travels is limited)
+    cp $d/llamacpp-build/*.sh $d/llamacpp-build/*.py $d/llamacpp/
+    cp $d/llamacpp-build/work/llamacpp-vulkan-payload.tar.xz $d/llamacpp/work/
+  else
+    echo "llama.cpp payload: build failed (see $d/llamacpp-build.log)"
+  fi
+  rm -rf $d/llamacpp-build
 fi
 if ! ls .gl/*.deb >/dev/null 2>&1; then
   grep -qx '/.gl/' .git/info/exclude 2>/dev/null || true
@@ -36,4 +43,7 @@ if ! ls .gl/*.deb >/dev/null 2>&1; then
   apt-get $o update -qq && (cd .gl && apt-get $o download libvulkan1 libegl1 libglvnd0 libopengl0 libgl1 libglx0 libgles2)
 fi
 cp bench/device/run.sh bench/device/env.sh $d/
-du -sh $d .gl
+du -sh $d/* .gl
+# The device tool's carry list (at most 8 paths; the goldens and validation layers only for the tests step):
+echo "carry: .gl .devrun/bin.tar.xz .devrun/libs.tar.xz .devrun/run.sh .devrun/env.sh .devrun/shapes .devrun/llamacpp" \
+  "[.devrun/shared .devrun/vulkan-validationlayers_*.deb for tests]"

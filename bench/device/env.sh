@@ -16,7 +16,7 @@ bench_model() {
   local out=$OUT/$1_$2_$3$5
   timeout 300 ./.devrun/$1 bench --synthetic .devrun/shapes/$2.json --precision $3 --provider vulkan $4 \
     --prompt-len ${PROMPT_LEN:-128} --gen-len ${GEN_LEN:-128} --repeats 3 --json > $out.json 2> $out.err
-  echo "$1 $2 $3 $5: $(grep -o '"decode_tok_s":[0-9.]*\|"prefill_tok_s":[0-9.]*\|"dispatches":[0-9.]*\|"barriers":[0-9.]*\|"replay_run_us_median":[0-9.]*\|"replay_gpu_us_median":[0-9.]*\|"queued_runs":[0-9.]*\|"gpu_us[^,]*' $out.json | tr '\n' ' ')"
+  echo "$1 $2 $3 $5: $(grep -o '"decode_tok_s":[0-9.]*\|"prefill_tok_s":[0-9.]*\|"dispatches":[0-9.]*\|"barriers":[0-9.]*\|"replay_run_us_median":[0-9.]*\|"replay_gpu_us_median":[0-9.]*\|"queued_runs":[0-9.]*\|"dropped_runs":[0-9.]*\|"load_ms":[0-9.]*\|"peak_rss_mib":[0-9.]*\|"gpu_us[^,]*' $out.json | tr '\n' ' ')"
 }
 
 # use_validation: Khronos validation layers from .devrun, and the golden models / repository where the test
