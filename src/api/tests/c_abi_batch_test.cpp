@@ -127,8 +127,8 @@ TEST(CAbiBatch, next_tokens_and_logits_have_one_row_per_beam) {
   OgxDestroyTensor(t);
   ASSERT_OK(OgxGenerator_GenerateNextToken(h.gen));
   EXPECT_EQ(OgxGenerator_GetSequenceCount(h.gen, 0), 6u) << "4 prompt tokens + 2 generated";
-  EXPECT_EQ(OgxGenerator_GetSequenceCount(h.gen, 1), 0u) << "num_return_sequences 1: one hypothesis per prompt";
-  EXPECT_EQ(OgxGenerator_GetSequenceCount(h.gen, 2), 0u);
+  EXPECT_EQ(OgxGenerator_GetSequenceCount(h.gen, 1), 6u) << "the second prompt's best hypothesis";
+  EXPECT_EQ(OgxGenerator_GetSequenceCount(h.gen, 2), 0u) << "num_return_sequences 1: one hypothesis per prompt";
   EXPECT_NE(error_of(OgxGenerator_RewindTo(h.gen, 2)).find("beam search"), std::string::npos);
 }
 
