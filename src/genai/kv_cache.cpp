@@ -100,17 +100,6 @@ void KvCache::rewind(int64_t length) {
   length_ = length;
 }
 
-void KvCache::reset_rows(int rows) {
-  OGX_CHECK(length_ == 0, "KV cache: rows change only when it is empty");
-  batch_ = rows;
-  capacity_ = 0;
-  const DecoderIO& io = model_.io();
-  for (size_t i = 0; i < k_.size(); i++) {
-    k_[i] = Tensor(io.kv_dtype, {batch_, io.kv_heads, 0, io.head_size});
-    v_[i] = Tensor(io.kv_dtype, {batch_, io.kv_heads, 0, io.head_size});
-  }
-}
-
 void KvCache::reorder_rows(const std::vector<int32_t>& src) {
   const int64_t R = batch_, n = (int64_t)src.size();
   OGX_CHECK(n > 0, "KV cache reorder: no rows");

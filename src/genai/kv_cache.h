@@ -32,8 +32,6 @@ class KvCache {
   // are copied. A session-owned cache is reordered by the session (Session::reorder_kv_rows); throws when the
   // provider cannot.
   void reorder_rows(const std::vector<int32_t>& source_rows);
-  // An empty cache (length() 0) of `rows` rows (a generator rewound to 0 runs its next prompt unexpanded).
-  void reset_rows(int rows);
 
   int64_t length() const { return length_; }
   int rows() const { return batch_; }
