@@ -256,34 +256,43 @@ OGX_EXPORT OgxResult* OgxGeneratorParamsSetSearchNumber(OgxGeneratorParams* para
 /* Boolean search options: do_sample, past_present_share_buffer, early_stopping. */
 OGX_EXPORT OgxResult* OgxGeneratorParamsSetSearchBool(OgxGeneratorParams* params, const char* name, bool value);
 
-/* Creates a generator (batch size 1, greedy or sampling search). The params are copied. */
+/* Creates a generator. The params are copied. Search options as ONNX Runtime GenAI: batch_size 1-32 prompts,
+ * num_beams 1-32 (beam search when > 1, with num_return_sequences <= num_beams hypotheses per prompt, best first),
+ * greedy or sampling (do_sample, not with beams); out-of-range values are errors naming the option. */
 OGX_EXPORT OgxResult* OgxCreateGenerator(const OgxModel* model, const OgxGeneratorParams* params, OgxGenerator** out);
 OGX_EXPORT void OgxDestroyGenerator(OgxGenerator* generator);
-/* True once the last token is an end-of-sequence token or the sequence reached max_length; also true for a bad
- * handle (so a generation loop ends). */
+/* True once every batch entry's last token is an end-of-sequence token (beam search: every prompt has its
+ * hypotheses) or the sequences reached max_length; also true for a bad handle (so a generation loop ends). */
 OGX_EXPORT bool OgxGenerator_IsDone(const OgxGenerator* generator);
-/* Runs the model on new tokens (a prompt, or a later user turn) appended to the sequence. */
+/* Runs the model on new tokens (a prompt, or a later user turn) appended to the sequence. batch_size B > 1:
+ * count = B x n ids, row by row, appended once (trailing pad_token_id ids of a row are padding). */
 OGX_EXPORT OgxResult* OgxGenerator_AppendTokens(OgxGenerator* generator, const int32_t* input_ids, size_t count);
-/* Same with an OgxSequences holding exactly one sequence per batch entry (batch size 1: one sequence). */
+/* Same with an OgxSequences holding exactly one sequence per batch entry, of any lengths: padded on the right with
+ * the model's pad_token_id to the longest (each row then generates what its prompt alone would). With
+ * batch_size > 1 or beam search, prompts are appended once (RewindTo(0) starts over). */
 OGX_EXPORT OgxResult* OgxGenerator_AppendTokenSequences(OgxGenerator* generator, const OgxSequences* sequences);
 /* Picks the next token from the current logits (search options applied) and appends it. */
 OGX_EXPORT OgxResult* OgxGenerator_GenerateNextToken(OgxGenerator* generator);
-/* *out = the last token of each batch entry's sequence: after GenerateNextToken, the token it chose (borrowed: valid
- * until the next call that changes the generator). *count is 0 while the sequence is empty. */
+/* *out = the last token of each row's sequence (batch_size x num_beams rows): after GenerateNextToken, the tokens it
+ * chose (borrowed: valid until the next call that changes the generator). *count is 0 while the sequence is empty. */
 OGX_EXPORT OgxResult* OgxGenerator_GetNextTokens(const OgxGenerator* generator, const int32_t** out, size_t* count);
-/* Number of tokens of batch entry `index` (prompt + generated); 0 for a bad handle or index. */
+/* Number of tokens of sequence `index` (prompt padded to the batch's longest + generated); 0 for a bad handle or
+ * index. Greedy: index = batch entry. Beam search: index = entry x num_return_sequences + r, the entry's r-th best
+ * hypothesis (without the EOS that ended it; running beams count until the search ends). */
 OGX_EXPORT size_t OgxGenerator_GetSequenceCount(const OgxGenerator* generator, size_t index);
 /* The tokens of batch entry `index` (borrowed: valid until the next call that changes the generator); never NULL
  * for a valid index, even with no tokens; NULL for a bad handle or index. */
 OGX_EXPORT const int32_t* OgxGenerator_GetSequenceData(const OgxGenerator* generator, size_t index);
 /* *out = total tokens in the sequence (prompt + generated). */
 OGX_EXPORT OgxResult* OgxGenerator_TokenCount(const OgxGenerator* generator, size_t* out);
-/* *out = a float32 tensor [batch, 1, vocab] with a copy of the logits of the last position. Free with
- * OgxDestroyTensor. */
+/* *out = a float32 tensor [batch_size x num_beams, 1, vocab] with a copy of the logits the next tokens are picked
+ * from (after GenerateNextToken the model first runs the tokens it chose). Free with OgxDestroyTensor. */
 OGX_EXPORT OgxResult* OgxGenerator_GetLogits(OgxGenerator* generator, OgxTensor** out);
-/* Replaces the logits the next GenerateNextToken picks from (float32, batch * vocab values, any shape). */
+/* Replaces the logits the next GenerateNextToken picks from (float32, batch_size x num_beams x vocab values, any
+ * shape). */
 OGX_EXPORT OgxResult* OgxGenerator_SetLogits(OgxGenerator* generator, const OgxTensor* logits);
-/* Shortens the sequence to new_length tokens (KV cache included); generation continues from there. */
+/* Shortens the sequence to new_length tokens (KV cache included); generation continues from there. batch_size > 1:
+ * only to 0; beam search: not supported. */
 OGX_EXPORT OgxResult* OgxGenerator_RewindTo(OgxGenerator* generator, size_t new_length);
 
 /* ---------------------------------------------------------------------------------------------------------------

@@ -34,21 +34,6 @@ void run_model(const OgxGenerator& g, F&& f) {
   f();
 }
 
-// After GenerateNextToken or RewindTo the generator holds the logits of an earlier position: the last token has
-// not been through the model yet. The generator runs it lazily on the next GenerateNextToken; GetLogits/SetLogits
-// need it now. Re-appending the last token runs exactly that forward pass (no extra work overall).
-void refresh_logits(OgxGenerator& g, ogx::genai::Generator& gen) {
-  if (!g.logits_stale || gen.token_count() == 0) return;
-  // Done on an end-of-sequence token: re-running it would make the generator forget that it is done.
-  if (gen.is_done() && gen.token_count() < static_cast<size_t>(gen.max_length())) return;
-  int32_t last = gen.last_token();
-  run_model(g, [&] {
-    gen.rewind_to(gen.token_count() - 1);
-    gen.append_tokens({last});
-  });
-  g.logits_stale = false;
-}
-
 }  // namespace
 
 extern "C" {
@@ -130,7 +115,6 @@ OgxResult* OgxGenerator_AppendTokens(OgxGenerator* generator, const int32_t* inp
     std::vector<int32_t> ids(input_ids, input_ids + count);
     Locked l(g);
     run_model(g, [&] { l.gen.append_tokens(ids); });
-    g.logits_stale = false;
   });
 }
 
@@ -138,12 +122,13 @@ OgxResult* OgxGenerator_AppendTokenSequences(OgxGenerator* generator, const OgxS
   return guard([&] {
     auto& g = live(generator, "OgxGenerator_AppendTokenSequences", "generator");
     auto& s = live(sequences, "OgxGenerator_AppendTokenSequences", "sequences");
-    if (s.seqs.size() != 1)
-      fail(OgxErrorCode_InvalidArgument, "OgxGenerator_AppendTokenSequences: expected 1 sequence (batch size 1), got " +
-                                             std::to_string(s.seqs.size()));
     Locked l(g);
-    run_model(g, [&] { l.gen.append_tokens(s.seqs[0]); });
-    g.logits_stale = false;
+    if (s.seqs.size() != (size_t)l.gen.batch_size())
+      fail(OgxErrorCode_InvalidArgument, "OgxGenerator_AppendTokenSequences: expected " +
+                                             std::to_string(l.gen.batch_size()) +
+                                             (l.gen.batch_size() == 1 ? " sequence" : " sequences") +
+                                             " (batch_size), got " + std::to_string(s.seqs.size()));
+    run_model(g, [&] { l.gen.append_token_sequences(s.seqs); });
   });
 }
 
@@ -152,7 +137,6 @@ OgxResult* OgxGenerator_GenerateNextToken(OgxGenerator* generator) {
     auto& g = live(generator, "OgxGenerator_GenerateNextToken", "generator");
     Locked l(g);
     run_model(g, [&] { l.gen.generate_next_token(); });
-    g.logits_stale = true;
   });
 }
 
@@ -162,8 +146,7 @@ OgxResult* OgxGenerator_GetNextTokens(const OgxGenerator* generator, const int32
     need(out, "OgxGenerator_GetNextTokens", "out");
     need(count, "OgxGenerator_GetNextTokens", "count");
     Locked l(g);
-    g.next_tokens.clear();
-    if (l.gen.token_count() > 0) g.next_tokens.push_back(l.gen.last_token());
+    g.next_tokens = l.gen.next_tokens();
     *out = g.next_tokens.data();
     *count = g.next_tokens.size();
   });
@@ -172,15 +155,16 @@ OgxResult* OgxGenerator_GetNextTokens(const OgxGenerator* generator, const int32
 size_t OgxGenerator_GetSequenceCount(const OgxGenerator* generator, size_t index) {
   if (!is_live(generator, Kind::generator, "OgxGenerator_GetSequenceCount")) return 0;
   Locked l(*generator);
-  return index == 0 ? l.gen.sequence().size() : 0;
+  return index < l.gen.sequence_count() ? l.gen.sequence(index).size() : 0;
 }
 
 const int32_t* OgxGenerator_GetSequenceData(const OgxGenerator* generator, size_t index) {
   if (!is_live(generator, Kind::generator, "OgxGenerator_GetSequenceData")) return nullptr;
   Locked l(*generator);
   static const int32_t empty = 0;  // a valid pointer for a valid index, even with no tokens
-  if (index != 0) return nullptr;
-  return l.gen.sequence().empty() ? &empty : l.gen.sequence().data();
+  if (index >= l.gen.sequence_count()) return nullptr;
+  const std::vector<int32_t>& s = l.gen.sequence(index);
+  return s.empty() ? &empty : s.data();
 }
 
 OgxResult* OgxGenerator_TokenCount(const OgxGenerator* generator, size_t* out) {
@@ -199,10 +183,11 @@ OgxResult* OgxGenerator_GetLogits(OgxGenerator* generator, OgxTensor** out) {
     auto& g = live(generator, "OgxGenerator_GetLogits", "generator");
     Locked l(g);
     if (l.gen.token_count() == 0) fail(OgxErrorCode_InvalidArgument, "OgxGenerator_GetLogits: no logits yet: append tokens first");
-    refresh_logits(g, l.gen);
     std::vector<float> logits;
-    run_model(g, [&] { logits = l.gen.logits(); });  // may run the model (a KV cache another generator used)
-    OgxTensor t = make_tensor(OgxElementType_float32, {1, 1, (int64_t)logits.size()}, "OgxGenerator_GetLogits");
+    // May run the model: the tokens GenerateNextToken picked, or a KV cache another generator used.
+    run_model(g, [&] { logits = l.gen.logits(); });
+    const int64_t rows = l.gen.rows();
+    OgxTensor t = make_tensor(OgxElementType_float32, {rows, 1, (int64_t)logits.size() / rows}, "OgxGenerator_GetLogits");
     t.owned.resize(t.byte_size());
     std::memcpy(t.owned.data(), logits.data(), t.owned.size());
     t.data = t.owned.data();
@@ -218,15 +203,14 @@ OgxResult* OgxGenerator_SetLogits(OgxGenerator* generator, const OgxTensor* logi
       fail(OgxErrorCode_InvalidArgument, "OgxGenerator_SetLogits: logits must be a float32 tensor");
     Locked l(g);
     if (l.gen.token_count() == 0) fail(OgxErrorCode_InvalidArgument, "OgxGenerator_SetLogits: append tokens first");
-    refresh_logits(g, l.gen);
-    size_t vocab = 0;
-    run_model(g, [&] { vocab = l.gen.logits().size(); });
-    if (t.element_count() != vocab)
-      fail(OgxErrorCode_InvalidArgument, "OgxGenerator_SetLogits: expected " + std::to_string(vocab) +
-                                             " values (batch 1 x vocabulary), got " + std::to_string(t.element_count()));
+    size_t n = 0;
+    run_model(g, [&] { n = l.gen.logits().size(); });
+    if (t.element_count() != n)
+      fail(OgxErrorCode_InvalidArgument, "OgxGenerator_SetLogits: expected " + std::to_string(n) + " values (" +
+                                             std::to_string(l.gen.rows()) + " rows x vocabulary), got " +
+                                             std::to_string(t.element_count()));
     const float* p = static_cast<const float*>(t.data);
-    run_model(g, [&] { l.gen.set_logits(std::vector<float>(p, p + vocab)); });
-    g.logits_stale = false;
+    run_model(g, [&] { l.gen.set_logits(std::vector<float>(p, p + n)); });
   });
 }
 
@@ -235,7 +219,6 @@ OgxResult* OgxGenerator_RewindTo(OgxGenerator* generator, size_t new_length) {
     auto& g = live(generator, "OgxGenerator_RewindTo", "generator");
     Locked l(g);
     run_model(g, [&] { l.gen.rewind_to(new_length); });  // drops a queued decode step
-    g.logits_stale = true;
   });
 }
 

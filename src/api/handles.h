@@ -54,9 +54,6 @@ struct OgxGenerator {
   std::shared_ptr<SharedModel> shared;
   std::unique_ptr<ogx::genai::Generator> gen;
   mutable std::vector<int32_t> next_tokens;  // storage behind GetNextTokens
-  // True when the last token has not been through the model yet (after GenerateNextToken or RewindTo), so the
-  // generator's logits belong to an earlier position.
-  bool logits_stale = false;
 };
 
 struct OgxTensor {

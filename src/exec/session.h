@@ -44,6 +44,10 @@ class Session {
   // True when the session keeps the decoder's KV cache in its own (device) memory: the caller binds no past/present
   // tensors, and each run's past length is total_sequence_length - sequence_length, so rewinding is implicit.
   virtual bool owns_kv_cache() const { return false; }
+  // A session-owned KV cache's rows (the batch dimension) after the last run: row i becomes a copy of row
+  // source_rows[i]; source_rows.size() is the new row count (beam search reorders its beams each step and expands a
+  // prompt's row to its beams). Done on the device, no host round trip. False: unsupported.
+  virtual bool reorder_kv_rows(const std::vector<int32_t>& source_rows) { return false; }
   // Providers that can: later runs also pick the next token from the last position of
   // SessionOptions::last_position_output on the device (read it with sampled_token()), and a run whose outputs do
   // not ask for that output leaves it on the device (read_last_output fetches it on demand). False: unsupported.

@@ -1,5 +1,6 @@
 #include "genai/generator.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "common/half.h"
@@ -51,19 +52,35 @@ Tensor int_tensor(DType dt, Shape shape, const std::vector<int64_t>& values) {
   }
   return t;
 }
+
+const SearchConfig& checked(const SearchConfig& s) {
+  OGX_CHECK(s.batch_size >= 1 && s.batch_size <= Generator::kMaxBatchSize, "batch_size (", s.batch_size,
+            ") must be in [1, ", Generator::kMaxBatchSize, "]");
+  OGX_CHECK(s.num_beams >= 1 && s.num_beams <= Generator::kMaxBeams, "num_beams (", s.num_beams, ") must be in [1, ",
+            Generator::kMaxBeams, "]");
+  OGX_CHECK(s.num_return_sequences >= 1 && s.num_return_sequences <= s.num_beams, "num_return_sequences (",
+            s.num_return_sequences, ") must be in [1, num_beams (", s.num_beams, ")]");
+  OGX_CHECK(s.num_beams == 1 || !s.do_sample, "beam search (num_beams ", s.num_beams,
+            ") does not sample: set do_sample to false");
+  return s;
+}
 }  // namespace
 
 Generator::Generator(std::shared_ptr<const Model> model, const GeneratorParams& params)
     : model_(std::move(model)),
-      search_(params.search),
+      search_(checked(params.search)),
       max_length_(resolve_max_length(*model_, params.search)),
-      kv_(*model_, 1, max_length_, params.search.past_present_share_buffer),
-      sampler_(params.search, model_->config().model.eos_token_ids) {
-  OGX_CHECK(search_.batch_size == 1, "batch_size ", search_.batch_size, " is not supported yet (only 1)");
-  OGX_CHECK(search_.num_beams == 1, "beam search (num_beams=", search_.num_beams, ") is not supported yet");
+      batch_(search_.batch_size),
+      beams_(search_.num_beams),
+      vocab_(model_->io().vocab_size),
+      kv_(*model_, search_.batch_size, max_length_, params.search.past_present_share_buffer),
+      sampler_(params.search, model_->config().model.eos_token_ids),
+      seqs_(rows()),
+      eos_seen_(rows(), false) {
+  if (beams_ > 1) beam_ = std::make_unique<BeamSearch>(search_, model_->config().model.eos_token_ids, pad_token());
   // Logit processing that needs the sequence stays on the host; EOS suppression before min_length is handled per
-  // step (such steps read the logits back).
-  if (search_.repetition_penalty == 1.0 && search_.no_repeat_ngram_size <= 0) {
+  // step (such steps read the logits back). One row only.
+  if (rows() == 1 && search_.repetition_penalty == 1.0 && search_.no_repeat_ngram_size <= 0) {
     DeviceSampling ds;
     ds.greedy = !search_.do_sample;
     ds.top_k = search_.top_k;
@@ -83,6 +100,12 @@ Generator::~Generator() {
   if (model_->kv_holder() == this) model_->set_kv_holder(nullptr);
 }
 
+int32_t Generator::pad_token() const {
+  const ModelConfig& m = model_->config().model;
+  if (m.pad_token_id >= 0) return m.pad_token_id;
+  return m.eos_token_ids.empty() ? 0 : m.eos_token_ids[0];
+}
+
 void Generator::drop_queued() const {
   if (queued_ == 0) return;
   queued_ = 0;
@@ -98,20 +121,155 @@ void Generator::take_kv_cache() const {
   model_->set_kv_holder(this);
   int64_t n = kv_.length();
   if (n == 0) return;
-  // The cache holds another sequence: run this one's cached positions again (one prompt pass). The logits state is
-  // kept: the last position's logits are the ones this generator had.
-  std::vector<int32_t> prefix(sequence_.begin(), sequence_.begin() + n);
+  // The cache holds another sequence: run this one's cached positions again. The logits state is kept: the last
+  // position's logits are the ones this generator had.
   std::vector<float> saved = logits_;
   bool on_device = logits_on_device_;
-  kv_.rewind(0);
-  const_cast<Generator*>(this)->run(prefix, false);  // logits() is const to callers; the state is restored below
+  const_cast<Generator*>(this)->replay(n);  // logits() is const to callers; the state is restored below
   logits_ = std::move(saved);
   logits_on_device_ = on_device;
 }
 
-const std::vector<float>& Generator::logits() const {
+void Generator::replay(int64_t n) {
+  kv_.rewind(0);
+  const int R = kv_.rows();
+  // The padded prompt as one pass; the generated positions one step each (a padded row's new keys follow its real
+  // ones, as in the steps that made them). One row without padding: everything as one pass.
+  int64_t first = prompt_pads_.empty() ? n : std::min<int64_t>(n, prompt_length_);
+  auto column_block = [&](int64_t from, int64_t to) {
+    std::vector<int32_t> ids;
+    for (int r = 0; r < R; r++) ids.insert(ids.end(), seqs_[r].begin() + from, seqs_[r].begin() + to);
+    return ids;
+  };
+  run(column_block(0, first), R, first, false);
+  for (int64_t t = first; t < n; t++) run(column_block(t, t + 1), R, 1, false);
+}
+
+int64_t Generator::pads_of(int row, int n_rows) const {
+  if (prompt_pads_.empty()) return 0;
+  return prompt_pads_[n_rows == batch_ ? row : row / beams_];
+}
+
+std::vector<NamedTensor> Generator::step_inputs(const std::vector<int32_t>& ids, int n_rows, int64_t S,
+                                                int64_t past) const {
+  const DecoderConfig& d = model_->config().model.decoder;
+  const DecoderIO& io = model_->io();
+  const int64_t total = past + S, P = prompt_length_;
+  std::vector<NamedTensor> in;
+  in.emplace_back(d.input_ids, int_tensor(io.input_ids_dtype, {n_rows, S}, std::vector<int64_t>(ids.begin(), ids.end())));
+  if (io.has_attention_mask) {  // 0 over a row's prompt padding
+    std::vector<int64_t> mask((size_t)(n_rows * total), 1);
+    for (int r = 0; r < n_rows; r++)
+      for (int64_t t = P - pads_of(r, n_rows); t < std::min(P, total); t++) mask[r * total + t] = 0;
+    in.emplace_back(d.attention_mask, int_tensor(io.mask_dtype, {n_rows, total}, mask));
+  }
+  if (io.has_position_ids) {  // a row's positions continue from its real prompt length; padding is at 0
+    std::vector<int64_t> pos((size_t)(n_rows * S));
+    for (int r = 0; r < n_rows; r++) {
+      const int64_t pads = pads_of(r, n_rows);
+      for (int64_t s = 0; s < S; s++) {
+        int64_t t = past + s;
+        pos[r * S + s] = t < P ? (t < P - pads ? t : 0) : t - pads;
+      }
+    }
+    in.emplace_back(d.position_ids, int_tensor(io.position_dtype, {n_rows, S}, pos));
+  }
+  return in;
+}
+
+bool Generator::queue_step() {
+  // The step of the token the next sampling returns: one position after the pending token's step.
+  int64_t past = kv_.length() + (queued_ > 0 ? 1 : 0), total = past + 1;
+  if (!device_sampling_ || search_.do_sample || total > max_length_ || !model_->session().owns_kv_cache())
+    return false;
+  std::vector<int32_t> placeholder{0};  // replaced on the device by the sampled token
+  return model_->session().queue_next(step_inputs(placeholder, 1, 1, past), model_->config().model.decoder.input_ids);
+}
+
+void Generator::run(const std::vector<int32_t>& ids, int n_rows, int64_t S, bool want_logits) {
+  const DecoderConfig& d = model_->config().model.decoder;
+  const DecoderIO& io = model_->io();
+  int64_t past = kv_.length(), total = past + S;
+  OGX_CHECK(total <= max_length_, "sequence of ", total, " tokens exceeds max_length ", max_length_);
+  OGX_CHECK(kv_.rows() == n_rows, "internal: a run of ", n_rows, " rows on a KV cache of ", kv_.rows());
+  // A padded prompt's rows end at different positions: the session returns every position's logits.
+  bool padded = false;
+  if (want_logits && S > 1 && total == prompt_length_)
+    for (int r = 0; r < n_rows; r++) padded = padded || pads_of(r, n_rows) > 0;
+  std::vector<NamedTensor> in = step_inputs(ids, n_rows, S, past), out;
+  if (want_logits) {
+    Tensor bound;
+    if (padded) {
+      OGX_CHECK(vocab_ > 0, "genai_config.json has no model.vocab_size (needed for prompts of different lengths)");
+      bound = Tensor(io.logits_dtype, {n_rows, S, vocab_});
+    }
+    out.emplace_back(d.logits, bound);
+  }
+  kv_.bind(total, in, out);
+  model_->session().run(in, out);
+  kv_.commit(out, total);
+  logits_on_device_ = !want_logits;
+  if (!want_logits) return;
+  const Tensor& lg = out[0].second;
+  if (padded && lg.rank() == 3 && lg.dim(1) == 1 && S > 1) return rerun_last_real(ids, n_rows, S);
+  // A session asked for the last position only (SessionOptions::last_position_output) may return [rows, 1, vocab].
+  OGX_CHECK(lg.rank() == 3 && lg.dim(0) == n_rows && (lg.dim(1) == S || (lg.dim(1) == 1 && !padded)),
+            "logits output has shape ", shape_str(lg.shape()), ", expected [", n_rows, ",", S, ",vocab]");
+  const int64_t V = lg.dim(2), L = lg.dim(1);
+  logits_.resize((size_t)(n_rows * V));
+  for (int r = 0; r < n_rows; r++) {
+    int64_t at = L - 1 - (padded ? pads_of(r, n_rows) : 0);  // the row's last real position
+    lg.read_f32((r * L + at) * V, V, logits_.data() + r * V);
+  }
+}
+
+void Generator::rerun_last_real(const std::vector<int32_t>& ids, int n_rows, int64_t S) {
+  // The session filled the padded prompt's KV cache but returned the last position only: one more step runs each
+  // row's last real token at its own position (a mask of its real length, so it rewrites those keys and values)
+  // for the logits there.
+  const DecoderConfig& d = model_->config().model.decoder;
+  const DecoderIO& io = model_->io();
+  const int64_t total = kv_.length();
+  std::vector<int64_t> tok(n_rows), mask((size_t)(n_rows * total), 0), pos(n_rows);
+  for (int r = 0; r < n_rows; r++) {
+    const int64_t real = S - pads_of(r, n_rows);
+    tok[r] = ids[r * S + real - 1];
+    pos[r] = real - 1;
+    std::fill_n(mask.begin() + r * total, real, 1);
+  }
+  std::vector<NamedTensor> in, out;
+  in.emplace_back(d.input_ids, int_tensor(io.input_ids_dtype, {n_rows, 1}, tok));
+  if (io.has_attention_mask) in.emplace_back(d.attention_mask, int_tensor(io.mask_dtype, {n_rows, total}, mask));
+  if (io.has_position_ids) in.emplace_back(d.position_ids, int_tensor(io.position_dtype, {n_rows, 1}, pos));
+  out.emplace_back(d.logits, Tensor());
+  kv_.bind(total, in, out);
+  model_->session().run(in, out);
+  kv_.commit(out, total);
+  const Tensor& lg = out[0].second;
+  OGX_CHECK(lg.rank() == 3 && lg.dim(0) == n_rows && lg.dim(1) == 1, "logits output has shape ",
+            shape_str(lg.shape()), ", expected [", n_rows, ",1,vocab]");
+  const int64_t V = lg.dim(2);
+  logits_.resize((size_t)(n_rows * V));
+  lg.read_f32(0, n_rows * V, logits_.data());
+}
+
+void Generator::run_pending(bool want_logits) {
+  if (pending_.empty()) return;
+  run(pending_, rows(), 1, want_logits);
+  pending_.clear();
+}
+
+void Generator::recompute_last() {
+  // After a rewind: the last token's forward pass again (one row: rewinding is refused otherwise).
+  kv_.rewind((int64_t)token_count() - 1);
+  run({seqs_[0].back()}, 1, 1);
+}
+
+const std::vector<float>& Generator::logits() {
   take_kv_cache();
   drop_queued();
+  if (!pending_.empty()) run_pending(true);
+  else if (logits_.empty() && !logits_on_device_ && token_count() > 0) recompute_last();
   if (logits_on_device_) {
     Tensor t;
     OGX_CHECK(model_->session().read_last_output(&t), "the provider cannot return the logits of the last step");
@@ -124,70 +282,122 @@ const std::vector<float>& Generator::logits() const {
 
 void Generator::append_tokens(const std::vector<int32_t>& ids) {
   OGX_CHECK(!ids.empty(), "append_tokens: no tokens given (empty prompt)");
+  if (batch_ == 1) return append_token_sequences({ids});
+  OGX_CHECK(ids.size() % batch_ == 0, "append_tokens: ", ids.size(), " token ids are not batch_size (", batch_,
+            ") rows of equal length");
+  const size_t n = ids.size() / batch_;
+  std::vector<std::vector<int32_t>> prompts;
+  for (int b = 0; b < batch_; b++) prompts.emplace_back(ids.begin() + b * n, ids.begin() + (b + 1) * n);
+  append_token_sequences(prompts);
+}
+
+void Generator::append_token_sequences(const std::vector<std::vector<int32_t>>& prompts) {
+  OGX_CHECK(prompts.size() == (size_t)batch_, "append_tokens: expected ", batch_, batch_ == 1 ? " sequence" : " sequences",
+            " (batch_size), got ", prompts.size());
+  const int vocab = model_->io().vocab_size;
+  size_t longest = 0;
+  for (size_t b = 0; b < prompts.size(); b++) {
+    OGX_CHECK(!prompts[b].empty(), "append_tokens: sequence ", b, " has no tokens (empty prompt)");
+    for (int32_t id : prompts[b])
+      OGX_CHECK(id >= 0 && (vocab <= 0 || id < vocab), "token id ", id, " is out of range [0, ", vocab, ")");
+    longest = std::max(longest, prompts[b].size());
+  }
   take_kv_cache();
   drop_queued();
-  int vocab = model_->io().vocab_size;
-  for (int32_t id : ids)
-    OGX_CHECK(id >= 0 && (vocab <= 0 || id < vocab), "token id ", id, " is out of range [0, ", vocab, ")");
-  OGX_CHECK(sequence_.size() + ids.size() <= (size_t)max_length_, "max_length ", max_length_, " is smaller than the ",
-            sequence_.size() + ids.size(), " tokens of the sequence");
-  std::vector<int32_t> run_ids = pending_;
-  run_ids.insert(run_ids.end(), ids.begin(), ids.end());
-  run(run_ids);
-  sequence_.insert(sequence_.end(), ids.begin(), ids.end());
-  pending_.clear();
-}
-
-std::vector<NamedTensor> Generator::step_inputs(const std::vector<int32_t>& ids, int64_t past) const {
-  const DecoderConfig& d = model_->config().model.decoder;
-  const DecoderIO& io = model_->io();
-  int64_t S = (int64_t)ids.size(), total = past + S;
-  std::vector<NamedTensor> in;
-  in.emplace_back(d.input_ids, int_tensor(io.input_ids_dtype, {1, S}, std::vector<int64_t>(ids.begin(), ids.end())));
-  if (io.has_attention_mask) in.emplace_back(d.attention_mask, int_tensor(io.mask_dtype, {1, total}, std::vector<int64_t>(total, 1)));
-  if (io.has_position_ids) {
-    std::vector<int64_t> pos(S);
-    for (int64_t i = 0; i < S; i++) pos[i] = past + i;
-    in.emplace_back(d.position_ids, int_tensor(io.position_dtype, {1, S}, pos));
+  OGX_CHECK(token_count() + longest <= (size_t)max_length_, "max_length ", max_length_, " is smaller than the ",
+            token_count() + longest, " tokens of the sequence");
+  std::fill(eos_seen_.begin(), eos_seen_.end(), false);
+  final_step_ = -1;
+  if (rows() == 1) {  // one sequence: appended to what it holds (a later chat turn)
+    std::vector<int32_t> run_ids = pending_;
+    run_ids.insert(run_ids.end(), prompts[0].begin(), prompts[0].end());
+    run(run_ids, 1, (int64_t)run_ids.size());
+    seqs_[0].insert(seqs_[0].end(), prompts[0].begin(), prompts[0].end());
+    pending_.clear();
+    return;
   }
-  return in;
+  OGX_CHECK(token_count() == 0, "append_tokens: with batch_size > 1 or beam search, prompts are appended once (",
+            "rewind_to(0) starts over)");
+  // Right padding with pad_token_id; with batch_size > 1 a prompt's trailing pad ids are padding too.
+  const int32_t pad = model_->config().model.pad_token_id;
+  std::vector<int32_t> ids;
+  std::vector<int64_t> pads(batch_, 0);
+  for (int b = 0; b < batch_; b++) {
+    std::vector<int32_t> p = prompts[b];
+    if (p.size() < longest)
+      OGX_CHECK(pad >= 0, "genai_config.json has no model.pad_token_id: needed to pad prompts of different lengths");
+    p.resize(longest, pad);
+    if (batch_ > 1 && pad >= 0)
+      while (pads[b] < (int64_t)longest && p[longest - 1 - pads[b]] == pad) pads[b]++;
+    OGX_CHECK(pads[b] < (int64_t)longest, "append_tokens: sequence ", b, " holds only pad tokens (", pad, ")");
+    ids.insert(ids.end(), p.begin(), p.end());
+  }
+  prompt_length_ = (int64_t)longest;
+  bool any = std::any_of(pads.begin(), pads.end(), [](int64_t p) { return p > 0; });
+  prompt_pads_ = any ? pads : std::vector<int64_t>();
+  run(ids, batch_, prompt_length_);
+  for (int r = 0; r < rows(); r++) {
+    int b = r / beams_;
+    seqs_[r].assign(ids.begin() + b * longest, ids.begin() + (b + 1) * longest);
+  }
+  if (beams_ > 1) {  // each prompt's row becomes its beams: KV cache rows and logits
+    std::vector<int32_t> src(rows());
+    for (int r = 0; r < rows(); r++) src[r] = r / beams_;
+    kv_.reorder_rows(src);
+    const size_t V = logits_.size() / batch_;
+    std::vector<float> expanded(rows() * V);
+    for (int r = 0; r < rows(); r++) std::copy_n(logits_.begin() + src[r] * V, V, expanded.begin() + r * V);
+    logits_ = std::move(expanded);
+  }
 }
 
-bool Generator::queue_step() {
-  // The step of the token the next sampling returns: one position after the pending token's step.
-  int64_t past = kv_.length() + (queued_ > 0 ? 1 : 0), total = past + 1;
-  if (!device_sampling_ || search_.do_sample || total > max_length_ || !model_->session().owns_kv_cache())
-    return false;
-  std::vector<int32_t> placeholder{0};  // replaced on the device by the sampled token
-  return model_->session().queue_next(step_inputs(placeholder, past), model_->config().model.decoder.input_ids);
+void Generator::append_row_tokens(const std::vector<int32_t>& tokens) {
+  for (int r = 0; r < rows(); r++) {
+    seqs_[r].push_back(tokens[r]);
+    if (sampler_.is_eos(tokens[r])) eos_seen_[r] = true;
+  }
+  pending_ = tokens;
+  final_step_ = -1;
 }
 
-void Generator::run(const std::vector<int32_t>& ids, bool want_logits) {
-  const DecoderConfig& d = model_->config().model.decoder;
-  int64_t past = kv_.length(), S = (int64_t)ids.size(), total = past + S;
-  OGX_CHECK(total <= max_length_, "sequence of ", total, " tokens exceeds max_length ", max_length_);
-  std::vector<NamedTensor> in = step_inputs(ids, past), out;
-  if (want_logits) out.emplace_back(d.logits, Tensor());
-  kv_.bind(total, in, out);
-  model_->session().run(in, out);
-  kv_.commit(out, total);
-  logits_on_device_ = !want_logits;
-  if (!want_logits) return;
-  const Tensor& lg = out[0].second;
-  // A session asked for the last position only (SessionOptions::last_position_output) may return [1, 1, vocab].
-  OGX_CHECK(lg.rank() == 3 && (lg.dim(1) == S || lg.dim(1) == 1), "logits output has shape ", shape_str(lg.shape()),
-            ", expected [1,", S, ",vocab]");
-  int64_t V = lg.dim(2);
-  logits_.resize(V);
-  lg.read_f32((lg.dim(1) - 1) * V, V, logits_.data());
+void Generator::pick_host() {
+  const int R = rows();
+  const size_t V = logits_.size() / R;
+  OGX_CHECK(V > 0 && logits_.size() == R * V, "no logits to choose the next tokens from");
+  if (beam_) {
+    std::vector<float> l = logits_;
+    for (int r = 0; r < R; r++) sampler_.process_logits(l.data() + r * V, (int64_t)V, seqs_[r]);
+    std::vector<int32_t> tokens, src;
+    beam_->step(l, seqs_, tokens, src);
+    std::vector<std::vector<int32_t>> next(R);
+    for (int r = 0; r < R; r++) next[r] = seqs_[src[r]];
+    seqs_ = std::move(next);
+    kv_.reorder_rows(src);  // each beam continues the cache of the row it extends
+    append_row_tokens(tokens);
+    return;
+  }
+  std::vector<int32_t> tokens(R);
+  std::vector<float> l;
+  for (int r = 0; r < R; r++) {
+    const float* row = logits_.data() + r * V;
+    if (eos_seen_[r]) {
+      tokens[r] = pad_token();  // the row ended: pad tokens until every row has
+    } else if (sampler_.greedy_without_processing(seqs_[r])) {
+      tokens[r] = argmax(row, V);  // no copy: nothing to change in the logits
+    } else {
+      l.assign(row, row + V);
+      tokens[r] = sampler_.next(l.data(), (int64_t)V, seqs_[r]);
+    }
+  }
+  append_row_tokens(tokens);
 }
 
 void Generator::generate_next_token() {
-  OGX_CHECK(!sequence_.empty(), "generate_next_token: append a prompt first");
+  OGX_CHECK(token_count() > 0, "generate_next_token: append a prompt first");
   OGX_CHECK(!is_done(), "generate_next_token: generation is done (EOS or max_length reached)");
   take_kv_cache();
   // On the device when nothing needs the logits on the host (EOS is suppressed until min_length on the host).
-  bool device = device_sampling_ && (int)sequence_.size() >= search_.min_length;
+  bool device = device_sampling_ && (int)token_count() >= search_.min_length;
   if (queued_ > 0 && device) {
     // The pending token's step is queued: queue the next one first (its token comes from the device), then wait.
     bool next = queue_step();
@@ -200,61 +410,93 @@ void Generator::generate_next_token() {
     queued_ = next ? 1 : 0;
     int64_t t = model_->session().sampled_token();
     OGX_CHECK(t >= 0, "the provider did not return a sampled token");
-    sequence_.push_back((int32_t)t);
-    pending_ = {(int32_t)t};
+    append_row_tokens({(int32_t)t});
     return;  // a step queued past EOS or max_length is dropped by the next call (or the destructor)
   }
   drop_queued();
   if (!pending_.empty()) {
-    run(pending_, !device);
-    pending_.clear();
+    run_pending(!device);
   } else if (logits_.empty() && !logits_on_device_) {  // after a rewind: recompute the last position
-    kv_.rewind(sequence_.size() - 1);
-    run({sequence_.back()}, !device);
+    kv_.rewind((int64_t)token_count() - 1);
+    run({seqs_[0].back()}, 1, 1, !device);
   } else {
-    device = false;  // logits set by the caller (set_logits) or from append_tokens: choose on the host
+    device = false;  // logits set by the caller (set_logits) or from append_tokens / logits(): on the host
   }
-  int32_t tok;
   if (device && logits_on_device_) {
     int64_t t = model_->session().sampled_token();
     OGX_CHECK(t >= 0, "the provider did not return a sampled token");
-    tok = (int32_t)t;
-  } else if (sampler_.greedy_without_processing(sequence_)) {
-    tok = argmax(logits_);  // no copy: nothing to change in the logits
+    append_row_tokens({(int32_t)t});
   } else {
-    std::vector<float> l = logits_;
-    tok = sampler_.next(l, sequence_);
+    if (logits_on_device_) logits();  // a device step whose token is chosen on the host after all
+    pick_host();
   }
-  sequence_.push_back(tok);
-  pending_ = {tok};
   if (device && !is_done() && queue_step()) queued_ = 1;
 }
 
 bool Generator::is_done() const {
-  if (sequence_.size() >= (size_t)max_length_) return true;
-  return !pending_.empty() && sampler_.is_eos(sequence_.back());
+  if (token_count() >= (size_t)max_length_) return true;
+  if (token_count() == 0) return false;
+  if (beam_) return beam_->done();
+  return std::all_of(eos_seen_.begin(), eos_seen_.end(), [](bool e) { return e; });
 }
 
-void Generator::set_logits(const std::vector<float>& logits) {
-  take_kv_cache();
-  drop_queued();
-  OGX_CHECK(logits_.empty() || logits.size() == logits_.size(), "set_logits: expected ", logits_.size(),
-            " values, got ", logits.size());
-  if (!pending_.empty()) {  // the pending token's forward pass is replaced by the caller's logits
-    run(pending_);
-    pending_.clear();
+const std::vector<std::vector<Hypothesis>>& Generator::hypotheses() const {
+  if (final_step_ != (int64_t)token_count()) {
+    final_ = beam_->finalize(seqs_);
+    final_step_ = (int64_t)token_count();
   }
-  logits_ = logits;
+  return final_;
+}
+
+size_t Generator::sequence_count() const {
+  return beam_ ? (size_t)batch_ * search_.num_return_sequences : (size_t)batch_;
+}
+
+const std::vector<int32_t>& Generator::sequence(size_t i) const {
+  OGX_CHECK(i < sequence_count(), "sequence index ", i, " is out of range (", sequence_count(), " sequences)");
+  if (!beam_ || token_count() == 0) return seqs_[beam_ ? 0 : i];
+  const size_t n = search_.num_return_sequences;
+  return hypotheses()[i / n][i % n].tokens;
+}
+
+float Generator::sequence_score(size_t i) const {
+  OGX_CHECK(i < sequence_count(), "sequence index ", i, " is out of range (", sequence_count(), " sequences)");
+  if (!beam_ || token_count() == 0) return 0.0f;
+  const size_t n = search_.num_return_sequences;
+  return hypotheses()[i / n][i % n].score;
+}
+
+std::vector<int32_t> Generator::next_tokens() const {
+  std::vector<int32_t> t;
+  for (auto& s : seqs_)
+    if (!s.empty()) t.push_back(s.back());
+  return t;
+}
+
+void Generator::set_logits(const std::vector<float>& values) {
+  OGX_CHECK(token_count() > 0, "set_logits: append tokens first");
+  const std::vector<float>& current = logits();  // runs the picked tokens: the KV cache stays in step
+  OGX_CHECK(values.size() == current.size(), "set_logits: expected ", current.size(), " values (", rows(),
+            " rows x vocabulary), got ", values.size());
+  logits_ = values;
 }
 
 void Generator::rewind_to(size_t length) {
-  OGX_CHECK(length <= sequence_.size(), "rewind_to(", length, "): the sequence has ", sequence_.size(), " tokens");
+  OGX_CHECK(length <= token_count(), "rewind_to(", length, "): the sequence has ", token_count(), " tokens");
+  if (length == token_count()) return;
+  OGX_CHECK(beams_ == 1, "rewind_to is not supported with beam search");
+  OGX_CHECK(batch_ == 1 || length == 0, "rewind_to(", length, "): with batch_size > 1 only rewind_to(0) is supported");
   drop_queued();
-  sequence_.resize(length);
+  for (auto& s : seqs_) s.resize(length);
   pending_.clear();
   logits_.clear();
   logits_on_device_ = false;
+  std::fill(eos_seen_.begin(), eos_seen_.end(), false);
   kv_.rewind(std::min<int64_t>(kv_.length(), (int64_t)length));
+  if (length == 0) {
+    prompt_length_ = 0;
+    prompt_pads_.clear();
+  }
 }
 
 }  // namespace ogx::genai

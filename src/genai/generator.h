@@ -1,7 +1,15 @@
-// Generator: runs the decoder over a growing sequence, as onnxruntime_genai's Generator does.
+// Generator: runs the decoder over growing sequences, as onnxruntime_genai's Generator does.
 // append_tokens runs the model on new tokens; generate_next_token picks a token from the current logits and
-// feeds it back on the next call. Batch size 1.
-// With greedy picking on the device, a provider that can (Session::queue_next) runs one step ahead: each
+// feeds it back on the next call.
+// Rows: batch_size prompts x num_beams. Prompts of different lengths are padded on the right with pad_token_id to
+// the longest (ONNX Runtime GenAI's AppendTokenSequences; with batch_size > 1 trailing pad ids of a prompt are
+// padding too): a row's attention mask is 0 over its padding, its positions continue from its real length, and
+// the attention kernels place its new keys right after its real ones (seqlens_k), so each row computes what its
+// prompt alone would. Every row's sequence has the same length (padded prompt + generated); a row that reached EOS
+// continues with pad tokens until all are done. Beam search (num_beams > 1): beam_search.h.
+// With batch_size > 1 or beams, tokens are appended once (before generation); rewind_to only to 0 with
+// batch_size > 1, not at all with beams (as ONNX Runtime GenAI).
+// With greedy picking on the device (one row), a provider that can (Session::queue_next) runs one step ahead: each
 // generate_next_token queues the step of the token it is about to return before it waits for that token, so the
 // device does not wait for the host between tokens. A queued step past the end (after EOS, at max_length) or
 // before any other call (append_tokens, set_logits, rewind_to, logits) is dropped: tokens are the same either way.
@@ -9,6 +17,7 @@
 #include <memory>
 #include <vector>
 
+#include "genai/beam_search.h"
 #include "genai/kv_cache.h"
 #include "genai/model.h"
 #include "genai/search.h"
@@ -24,48 +33,89 @@ struct GeneratorParams {
 
 class Generator {
  public:
+  static constexpr int kMaxBatchSize = 32;  // as ONNX Runtime GenAI
+  static constexpr int kMaxBeams = 32;
+
   Generator(std::shared_ptr<const Model> model, const GeneratorParams& params);
   ~Generator();
   Generator(const Generator&) = delete;
   Generator& operator=(const Generator&) = delete;
 
+  // batch_size 1: new tokens for the one sequence (a prompt, or a later turn). batch_size B > 1: B x n ids, row by
+  // row (trailing pad ids of a row are padding).
   void append_tokens(const std::vector<int32_t>& ids);
+  // One prompt per batch row (batch_size of them), padded on the right to the longest.
+  void append_token_sequences(const std::vector<std::vector<int32_t>>& prompts);
   void generate_next_token();
+  // Every row ended (EOS; with beams, every prompt has its hypotheses) or the sequences reached max_length.
   bool is_done() const;
-  const std::vector<int32_t>& sequence() const { return sequence_; }
-  int32_t last_token() const { return sequence_.empty() ? -1 : sequence_.back(); }
-  size_t token_count() const { return sequence_.size(); }
-  // Logits of the last position of the latest run, fp32 [vocab] (fetched from the device when a step sampled there).
-  const std::vector<float>& logits() const;
-  // True when next tokens are picked on the provider's device (greedy or top-k/top-p/temperature without
+  int batch_size() const { return batch_; }
+  int num_beams() const { return beams_; }
+  int rows() const { return batch_ * beams_; }  // rows of each model run
+  // Sequences sequence(i) offers: batch_size (greedy), batch_size x num_return_sequences (beam search).
+  size_t sequence_count() const;
+  // Greedy: row i (padded prompt + generated). Beam search: hypothesis i % num_return_sequences of prompt
+  // i / num_return_sequences, best first (running beams count as hypotheses until the search ends).
+  const std::vector<int32_t>& sequence(size_t i = 0) const;
+  float sequence_score(size_t i) const;  // beam search: the score of sequence(i); greedy: 0
+  std::vector<int32_t> next_tokens() const;  // [rows]: the last token of each row's sequence
+  int32_t last_token() const { return seqs_.empty() || seqs_[0].empty() ? -1 : seqs_[0].back(); }
+  size_t token_count() const { return seqs_.empty() ? 0 : seqs_[0].size(); }
+  // Logits the next tokens are picked from, fp32 [rows x vocab]: of the last position after append_tokens; after
+  // generate_next_token the model first runs the tokens it picked (fetched from the device when a step sampled
+  // there).
+  const std::vector<float>& logits();
+  // True when next tokens are picked on the provider's device (one row; greedy or top-k/top-p/temperature without
   // repetition penalty or n-gram bans): only token ids come back each step.
   bool samples_on_device() const { return device_sampling_; }
-  void set_logits(const std::vector<float>& logits);
+  void set_logits(const std::vector<float>& logits);  // [rows x vocab]
   void rewind_to(size_t length);
   int max_length() const { return max_length_; }
 
  private:
-  void run(const std::vector<int32_t>& ids, bool want_logits = true);  // forward pass over new tokens
-  // The inputs of a forward pass over `ids` after `past` positions (no KV bindings).
-  std::vector<NamedTensor> step_inputs(const std::vector<int32_t>& ids, int64_t past) const;
+  // Forward pass over `S` new tokens per row (ids: [n_rows x S]) after kv_.length() positions; n_rows is rows() or,
+  // for the prompt of a beam search, batch_size (expanded to the beams afterwards).
+  void run(const std::vector<int32_t>& ids, int n_rows, int64_t S, bool want_logits = true);
+  // The inputs of such a pass after `past` positions (no KV bindings).
+  std::vector<NamedTensor> step_inputs(const std::vector<int32_t>& ids, int n_rows, int64_t S, int64_t past) const;
+  // After a padded prompt's run whose session returned only the last position's logits: each row's last real token
+  // again, for its logits.
+  void rerun_last_real(const std::vector<int32_t>& ids, int n_rows, int64_t S);
+  int64_t pads_of(int row, int n_rows) const;  // trailing pad tokens of the row's prompt
+  void run_pending(bool want_logits);          // the picked tokens not yet run through the model
+  void recompute_last();                       // after a rewind: the last position's logits again
+  int32_t pad_token() const;                   // pad_token_id (the first EOS id when the config has none)
+  void pick_host();                            // next tokens from logits_ on the host (all rows)
+  void append_row_tokens(const std::vector<int32_t>& tokens);  // one token per row: sequences, pending, EOS
   // Queues the forward pass of the token the next sampling returns (at position kv length + 1); false: not queued.
   bool queue_step();
   void drop_queued() const;  // waits for queued steps and forgets them (their tokens stay pending)
   // Before a forward pass or a read of the device's logits: makes a session-owned KV cache hold this generator's
   // positions (re-running them when another generator of the model used the cache since).
   void take_kv_cache() const;
+  void replay(int64_t n);  // runs the first n positions of every row again into an empty KV cache
+  const std::vector<std::vector<Hypothesis>>& hypotheses() const;  // beam search, finalized view
+
   std::shared_ptr<const Model> model_;
   SearchConfig search_;
   int max_length_;
+  int batch_, beams_;
+  int vocab_;
   mutable KvCache kv_;
   Sampler sampler_;
-  std::vector<int32_t> sequence_;
-  std::vector<int32_t> pending_;  // tokens in the sequence not yet run through the model
-  mutable std::vector<float> logits_;
-  mutable bool logits_on_device_ = false;  // the latest run left its logits on the device
+  std::unique_ptr<BeamSearch> beam_;  // num_beams > 1
+  std::vector<std::vector<int32_t>> seqs_;  // [rows][length]: each row's tokens (padded prompt + generated)
+  std::vector<int64_t> prompt_pads_;        // [batch]: trailing pad tokens of each prompt (empty: none)
+  int64_t prompt_length_ = 0;               // padded prompt length (positions < it may be padding)
+  std::vector<int32_t> pending_;            // [rows] or empty: the last picked token of each row, not yet run
+  std::vector<bool> eos_seen_;              // [rows]: the row picked an EOS (greedy / sampling)
+  mutable std::vector<float> logits_;       // [rows x vocab]
+  mutable bool logits_on_device_ = false;   // the latest run left its logits on the device
   bool device_sampling_ = false;
   DeviceSampling sampling_;  // what it asked the session for (device_sampling_)
-  mutable int queued_ = 0;  // 1: the pending token's forward pass is queued in the session (Session::queue_next)
+  mutable int queued_ = 0;   // 1: the pending token's forward pass is queued in the session (Session::queue_next)
+  mutable std::vector<std::vector<Hypothesis>> final_;  // hypotheses(), cached for final_step_
+  mutable int64_t final_step_ = -1;
 };
 
 }  // namespace ogx::genai

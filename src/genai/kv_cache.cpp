@@ -100,4 +100,56 @@ void KvCache::rewind(int64_t length) {
   length_ = length;
 }
 
+void KvCache::reorder_rows(const std::vector<int32_t>& src) {
+  const int64_t R = batch_, n = (int64_t)src.size();
+  OGX_CHECK(n > 0, "KV cache reorder: no rows");
+  for (int32_t s : src) OGX_CHECK(s >= 0 && s < R, "KV cache reorder: source row ", s, " outside [0, ", R, ")");
+  bool identity = n == R;
+  for (int64_t r = 0; identity && r < n; r++) identity = src[r] == r;
+  if (identity) return;
+  if (session_owned_) {
+    OGX_CHECK(model_.session().reorder_kv_rows(src), "the ", model_.provider(),
+              " provider cannot reorder the rows of its KV cache (needed for beam search)");
+    batch_ = (int)n;
+    return;
+  }
+  const DecoderIO& io = model_.io();
+  const size_t es = dtype_size(io.kv_dtype);
+  for (size_t i = 0; i < k_.size(); i++) {
+    for (Tensor* t : {&k_[i], &v_[i]}) {
+      const int64_t positions = t->dim(2), H = io.head_size, Nkv = io.kv_heads;
+      const size_t head_bytes = (size_t)(length_ * H) * es;  // the positions held, per (row, head)
+      const size_t head_stride = (size_t)(positions * H) * es, row_stride = head_stride * (size_t)Nkv;
+      auto copy_row = [&](char* dst, const char* from) {
+        for (int64_t h = 0; h < Nkv; h++) std::memcpy(dst + h * head_stride, from + h * head_stride, head_bytes);
+      };
+      if (n != R) {  // a new row count: a new tensor
+        Tensor fresh = Tensor::zeros(io.kv_dtype, {n, Nkv, positions, H});
+        for (int64_t r = 0; r < n; r++)
+          copy_row((char*)fresh.raw() + r * row_stride, (const char*)t->raw() + src[r] * row_stride);
+        *t = std::move(fresh);
+        continue;
+      }
+      // In place: save the rows that are read by another row and overwritten themselves.
+      std::vector<char> saved;
+      std::vector<int64_t> slot(R, -1);
+      for (int64_t r = 0; r < n; r++) {
+        int32_t s = src[r];
+        if (s != r && src[s] != s && slot[s] < 0) {
+          slot[s] = (int64_t)(saved.size() / row_stride);
+          saved.resize(saved.size() + row_stride);
+          copy_row(saved.data() + slot[s] * row_stride, (const char*)t->raw() + s * row_stride);
+        }
+      }
+      for (int64_t r = 0; r < n; r++) {
+        int32_t s = src[r];
+        if (s == r) continue;
+        const char* from = slot[s] >= 0 ? saved.data() + slot[s] * row_stride : (const char*)t->raw() + s * row_stride;
+        copy_row((char*)t->raw() + r * row_stride, from);
+      }
+    }
+  }
+  batch_ = (int)n;
+}
+
 }  // namespace ogx::genai

@@ -5,6 +5,8 @@
 //  - separate: past inputs are the previous step's present outputs, [B, Nkv, length, H].
 //  - session-owned: the session keeps the cache in device memory (Session::owns_kv_cache); only the length is
 //    tracked here and nothing is bound.
+// Rows (the batch dimension) are the generator's sequences: batch x beams. Beam search reorders them each step
+// (reorder_rows) and expands a prompt's row to its beams after the prompt.
 #pragma once
 #include <string>
 #include <vector>
@@ -24,8 +26,15 @@ class KvCache {
   void commit(const std::vector<NamedTensor>& outputs, int64_t total);
   // Forgets positions from `length` on.
   void rewind(int64_t length);
+  // Row i becomes a copy of row source_rows[i] (every row index < rows()); source_rows.size() is the new row count
+  // (larger: a prompt's row expanded to its beams). In place where the row count stays: only rows that change are
+  // written, and only rows that are both read and overwritten are saved first. Only the `length()` positions held
+  // are copied. A session-owned cache is reordered by the session (Session::reorder_kv_rows); throws when the
+  // provider cannot.
+  void reorder_rows(const std::vector<int32_t>& source_rows);
 
   int64_t length() const { return length_; }
+  int rows() const { return batch_; }
   int64_t capacity() const { return capacity_; }
   bool shared() const { return shared_; }
   bool session_owned() const { return session_owned_; }
@@ -41,7 +50,7 @@ class KvCache {
   int64_t length_ = 0;
   int64_t capacity_ = 0;
   std::vector<std::string> past_k_, past_v_, present_k_, present_v_;
-  std::vector<Tensor> k_, v_;  // per layer: [B, Nkv, capacity (shared) or length, H]
+  std::vector<Tensor> k_, v_;  // per layer: [rows, Nkv, capacity (shared) or length, H]
 };
 
 }  // namespace ogx::genai

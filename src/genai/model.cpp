@@ -28,7 +28,9 @@ DecoderIO inspect_graph(const Graph& g, const DecoderConfig& d) {
     io.has_position_ids = true;
     io.position_dtype = p->dtype;
   }
-  OGX_CHECK(g.output_info(d.logits), "model has no output '", d.logits, "' (model.decoder.outputs.logits)");
+  const ValueInfo* logits = g.output_info(d.logits);
+  OGX_CHECK(logits, "model has no output '", d.logits, "' (model.decoder.outputs.logits)");
+  if (logits->dtype != DType::undefined) io.logits_dtype = logits->dtype;
   int layers = 0;
   while (g.input_info(layer_name(d.past_key_names, layers))) layers++;
   OGX_CHECK(d.num_hidden_layers == 0 || layers == d.num_hidden_layers, "genai_config.json says ",

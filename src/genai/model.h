@@ -16,6 +16,7 @@ struct DecoderIO {
   bool has_attention_mask = false;
   bool has_position_ids = false;
   DType kv_dtype = DType::f32;
+  DType logits_dtype = DType::f32;
   int num_layers = 0;
   int kv_heads = 0;   // per layer
   int head_size = 0;

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <numeric>
 #include <set>
@@ -55,11 +56,13 @@ __attribute__((target("avx2"))) int32_t argmax_avx2(const float* v, size_t n) {
 }
 }  // namespace
 
-int32_t argmax(const std::vector<float>& v) {
-  if (v.empty()) return 0;
-  if (__builtin_cpu_supports("avx2")) return argmax_avx2(v.data(), v.size());
-  return argmax_scalar(v.data(), v.size());
+int32_t argmax(const float* v, size_t n) {
+  if (n == 0) return 0;
+  if (__builtin_cpu_supports("avx2")) return argmax_avx2(v, n);
+  return argmax_scalar(v, n);
 }
+
+int32_t argmax(const std::vector<float>& v) { return argmax(v.data(), v.size()); }
 
 bool Sampler::greedy_without_processing(const std::vector<int32_t>& seq) const {
   return !s_.do_sample && s_.repetition_penalty == 1.0 && s_.no_repeat_ngram_size <= 0 &&
@@ -74,7 +77,11 @@ Sampler::Sampler(const SearchConfig& search, std::vector<int> eos_ids) : s_(sear
 bool Sampler::is_eos(int32_t id) const { return std::find(eos_.begin(), eos_.end(), id) != eos_.end(); }
 
 void Sampler::process_logits(std::vector<float>& logits, const std::vector<int32_t>& seq) const {
-  const int64_t V = (int64_t)logits.size();
+  process_logits(logits.data(), (int64_t)logits.size(), seq);
+}
+
+void Sampler::process_logits(float* logits, int64_t V, const std::vector<int32_t>& seq) const {
+  const float lowest = std::numeric_limits<float>::lowest();
   if (s_.repetition_penalty != 1.0) {  // Hugging Face rule: divide positive scores, multiply negative ones
     std::set<int32_t> seen(seq.begin(), seq.end());
     float p = (float)s_.repetition_penalty;
@@ -87,18 +94,18 @@ void Sampler::process_logits(std::vector<float>& logits, const std::vector<int32
     for (size_t i = 0; i + n <= seq.size(); i++)
       if (std::equal(prefix.begin(), prefix.end(), seq.begin() + i)) {
         int32_t banned = seq[i + n - 1];
-        if (banned >= 0 && banned < V) logits[banned] = -INFINITY;
+        if (banned >= 0 && banned < V) logits[banned] = lowest;
       }
   }
   if ((int)seq.size() < s_.min_length)
     for (int e : eos_)
-      if (e >= 0 && e < V) logits[e] = -INFINITY;
+      if (e >= 0 && e < V) logits[e] = lowest;
 }
 
-int32_t Sampler::sample(std::vector<float>& logits) {
-  const size_t V = logits.size();
+int32_t Sampler::sample(float* logits, int64_t vocab) {
+  const size_t V = (size_t)vocab;
   float t = (float)s_.temperature;
-  for (auto& x : logits) x /= t;
+  for (size_t i = 0; i < V; i++) logits[i] /= t;
   std::vector<int32_t> idx(V);
   std::iota(idx.begin(), idx.end(), 0);
   size_t k = s_.top_k > 0 ? std::min<size_t>((size_t)s_.top_k, V) : V;
@@ -126,10 +133,14 @@ int32_t Sampler::sample(std::vector<float>& logits) {
 }
 
 int32_t Sampler::next(std::vector<float>& logits, const std::vector<int32_t>& seq) {
-  OGX_CHECK(!logits.empty(), "no logits to choose a token from");
-  process_logits(logits, seq);
-  if (!s_.do_sample) return argmax(logits);
-  return sample(logits);
+  return next(logits.data(), (int64_t)logits.size(), seq);
+}
+
+int32_t Sampler::next(float* logits, int64_t vocab, const std::vector<int32_t>& seq) {
+  OGX_CHECK(vocab > 0, "no logits to choose a token from");
+  process_logits(logits, vocab, seq);
+  if (!s_.do_sample) return argmax(logits, (size_t)vocab);
+  return sample(logits, vocab);
 }
 
 }  // namespace ogx::genai

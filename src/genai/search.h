@@ -16,11 +16,15 @@ class Sampler {
   bool greedy_without_processing(const std::vector<int32_t>& seq) const;
   // logits: [vocab] (modified in place); sequence: all tokens so far (prompt + generated).
   int32_t next(std::vector<float>& logits, const std::vector<int32_t>& sequence);
+  int32_t next(float* logits, int64_t vocab, const std::vector<int32_t>& sequence);
+  // Repetition penalty, no-repeat n-gram bans and EOS suppression before min_length (banned tokens get the lowest
+  // float, as in ONNX Runtime GenAI).
   void process_logits(std::vector<float>& logits, const std::vector<int32_t>& sequence) const;
+  void process_logits(float* logits, int64_t vocab, const std::vector<int32_t>& sequence) const;
   bool is_eos(int32_t id) const;
 
  private:
-  int32_t sample(std::vector<float>& logits);
+  int32_t sample(float* logits, int64_t vocab);
   SearchConfig s_;
   std::vector<int> eos_;
   std::mt19937_64 rng_;
@@ -28,5 +32,6 @@ class Sampler {
 
 // Index of the largest value; the first one on ties (as torch.argmax). AVX2 when present.
 int32_t argmax(const std::vector<float>& v);
+int32_t argmax(const float* v, size_t n);
 
 }  // namespace ogx::genai

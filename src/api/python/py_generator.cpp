@@ -26,6 +26,30 @@ py::array_t<float> get_logits(ogx::Generator& g) {
   return a;
 }
 
+// A 2-D numpy array or a list of token-id sequences (one prompt per batch row), as opposed to one flat sequence.
+bool is_rows(const py::object& tokens) {
+  if (py::isinstance<py::array>(tokens)) return py::reinterpret_borrow<py::array>(tokens).ndim() == 2;
+  if (py::isinstance<py::str>(tokens) || !py::isinstance<py::sequence>(tokens)) return false;
+  py::sequence seq = py::reinterpret_borrow<py::sequence>(tokens);
+  if (py::len(seq) == 0) return false;
+  py::object first = seq[0];
+  return !py::isinstance<py::str>(first) && (py::isinstance<py::sequence>(first) || py::isinstance<py::array>(first));
+}
+
+void append_tokens(ogx::Generator& g, const py::object& tokens) {
+  if (!is_rows(tokens)) {
+    auto ids = token_ids(tokens, "append_tokens");
+    nogil([&] { g.AppendTokens(ids); });
+    return;
+  }
+  auto rows = token_rows(tokens, "append_tokens");
+  nogil([&] {
+    ogx::Sequences seqs;
+    for (auto& r : rows) seqs.Append(r);
+    g.AppendTokenSequences(seqs);
+  });
+}
+
 }  // namespace
 
 void bind_generator(py::module_& m) {
@@ -35,12 +59,9 @@ void bind_generator(py::module_& m) {
            }),
            py::arg("model"), py::arg("params"))
       .def("is_done", [](const ogx::Generator& g) { return nogil([&] { return g.IsDone(); }); })
-      .def("append_tokens",
-           [](ogx::Generator& g, const py::object& tokens) {
-             auto ids = token_ids(tokens, "append_tokens");
-             nogil([&] { g.AppendTokens(ids); });
-           },
-           py::arg("tokens"), "Run the model on new tokens (list of ints or integer numpy array).")
+      .def("append_tokens", &append_tokens, py::arg("tokens"),
+           "Run the model on new tokens: a list of ints or 1-D integer array (batch size 1), or one prompt per batch "
+           "row as a 2-D integer array or a list of lists (padded on the right with the model's pad_token_id).")
       .def("generate_next_token", [](ogx::Generator& g) { nogil([&] { g.GenerateNextToken(); }); })
       .def("get_next_tokens",
            [](const ogx::Generator& g) {
@@ -50,14 +71,16 @@ void bind_generator(py::module_& m) {
              });
              return to_numpy(v);
            },
-           "The last token of each sequence (numpy int32 [batch]).")
+           "The last token of each row (numpy int32 [batch_size x num_beams]).")
       .def("get_sequence",
            [](const ogx::Generator& g, int64_t index) {
              if (index < 0) throw py::index_error("get_sequence: index must be >= 0");
              return to_numpy(nogil([&] { return g.GetSequence(static_cast<size_t>(index)); }));
            },
-           py::arg("index"), "All tokens of a sequence (prompt + generated), numpy int32.")
-      .def("get_logits", &get_logits, "Logits of the last position: numpy float32 [batch, 1, vocab] (a copy).")
+           py::arg("index"),
+           "All tokens of a sequence (padded prompt + generated), numpy int32: batch row `index` (greedy), or with "
+           "beam search hypothesis index % num_return_sequences of prompt index // num_return_sequences, best first.")
+      .def("get_logits", &get_logits, "Logits the next tokens are picked from: numpy float32 [batch_size x num_beams, 1, vocab] (a copy).")
       .def("set_logits", &set_logits, py::arg("logits"), "Replace the logits the next token is picked from.")
       .def("rewind_to",
            [](ogx::Generator& g, int64_t n) {

@@ -83,6 +83,7 @@ class VulkanGraphSession : public Session {
   const Graph& graph() const override { return original_->graph; }
   std::string provider_name() const override { return "vulkan"; }
   bool owns_kv_cache() const override { return !kv_.empty(); }
+  bool reorder_kv_rows(const std::vector<int32_t>& source_rows) override;  // kv_reorder.cpp
   std::vector<std::pair<std::string, double>> stats() const override;
   bool enable_device_sampling(const DeviceSampling& s) override;
   int64_t sampled_token() const override { return last_token_; }
@@ -160,6 +161,7 @@ class VulkanGraphSession : public Session {
   std::vector<char> is_kv_input_;            // per value: a past_key/past_value graph input
   DType kv_dtype_ = DType::undefined;
   int64_t kv_batch_ = 0, kv_capacity_ = 0, kv_head_size_ = 0;
+  int64_t kv_length_ = 0;                    // positions held: the last run's total_sequence_length
   int total_len_value_ = -1;                 // total_sequence_length of the first GQA node
   int last_position_value_ = -1;             // SessionOptions::last_position_output's value id
   int last_position_node_ = -1;              // the node producing it

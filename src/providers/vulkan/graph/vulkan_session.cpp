@@ -327,6 +327,7 @@ VulkanGraphSession::Prepared VulkanGraphSession::prepare(const std::vector<Named
     const Node& n = g.nodes[kv_[0].node];
     if (n.inputs.size() > 5 && n.inputs[5] >= 0 && host[n.inputs[5]]) batch = host[n.inputs[5]]->numel();
     OGX_CHECK(total > 0, "total_sequence_length must be positive, got ", total);
+    kv_length_ = total;
     if (kv_head_size_ > 0 && (batch != kv_batch_ || total > kv_capacity_)) {
       if (fed >= 0) return pr;  // the cache cannot grow under queued steps
       ensure_kv(batch, (total + kKvChunk - 1) / kKvChunk * kKvChunk, kv_head_size_);
