@@ -27,6 +27,8 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 source "$HERE/env.sh"
 SUMMARY=$OUT/summary.txt
 log() { echo "$*" | tee -a "$SUMMARY"; }
+now_ms() { echo $(( $(date +%s%N) / 1000000 )); }
+since() { local ms=$(( $(now_ms) - $1 )); printf '%d.%03d' $((ms / 1000)) $((ms % 1000)); }  # seconds since $1 (ms)
 
 step_gpu() {
   nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noheader 2>&1 | tee -a "$SUMMARY"
@@ -60,16 +62,16 @@ step_folder() {
   local shape=$1 prec=$2 P=${3:-128} bin=${4:-ogx} dir=/dev/shm/folder-$1-$2
   if [ ! -d $dir ]; then  # a folder made by an earlier step is reused (so builds can be compared on it)
     rm -rf /dev/shm/folder-*
-    local t0=$(date +%s.%N)
+    local t0=$(now_ms)
     ./.devrun/ogx build --config .devrun/shapes/$shape.json --random-weights -o $dir -p $prec -e dml \
       > $OUT/folder_build.txt 2>&1 || { log "folder $shape $prec: build failed"; return; }
-    log "folder $shape $prec: built in $(echo "$(date +%s.%N) - $t0" | bc) s, $(du -sh $dir | cut -f1)"
+    log "folder $shape $prec: built in $(since $t0) s, $(du -sh $dir | cut -f1)"
   fi
   for i in 1 2; do
-    local t0=$(date +%s.%N)
+    local t0=$(now_ms)
     timeout 300 ./.devrun/$bin generate $dir --ids 1,2,3,4 --max-new-tokens 8 --min-new-tokens 8 --greedy \
       --provider dml --json > $OUT/folder_generate_$bin.json 2>&1
-    log "folder $shape $prec $bin: generate (load + 4 + 8 tokens) wall $(echo "$(date +%s.%N) - $t0" | bc) s"
+    log "folder $shape $prec $bin: generate (load + 4 + 8 tokens) wall $(since $t0) s"
   done
   local out=$OUT/folder_${bin}_${shape}_${prec}_p$P
   timeout 300 ./.devrun/$bin bench $dir --provider dml --prompt-len $P --gen-len 128 --repeats 3 --json \

@@ -175,6 +175,9 @@ class VulkanGraphSession : public Session {
   DeviceBuffer argmax_scratch_;              // uint32, zero between steps: the spread argmax's chunk results
   int64_t last_token_ = -1;
   uint64_t runs_ = 0, recordings_ = 0;
+  struct LoadMs {  // wall time of the constructor's phases (stats(): load_*_ms)
+    double context = 0, fuse = 0, fold = 0, place = 0, ops = 0;
+  } load_ms_;
   RecorderStats last_stats_;
   // Timing of replayed runs (runs that recorded nothing): host time of run(), time in submit + wait, and with
   // enable_profiling=1 the GPU time per op type from timestamps written after every node.

@@ -50,7 +50,14 @@ VulkanGraphSession::VulkanGraphSession(std::shared_ptr<const Model> model, const
     : model_(std::move(model)), opts_(opts) {
   InstanceOptions inst;
   auto options = context_options(opts, &inst, &profile_, &step_values_in_place_);
+  using Clock = std::chrono::steady_clock;
+  auto lap = [t = Clock::now()](double* ms) mutable {  // load phases, reported by stats()
+    auto now = Clock::now();
+    *ms = std::chrono::duration<double, std::milli>(now - t).count();
+    t = now;
+  };
   ctx_ = Context::create(options, inst);
+  lap(&load_ms_.context);
   graph_capture_ = ctx_->options().enable_graph_capture;  // parsed with the other DirectML keys
   original_ = model_;
   auto work = std::make_shared<Model>(*model_);  // private copy (weights shared) for the rewrites
@@ -58,9 +65,13 @@ VulkanGraphSession::VulkanGraphSession(std::shared_ptr<const Model> model, const
   model_ = work;
   const Graph& g = model_->graph;
   if (!opts.last_position_output.empty()) last_position_value_ = g.find(opts.last_position_output);
+  lap(&load_ms_.fuse);
   fold_constants();
+  lap(&load_ms_.fold);
   place_nodes();
+  lap(&load_ms_.place);
   build_ops();
+  lap(&load_ms_.ops);
   if (profile_) {
     OGX_CHECK(ctx_->info().timestamp_period > 0, "enable_profiling: the device has no compute timestamps");
     query_count_ = (uint32_t)device_nodes_.size() + 2;  // + the end of device sampling
@@ -497,7 +508,15 @@ std::vector<std::pair<std::string, double>> VulkanGraphSession::stats() const {
           {"fused_qkv", (double)fusions_.qkv},
           {"fused_rotary", (double)fusions_.rotary},
           {"fused_gate_up", (double)fusions_.gate_up},
-          {"fused_norm", (double)fusions_.norm}};
+          {"fused_norm", (double)fusions_.norm},
+          {"load_context_ms", load_ms_.context},
+          {"load_fuse_ms", load_ms_.fuse},
+          {"load_fold_ms", load_ms_.fold},
+          {"load_place_ms", load_ms_.place},
+          {"load_ops_ms", load_ms_.ops},
+          {"load_upload_bytes", (double)ctx_->transfers().uploaded_bytes()},
+          {"load_upload_host_copy_ms", ctx_->transfers().host_copy_ms()},
+          {"load_upload_wait_ms", ctx_->transfers().slot_wait_ms()}};
   const std::string* steady_sig = nullptr;  // the most replayed signature: the decode step in a generation
   for (auto& [sig, st] : replay_stats_)
     if (!steady_sig || st.runs > replay_stats_.at(*steady_sig).runs) steady_sig = &sig;
