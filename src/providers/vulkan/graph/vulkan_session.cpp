@@ -2,10 +2,12 @@
 // recording, step values, one submit, readback).
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <set>
 #include <sstream>
 
 #include "common/log.h"
+#include "providers/cpu/cpu_provider.h"
 #include "providers/vulkan/graph/fusion.h"
 #include "providers/vulkan/graph/session_impl.h"
 #include "providers/vulkan/transfer.h"
@@ -21,7 +23,7 @@ bool is_gqa(const Node& n) { return n.domain == "com.microsoft" && n.op_type == 
 
 // The provider options for Context::create, less ogx's session-level keys (validation, profiling, step values).
 std::map<std::string, std::string> context_options(const SessionOptions& opts, InstanceOptions* inst, bool* profile,
-                                                   bool* step_values_in_place) {
+                                                   bool* step_values_in_place, bool* cpu_fallback) {
   std::map<std::string, std::string> m;
   for (auto& kv : opts.provider_options) m[kv.first] = kv.second;
   for (auto& kv : opts.device_filtering) m[kv.first] = kv.second;
@@ -39,6 +41,14 @@ std::map<std::string, std::string> context_options(const SessionOptions& opts, I
     *step_values_in_place = it->second == "1";
     m.erase(it);
   }
+  if (auto it = m.find("enable_cpu_fallback"); it != m.end()) {
+    OGX_CHECK(it->second == "0" || it->second == "1", "provider option enable_cpu_fallback must be 0 or 1, not '",
+              it->second, "'");
+    *cpu_fallback = it->second == "1";
+    m.erase(it);
+  }
+  if (const char* strict = std::getenv("OGX_STRICT_PROVIDER"); strict && std::string(strict) == "1")
+    *cpu_fallback = false;  // tests: a node the device lacks must fail loudly
   m.erase("intra_op_num_threads");
   return m;
 }
@@ -48,7 +58,7 @@ std::map<std::string, std::string> context_options(const SessionOptions& opts, I
 VulkanGraphSession::VulkanGraphSession(std::shared_ptr<const Model> model, const SessionOptions& opts)
     : model_(std::move(model)), opts_(opts) {
   InstanceOptions inst;
-  auto options = context_options(opts, &inst, &profile_, &step_values_in_place_);
+  auto options = context_options(opts, &inst, &profile_, &step_values_in_place_, &cpu_fallback_);
   ctx_ = Context::create(options, inst);
   graph_capture_ = ctx_->options().enable_graph_capture;  // parsed with the other DirectML keys
   original_ = model_;
@@ -167,6 +177,7 @@ void VulkanGraphSession::place_nodes() {
   for (int v : g.input_ids)
     if (!is_kv_input_[v]) host_known_[v] = 1;
   place_.assign(g.nodes.size(), Place::device);
+  stage_output_.assign(nv, 0);
   std::vector<std::string> unsupported;
   std::vector<int> host_nodes;
   for (size_t i = 0; i < g.nodes.size(); i++) {
@@ -177,20 +188,28 @@ void VulkanGraphSession::place_nodes() {
       place_[i] = Place::skip;
       continue;
     }
-    bool host = host_capable(n);
+    bool on_device = device_op_table().count({n.domain, n.op_type}) != 0;
+    bool inputs_on_host = true, small_inputs = true;
     for (int v : n.inputs) {
       if (v < 0) continue;
       const Tensor* c = known_constant(v);
-      host &= host_known_[v] && !(c && c->bytes() > kHostConstantBytes) && !lazy_.count(v);
+      inputs_on_host &= host_known_[v] && !lazy_.count(v);
+      small_inputs &= !(c && c->bytes() > kHostConstantBytes);
     }
-    if (host) {
+    bool fallback = !on_device && cpu_fallback_ && cpu::kernel_registry().find(n.domain, n.op_type);
+    if (inputs_on_host && ((host_capable(n) && small_inputs) || fallback)) {
       place_[i] = Place::host;
       host_nodes.push_back((int)i);
+      if (!on_device && !host_capable(n)) fallback_host_nodes_.push_back((int)i);
       for (int v : n.outputs)
         if (v >= 0) host_known_[v] = 1;
       continue;
     }
-    if (!device_op_table().count({n.domain, n.op_type})) unsupported.push_back(n.describe());
+    if (fallback) {
+      place_fallback((int)i);
+      continue;
+    }
+    if (!on_device) unsupported.push_back(n.describe());
     device_nodes_.push_back((int)i);
     if (std::find(n.outputs.begin(), n.outputs.end(), last_position_value_) != n.outputs.end() &&
         last_position_value_ >= 0)
@@ -200,8 +219,11 @@ void VulkanGraphSession::place_nodes() {
     std::string list;
     for (size_t i = 0; i < unsupported.size() && i < 5; i++) list += (i ? ", " : "") + unsupported[i];
     throw_error("the vulkan provider does not support ", unsupported.size(), " node(s): ", list,
-                unsupported.size() > 5 ? ", ..." : "", " (use --provider cpu)");
+                unsupported.size() > 5 ? ", ..." : "",
+                cpu_fallback_ ? " (nor does the CPU provider, so they cannot fall back to it)"
+                              : " (CPU fallback is off: enable_cpu_fallback=0 or OGX_STRICT_PROVIDER=1; or use --provider cpu)");
   }
+  finish_fallback();
   // Host values needed after the host part: what device nodes read (and host-produced graph outputs).
   std::set<int> needed;
   for (int i : device_nodes_)
@@ -209,6 +231,10 @@ void VulkanGraphSession::place_nodes() {
       if (v >= 0 && host_known_[v] && !is_constant(v)) needed.insert(v);
   for (int v : g.output_ids)
     if (host_known_[v] && !is_constant(v)) needed.insert(v);
+  for (const FallbackStage& st : stages_)
+    for (int i : st.nodes)
+      for (int v : g.nodes[i].inputs)
+        if (v >= 0 && host_known_[v] && !is_constant(v)) needed.insert(v);
   std::set<int> produced;
   for (int i : host_nodes)
     for (int v : g.nodes[i].outputs)
@@ -389,6 +415,7 @@ void VulkanGraphSession::run(const std::vector<NamedTensor>& inputs, std::vector
   write_steps(p, pr.host);
   auto t_submit = std::chrono::steady_clock::now();
   p.rec->run();
+  if (!p.stages.empty()) run_stages(p, pr.host, pr.stage_vals);
   auto t_done = std::chrono::steady_clock::now();
   complete(p, !pr.recorded, t_start, t_done - t_submit);
   // Outputs.
@@ -398,7 +425,7 @@ void VulkanGraphSession::run(const std::vector<NamedTensor>& inputs, std::vector
       t = Tensor();
       continue;
     }
-    if (pr.host[v] && !p.on_device[v]) {
+    if (pr.host[v] && (!p.on_device[v] || stage_output_[v])) {
       t = *pr.host[v];
       continue;
     }
@@ -420,6 +447,11 @@ void VulkanGraphSession::run(const std::vector<NamedTensor>& inputs, std::vector
 void VulkanGraphSession::complete(Plan& p, bool replayed, std::chrono::steady_clock::time_point t_start,
                                   std::chrono::steady_clock::duration wait) {
   last_stats_ = p.rec->stats();
+  for (const Plan::StageIo& io : p.stages) {  // the segments after fallback stages
+    last_stats_.dispatches += io.rec->stats().dispatches;
+    last_stats_.barriers += io.rec->stats().barriers;
+  }
+  last_fallback_bytes_ = p.fallback_bytes;
   if (profile_) collect_profile(profile_stats_[p.signature], p.samples);
   last_plan_ = &p;
   last_token_ = -1;
@@ -495,6 +527,7 @@ std::vector<std::pair<std::string, double>> VulkanGraphSession::stats() const {
           {"fused_rotary", (double)fusions_.rotary},
           {"fused_gate_up", (double)fusions_.gate_up},
           {"fused_norm", (double)fusions_.norm}};
+  fallback_stats(s);
   const std::string* steady_sig = nullptr;  // the most replayed signature: the decode step in a generation
   for (auto& [sig, st] : replay_stats_)
     if (!steady_sig || st.runs > replay_stats_.at(*steady_sig).runs) steady_sig = &sig;
