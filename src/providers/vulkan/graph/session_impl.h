@@ -5,6 +5,7 @@
 #include <deque>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -190,6 +191,7 @@ class VulkanGraphSession : public Session {
   std::vector<std::pair<int, std::pair<int, int>>> step_values_;  // host value read on the device: (value, (node, input))
   std::vector<int> host_read_values_;        // non-constant host values device ops read on the host
   bool cpu_fallback_ = true;                 // enable_cpu_fallback (off: a node the device lacks is an error)
+  std::set<std::string> cpu_ops_;            // cpu_ops: op types placed as if the device lacked them
   std::vector<FallbackStage> stages_;        // in order of their `before`
   std::vector<int> fallback_host_nodes_;     // nodes the device lacks that joined the host part
   std::vector<char> stage_output_;           // per value: made by a fallback stage

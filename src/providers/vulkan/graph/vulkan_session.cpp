@@ -23,7 +23,8 @@ bool is_gqa(const Node& n) { return n.domain == "com.microsoft" && n.op_type == 
 
 // The provider options for Context::create, less ogx's session-level keys (validation, profiling, step values).
 std::map<std::string, std::string> context_options(const SessionOptions& opts, InstanceOptions* inst, bool* profile,
-                                                   bool* step_values_in_place, bool* cpu_fallback) {
+                                                   bool* step_values_in_place, bool* cpu_fallback,
+                                                   std::set<std::string>* cpu_ops) {
   std::map<std::string, std::string> m;
   for (auto& kv : opts.provider_options) m[kv.first] = kv.second;
   for (auto& kv : opts.device_filtering) m[kv.first] = kv.second;
@@ -47,6 +48,12 @@ std::map<std::string, std::string> context_options(const SessionOptions& opts, I
     *cpu_fallback = it->second == "1";
     m.erase(it);
   }
+  if (auto it = m.find("cpu_ops"); it != m.end()) {  // op types to run on the CPU provider (bisecting a kernel)
+    std::stringstream ss(it->second);
+    for (std::string op; std::getline(ss, op, ',');)
+      if (!op.empty()) cpu_ops->insert(op);
+    m.erase(it);
+  }
   if (const char* strict = std::getenv("OGX_STRICT_PROVIDER"); strict && std::string(strict) == "1")
     *cpu_fallback = false;  // tests: a node the device lacks must fail loudly
   m.erase("intra_op_num_threads");
@@ -58,7 +65,8 @@ std::map<std::string, std::string> context_options(const SessionOptions& opts, I
 VulkanGraphSession::VulkanGraphSession(std::shared_ptr<const Model> model, const SessionOptions& opts)
     : model_(std::move(model)), opts_(opts) {
   InstanceOptions inst;
-  auto options = context_options(opts, &inst, &profile_, &step_values_in_place_, &cpu_fallback_);
+  auto options = context_options(opts, &inst, &profile_, &step_values_in_place_, &cpu_fallback_, &cpu_ops_);
+  OGX_CHECK(cpu_ops_.empty() || cpu_fallback_, "provider option cpu_ops needs CPU fallback (enable_cpu_fallback=1)");
   ctx_ = Context::create(options, inst);
   graph_capture_ = ctx_->options().enable_graph_capture;  // parsed with the other DirectML keys
   original_ = model_;
@@ -188,7 +196,7 @@ void VulkanGraphSession::place_nodes() {
       place_[i] = Place::skip;
       continue;
     }
-    bool on_device = device_op_table().count({n.domain, n.op_type}) != 0;
+    bool on_device = device_op_table().count({n.domain, n.op_type}) != 0 && !cpu_ops_.count(n.op_type);
     bool inputs_on_host = true, small_inputs = true;
     for (int v : n.inputs) {
       if (v < 0) continue;
@@ -200,7 +208,7 @@ void VulkanGraphSession::place_nodes() {
     if (inputs_on_host && ((host_capable(n) && small_inputs) || fallback)) {
       place_[i] = Place::host;
       host_nodes.push_back((int)i);
-      if (!on_device && !host_capable(n)) fallback_host_nodes_.push_back((int)i);
+      if (!on_device && !(host_capable(n) && small_inputs)) fallback_host_nodes_.push_back((int)i);
       for (int v : n.outputs)
         if (v >= 0) host_known_[v] = 1;
       continue;
