@@ -75,6 +75,24 @@ for arch_json in "$src"/src/builder/tests/data/arch/*.json; do
     done
   done
 done
+# Per-node CPU fallback at model level: folders with op types forced onto the CPU (provider option cpu_ops), each
+# stage a device -> host -> device round trip inside the step, must still give the CPU's tokens.
+for forced in "gemma2 fp16 dml SimplifiedLayerNormalization,SkipSimplifiedLayerNormalization,FastGelu,Tanh" \
+              "qwen3 fp32 cpu Reshape,SimplifiedLayerNormalization" "phi3 int4 cpu MatMulNBits" "llama int4 dml MatMulNBits"; do
+  read -r arch precision ep ops <<<"$forced"
+  name=$arch-$precision-$ep-cpu_ops
+  dir=$work/$name
+  "$ogx" build --config "$src/src/builder/tests/data/arch/$arch.json" -o "$dir" -p "$precision" -e "$ep" >/dev/null 2>&1
+  line=$("$ogx" check "$dir" --provider dml --provider-option hardware_device_type=$device \
+           --provider-option cpu_ops=$ops --prompt-lengths $lengths --new-tokens $new_tokens 2>"$work/check.err" | tail -1)
+  verdict=${line%%:*}
+  fell_back=$(echo "$line" | sed -n 's/.* \([0-9]*\) node(s) fell back.*/\1/p')
+  if [ "$verdict" = FAILURE ] || [ "${fell_back:-0}" = 0 ]; then
+    echo "$name: $line"; cat "$work/check.err"; status=1; verdict="FAILURE (fallback nodes: ${fell_back:-none})"
+  fi
+  summary+=("$name $verdict (forced fallback of $ops: ${fell_back:-0} nodes)")
+  rm -rf "$dir"
+done
 echo "---- ogx check over ${#summary[@]} folders (prompt lengths $lengths, $new_tokens new tokens, device $device)"
 printf '%s\n' "${summary[@]}"
 exit $status
