@@ -16,8 +16,10 @@ namespace ogx::test {
 namespace {
 
 // Replaces every read of value `name` (and the graph output of that name) by the output of a chain of ops that
-// computes the same value: "sign_abs" (Sign(x) * Abs(x), Mul on the device between two CPU nodes) or "clip" (Clip
-// with no bounds). The chain is inserted right after the producer, keeping the nodes in topological order.
+// computes the same value: "sign_abs" (Sign(x) * Abs(x), Mul on the device between two CPU nodes), "clip" (Clip
+// with no bounds) or "reshape" (Reshape(x, Shape(x)): the device's Reshape refuses a shape it cannot read on the
+// host, so it falls back too). The chain is inserted right after the producer, keeping the nodes in topological
+// order.
 void insert_identity(Model& m, const std::string& name, const std::string& kind) {
   Graph& g = m.graph;
   int x = g.find(name);
@@ -39,6 +41,10 @@ void insert_identity(Model& m, const std::string& name, const std::string& kind)
   };
   if (kind == "clip") {
     node("Clip", {x}, y);
+  } else if (kind == "reshape") {  // Reshape(x, Shape(x)): a view whose target shape is computed from a device value
+    int shape = g.add_value(base + "/shape");
+    node("Shape", {x}, shape);
+    node("Reshape", {x, shape}, y);
   } else {
     int s = g.add_value(base + "/sign"), a = g.add_value(base + "/abs");
     node("Sign", {x}, s);
@@ -164,6 +170,16 @@ TEST_F(CpuFallback, vulkan_node_making_the_logits_gives_the_cpu_tokens_with_host
   EXPECT_EQ(greedy(vk, 20, &on_device), greedy(cpu_, 20));
   EXPECT_FALSE(on_device) << "the logits are made on the host: no device sampling";
   EXPECT_EQ(stat(*vk, "fallback_stages"), 1);
+}
+
+TEST_F(CpuFallback, vulkan_node_the_device_op_refuses_falls_back) {
+  auto m = std::make_shared<Model>(*graph_);
+  insert_identity(*m, "/model/layers.0/attn/GroupQueryAttention/output_0", "reshape");
+  auto vk = vulkan(m);
+  if (skipped_) GTEST_SKIP() << "no Vulkan device";
+  EXPECT_EQ(greedy(vk, 12), greedy(cpu_, 12));
+  EXPECT_EQ(stat(*vk, "fallback_op Shape"), 1);
+  EXPECT_EQ(stat(*vk, "fallback_op Reshape"), 1) << "the device's Reshape needs its shape on the host";
 }
 
 TEST_F(CpuFallback, vulkan_fallback_off_is_a_load_error_naming_the_nodes) {

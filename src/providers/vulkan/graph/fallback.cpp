@@ -89,6 +89,8 @@ void VulkanGraphSession::finish_fallback() {
       << " stage(s) between device segments, costing " << reads << " device->host and " << writes
       << " host->device copies and " << stages_.size() << " extra submit(s) with host waits per step (bytes: "
       << "logged when a step is recorded); enable_cpu_fallback=0 makes this an error";
+  for (size_t i = 0; i < refused_.size() && i < 3; i++) msg << (i ? "; " : "; refused by the device op: ") << refused_[i];
+  if (refused_.size() > 3) msg << "; ...";
   log_warning(msg.str());
 }
 

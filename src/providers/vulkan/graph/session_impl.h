@@ -125,6 +125,7 @@ class VulkanGraphSession : public Session {
   void fold_constants();
   void place_nodes();
   void build_ops();
+  std::unique_ptr<DeviceOp> build_op(int node);  // throws an Error naming the node when the device op refuses it
   void ensure_kv(int64_t batch, int64_t capacity, int64_t head_size);
   struct ReplayStats {                      // per plan signature
     double runs = 0, run_us = 0, wait_us = 0;
@@ -194,6 +195,7 @@ class VulkanGraphSession : public Session {
   std::set<std::string> cpu_ops_;            // cpu_ops: op types placed as if the device lacked them
   std::vector<FallbackStage> stages_;        // in order of their `before`
   std::vector<int> fallback_host_nodes_;     // nodes the device lacks that joined the host part
+  std::vector<std::string> refused_;         // why device ops refused nodes that fell back (their errors)
   std::vector<char> stage_output_;           // per value: made by a fallback stage
   VkDeviceSize last_fallback_bytes_ = 0;     // copied across fallback stage boundaries by the last run
   std::vector<KvSlot> kv_;

@@ -185,6 +185,7 @@ void VulkanGraphSession::place_nodes() {
   for (int v : g.input_ids)
     if (!is_kv_input_[v]) host_known_[v] = 1;
   place_.assign(g.nodes.size(), Place::device);
+  ops_.resize(g.nodes.size());
   stage_output_.assign(nv, 0);
   std::vector<std::string> unsupported;
   std::vector<int> host_nodes;
@@ -204,7 +205,22 @@ void VulkanGraphSession::place_nodes() {
       inputs_on_host &= host_known_[v] && !lazy_.count(v);
       small_inputs &= !(c && c->bytes() > kHostConstantBytes);
     }
-    bool fallback = !on_device && cpu_fallback_ && cpu::kernel_registry().find(n.domain, n.op_type);
+    bool cpu_kernel = cpu::kernel_registry().find(n.domain, n.op_type) != nullptr;
+    if (on_device && cpu_fallback_ && cpu_kernel && !(inputs_on_host && host_capable(n) && small_inputs)) {
+      // A device op may refuse a node it has no variant for (an attribute value, an input layout): then the node
+      // falls back too, as ONNX Runtime places a node no kernel of the GPU provider matches on its CPU provider.
+      try {
+        ops_[i] = build_op((int)i);
+        for (int k = 0; k < (int)n.inputs.size(); k++)  // e.g. a Reshape to a shape computed on the device
+          OGX_CHECK(n.inputs[k] < 0 || !ops_[i]->reads_on_host(k) || host_known_[n.inputs[k]], n.describe(),
+                    ": input ", k, " must be known on the host, but it is computed on the device");
+      } catch (const Error& e) {
+        ops_[i].reset();
+        on_device = false;
+        refused_.push_back(e.what());
+      }
+    }
+    bool fallback = !on_device && cpu_fallback_ && cpu_kernel;
     if (inputs_on_host && ((host_capable(n) && small_inputs) || fallback)) {
       place_[i] = Place::host;
       host_nodes.push_back((int)i);
@@ -258,14 +274,7 @@ void VulkanGraphSession::build_ops() {
   std::set<int> step_seen, host_read_seen;
   for (int i : device_nodes_) {
     const Node& n = g.nodes[i];
-    OpBuildContext b{*ctx_, g, n, [&](int k) { return k < (int)n.inputs.size() ? constant(n.inputs[k]) : nullptr; },
-                     [&](int k) -> const TensorView& { return device_constant(n.inputs[k]); }};
-    try {
-      ops_[i] = device_op_table().at({n.domain, n.op_type})(b);
-    } catch (const Error& e) {
-      std::string msg = e.what();
-      throw Error(msg.find(n.name) == std::string::npos ? n.describe() + ": " + msg : msg);
-    }
+    if (!ops_[i]) ops_[i] = build_op(i);  // (place_nodes built those that could fall back)
     DeviceOp& op = *ops_[i];
     for (int k = 0; k < (int)n.inputs.size(); k++) {
       int v = n.inputs[k];
@@ -280,10 +289,27 @@ void VulkanGraphSession::build_ops() {
         step_values_.push_back({v, {i, k}});
       }
     }
-    for (int v : n.inputs)  // concatenated weights: on the device now, the host copy goes
+    for (int v : n.inputs)  // (uploaded above where the op did not prepare it)
       if (v >= 0 && lazy_.count(v)) materialized_.erase(v);
   }
   ctx_->transfers().flush();
+}
+
+std::unique_ptr<DeviceOp> VulkanGraphSession::build_op(int i) {
+  const Graph& g = model_->graph;
+  const Node& n = g.nodes[i];
+  OpBuildContext b{*ctx_, g, n, [&](int k) { return k < (int)n.inputs.size() ? constant(n.inputs[k]) : nullptr; },
+                   [&](int k) -> const TensorView& { return device_constant(n.inputs[k]); }};
+  std::unique_ptr<DeviceOp> op;
+  try {
+    op = device_op_table().at({n.domain, n.op_type})(b);
+  } catch (const Error& e) {
+    std::string msg = e.what();
+    throw Error(msg.find(n.name) == std::string::npos ? n.describe() + ": " + msg : msg);
+  }
+  for (int v : n.inputs)  // concatenated weights: on the device now, the host copy goes
+    if (v >= 0 && lazy_.count(v)) materialized_.erase(v);
+  return op;
 }
 
 void VulkanGraphSession::ensure_kv(int64_t batch, int64_t capacity, int64_t head_size) {
