@@ -88,7 +88,7 @@ void VulkanGraphSession::finish_fallback() {
   msg << "): " << fallback_host_nodes_.size() << " in the host part, " << staged << " in " << stages_.size()
       << " stage(s) between device segments, costing " << reads << " device->host and " << writes
       << " host->device copies and " << stages_.size() << " extra submit(s) with host waits per step (bytes: "
-      << "logged when a step is recorded); enable_cpu_fallback=0 makes this an error";
+      << "warned at the first recorded step); enable_cpu_fallback=0 makes this an error";
   for (size_t i = 0; i < refused_.size() && i < 3; i++) msg << (i ? "; " : "; refused by the device op: ") << refused_[i];
   if (refused_.size() > 3) msg << "; ...";
   log_warning(msg.str());

@@ -198,6 +198,7 @@ class VulkanGraphSession : public Session {
   std::vector<std::string> refused_;         // why device ops refused nodes that fell back (their errors)
   std::vector<char> stage_output_;           // per value: made by a fallback stage
   VkDeviceSize last_fallback_bytes_ = 0;     // copied across fallback stage boundaries by the last run
+  bool fallback_bytes_told_ = false;         // the first recorded step's fallback bytes were logged as a warning
   std::vector<KvSlot> kv_;
   std::map<int, std::pair<int, int>> kv_value_;  // value id -> (slot, 0 key / 1 value)
   std::vector<char> is_kv_input_;            // per value: a past_key/past_value graph input

@@ -266,10 +266,13 @@ std::unique_ptr<Plan> VulkanGraphSession::build_plan(const std::vector<const Ten
   }
   if (p->step_pool.pool) p->tail().write_timestamp(p->step_pool.pool, 1);
   p->tail().end();
-  if (!p->stages.empty())
-    log_info("vulkan: CPU fallback copies " + std::to_string(p->fallback_bytes) + " bytes across " +
-             std::to_string(p->stages.size()) + " stage boundary(ies) per run of this step (" + std::to_string(total) +
-             " positions)");
+  if (!p->stages.empty()) {  // the cost in bytes, once as a warning (with the load-time one), then per recording
+    std::string msg = "vulkan: CPU fallback copies " + std::to_string(p->fallback_bytes) + " bytes per run of a step "
+                      "of batch " + std::to_string(batch) + " at total length " + std::to_string(total);
+    if (fallback_bytes_told_) log_info(msg);
+    else log_warning(msg);
+    fallback_bytes_told_ = true;
+  }
   return p;
 }
 
