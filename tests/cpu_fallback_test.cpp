@@ -11,6 +11,9 @@
 #include "onnx/loader.h"
 #include "shared_dir.h"
 #include "vulkan_test_config.h"
+#ifdef OGX_HAVE_VULKAN
+#include "providers/vulkan/instance.h"
+#endif
 
 namespace ogx::test {
 namespace {
@@ -97,6 +100,7 @@ class CpuFallback : public ::testing::Test {
  protected:
   void SetUp() override {
     OGX_REQUIRE_SHARED();
+    messages_ = validation_messages();
     dir_ = shared_dir() + "/golden/models/llama/fp32-cpu";
     graph_ = load_model(dir_ + "/model.onnx");
     cpu_ = genai::Model::load(config(false));
@@ -126,6 +130,17 @@ class CpuFallback : public ::testing::Test {
     insert_identity(*m, "/model/layers.1/post_attention_layernorm/output_0", "clip");
     return m;
   }
+  void TearDown() override {
+    EXPECT_EQ(validation_messages(), messages_) << "Vulkan validation messages (logged above)";
+  }
+  static int validation_messages() {
+#ifdef OGX_HAVE_VULKAN
+    return vk::Instance::validation_message_count();
+#else
+    return 0;
+#endif
+  }
+  int messages_ = 0;
   std::string dir_;
   std::shared_ptr<Model> graph_;
   std::shared_ptr<genai::Model> cpu_;
