@@ -84,7 +84,7 @@ for forced in "gemma2 fp16 dml SimplifiedLayerNormalization,SkipSimplifiedLayerN
   dir=$work/$name
   "$ogx" build --config "$src/src/builder/tests/data/arch/$arch.json" -o "$dir" -p "$precision" -e "$ep" >/dev/null 2>&1
   line=$("$ogx" check "$dir" --provider dml --provider-option hardware_device_type=$device \
-           --provider-option cpu_ops=$ops --prompt-lengths $lengths --new-tokens $new_tokens 2>"$work/check.err" | tail -1)
+           --provider-option cpu_ops=$ops --provider-option enable_cpu_fallback=1 --prompt-lengths $lengths --new-tokens $new_tokens 2>"$work/check.err" | tail -1)
   verdict=${line%%:*}
   fell_back=$(echo "$line" | sed -n 's/.* \([0-9]*\) node(s) fell back.*/\1/p')
   if [ "$verdict" = FAILURE ] || [ "${fell_back:-0}" = 0 ]; then

@@ -42,6 +42,9 @@ std::map<std::string, std::string> context_options(const SessionOptions& opts, I
     *step_values_in_place = it->second == "1";
     m.erase(it);
   }
+  // OGX_STRICT_PROVIDER=1 (tests): a node the device lacks fails loudly unless the options ask for fallback.
+  if (const char* strict = std::getenv("OGX_STRICT_PROVIDER"); strict && std::string(strict) == "1")
+    *cpu_fallback = false;
   if (auto it = m.find("enable_cpu_fallback"); it != m.end()) {
     OGX_CHECK(it->second == "0" || it->second == "1", "provider option enable_cpu_fallback must be 0 or 1, not '",
               it->second, "'");
@@ -54,8 +57,6 @@ std::map<std::string, std::string> context_options(const SessionOptions& opts, I
       if (!op.empty()) cpu_ops->insert(op);
     m.erase(it);
   }
-  if (const char* strict = std::getenv("OGX_STRICT_PROVIDER"); strict && std::string(strict) == "1")
-    *cpu_fallback = false;  // tests: a node the device lacks must fail loudly
   m.erase("intra_op_num_threads");
   return m;
 }
