@@ -8,8 +8,11 @@
 # nodes must be listed in ALLOW_FALLBACK below; `--require-no-fallback` (or OGX_CHECK_REQUIRE_NO_FALLBACK=1) allows none.
 #
 # usage: check_architectures.sh OGX_BINARY SOURCE_DIR [--require-no-fallback] [--full] [--device gpu]
+#                                [--shapes DIR]...
 #   CI (lavapipe, 2 cores): prompt lengths 1,7,33 and 16 new tokens. --full: the set for a GPU run, prompt lengths
 #   1,2,7,33,129 (and past the sliding window) and 32 new tokens. --device gpu: a real GPU instead of lavapipe.
+#   --shapes DIR: also every DIR/*.json shape (e.g. ../shared/model-shapes: real model sizes, random weights; the
+#   GPU run: `tests/check_architectures.sh build/tools/ogx/ogx . --full --device gpu --shapes ../shared/model-shapes`).
 set -uo pipefail
 ogx=$1
 src=$2
@@ -18,11 +21,13 @@ require_no_fallback=${OGX_CHECK_REQUIRE_NO_FALLBACK:-0}
 lengths=1,7,33
 new_tokens=16
 device=cpu
+shapes=("$src"/src/builder/tests/data/arch/*.json)
 while [ $# -gt 0 ]; do
   case $1 in
     --require-no-fallback) require_no_fallback=1 ;;
     --full) lengths=1,2,7,33,129; new_tokens=32 ;;
     --device) device=$2; shift ;;
+    --shapes) shapes+=("$2"/*.json); shift ;;
     *) echo "unknown argument $1" >&2; exit 2 ;;
   esac
   shift
@@ -41,7 +46,7 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 status=0
 summary=()
-for arch_json in "$src"/src/builder/tests/data/arch/*.json; do
+for arch_json in "${shapes[@]}"; do
   arch=$(basename "$arch_json" .json)
   for precision in fp32 fp16 int4; do
     for ep in cpu dml; do
