@@ -2,11 +2,13 @@
 // recording, step values, one submit, readback).
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <set>
 #include <sstream>
 
 #include "common/log.h"
 #include "common/mapped_file.h"
+#include "providers/cpu/cpu_provider.h"
 #include "providers/vulkan/graph/fusion.h"
 #include "providers/vulkan/graph/session_impl.h"
 #include "providers/vulkan/transfer.h"
@@ -22,7 +24,8 @@ bool is_gqa(const Node& n) { return n.domain == "com.microsoft" && n.op_type == 
 
 // The provider options for Context::create, less ogx's session-level keys (validation, profiling, step values).
 std::map<std::string, std::string> context_options(const SessionOptions& opts, InstanceOptions* inst, bool* profile,
-                                                   bool* step_values_in_place) {
+                                                   bool* step_values_in_place, bool* cpu_fallback,
+                                                   std::set<std::string>* cpu_ops) {
   std::map<std::string, std::string> m;
   for (auto& kv : opts.provider_options) m[kv.first] = kv.second;
   for (auto& kv : opts.device_filtering) m[kv.first] = kv.second;
@@ -40,6 +43,21 @@ std::map<std::string, std::string> context_options(const SessionOptions& opts, I
     *step_values_in_place = it->second == "1";
     m.erase(it);
   }
+  // OGX_STRICT_PROVIDER=1 (tests): a node the device lacks fails loudly unless the options ask for fallback.
+  if (const char* strict = std::getenv("OGX_STRICT_PROVIDER"); strict && std::string(strict) == "1")
+    *cpu_fallback = false;
+  if (auto it = m.find("enable_cpu_fallback"); it != m.end()) {
+    OGX_CHECK(it->second == "0" || it->second == "1", "provider option enable_cpu_fallback must be 0 or 1, not '",
+              it->second, "'");
+    *cpu_fallback = it->second == "1";
+    m.erase(it);
+  }
+  if (auto it = m.find("cpu_ops"); it != m.end()) {  // op types to run on the CPU provider (bisecting a kernel)
+    std::stringstream ss(it->second);
+    for (std::string op; std::getline(ss, op, ',');)
+      if (!op.empty()) cpu_ops->insert(op);
+    m.erase(it);
+  }
   m.erase("intra_op_num_threads");
   return m;
 }
@@ -49,7 +67,8 @@ std::map<std::string, std::string> context_options(const SessionOptions& opts, I
 VulkanGraphSession::VulkanGraphSession(std::shared_ptr<const Model> model, const SessionOptions& opts)
     : model_(std::move(model)), opts_(opts) {
   InstanceOptions inst;
-  auto options = context_options(opts, &inst, &profile_, &step_values_in_place_);
+  auto options = context_options(opts, &inst, &profile_, &step_values_in_place_, &cpu_fallback_, &cpu_ops_);
+  OGX_CHECK(cpu_ops_.empty() || cpu_fallback_, "provider option cpu_ops needs CPU fallback (enable_cpu_fallback=1)");
   using Clock = std::chrono::steady_clock;
   auto lap = [t = Clock::now()](double* ms) mutable {  // load phases, reported by stats()
     auto now = Clock::now();
@@ -180,6 +199,8 @@ void VulkanGraphSession::place_nodes() {
   for (int v : g.input_ids)
     if (!is_kv_input_[v]) host_known_[v] = 1;
   place_.assign(g.nodes.size(), Place::device);
+  ops_.resize(g.nodes.size());
+  stage_output_.assign(nv, 0);
   std::vector<std::string> unsupported;
   std::vector<int> host_nodes;
   for (size_t i = 0; i < g.nodes.size(); i++) {
@@ -190,20 +211,43 @@ void VulkanGraphSession::place_nodes() {
       place_[i] = Place::skip;
       continue;
     }
-    bool host = host_capable(n);
+    bool on_device = device_op_table().count({n.domain, n.op_type}) != 0 && !cpu_ops_.count(n.op_type);
+    bool inputs_on_host = true, small_inputs = true;
     for (int v : n.inputs) {
       if (v < 0) continue;
       const Tensor* c = known_constant(v);
-      host &= host_known_[v] && !(c && c->bytes() > kHostConstantBytes) && !lazy_.count(v);
+      inputs_on_host &= host_known_[v] && !lazy_.count(v);
+      small_inputs &= !(c && c->bytes() > kHostConstantBytes);
     }
-    if (host) {
+    bool cpu_kernel = cpu::kernel_registry().find(n.domain, n.op_type) != nullptr;
+    if (on_device && cpu_fallback_ && cpu_kernel && !(inputs_on_host && host_capable(n) && small_inputs)) {
+      // A device op may refuse a node it has no variant for (an attribute value, an input layout): then the node
+      // falls back too, as ONNX Runtime places a node no kernel of the GPU provider matches on its CPU provider.
+      try {
+        ops_[i] = build_op((int)i);
+        for (int k = 0; k < (int)n.inputs.size(); k++)  // e.g. a Reshape to a shape computed on the device
+          OGX_CHECK(n.inputs[k] < 0 || !ops_[i]->reads_on_host(k) || host_known_[n.inputs[k]], n.describe(),
+                    ": input ", k, " must be known on the host, but it is computed on the device");
+      } catch (const Error& e) {
+        ops_[i].reset();
+        on_device = false;
+        refused_.push_back(e.what());
+      }
+    }
+    bool fallback = !on_device && cpu_fallback_ && cpu_kernel;
+    if (inputs_on_host && ((host_capable(n) && small_inputs) || fallback)) {
       place_[i] = Place::host;
       host_nodes.push_back((int)i);
+      if (!on_device && !(host_capable(n) && small_inputs)) fallback_host_nodes_.push_back((int)i);
       for (int v : n.outputs)
         if (v >= 0) host_known_[v] = 1;
       continue;
     }
-    if (!device_op_table().count({n.domain, n.op_type})) unsupported.push_back(n.describe());
+    if (fallback) {
+      place_fallback((int)i);
+      continue;
+    }
+    if (!on_device) unsupported.push_back(n.describe());
     device_nodes_.push_back((int)i);
     if (std::find(n.outputs.begin(), n.outputs.end(), last_position_value_) != n.outputs.end() &&
         last_position_value_ >= 0)
@@ -213,8 +257,11 @@ void VulkanGraphSession::place_nodes() {
     std::string list;
     for (size_t i = 0; i < unsupported.size() && i < 5; i++) list += (i ? ", " : "") + unsupported[i];
     throw_error("the vulkan provider does not support ", unsupported.size(), " node(s): ", list,
-                unsupported.size() > 5 ? ", ..." : "", " (use --provider cpu)");
+                unsupported.size() > 5 ? ", ..." : "",
+                cpu_fallback_ ? " (nor does the CPU provider, so they cannot fall back to it)"
+                              : " (CPU fallback is off: enable_cpu_fallback=0 or OGX_STRICT_PROVIDER=1; or use --provider cpu)");
   }
+  finish_fallback();
   // Host values needed after the host part: what device nodes read (and host-produced graph outputs).
   std::set<int> needed;
   for (int i : device_nodes_)
@@ -222,6 +269,10 @@ void VulkanGraphSession::place_nodes() {
       if (v >= 0 && host_known_[v] && !is_constant(v)) needed.insert(v);
   for (int v : g.output_ids)
     if (host_known_[v] && !is_constant(v)) needed.insert(v);
+  for (const FallbackStage& st : stages_)
+    for (int i : st.nodes)
+      for (int v : g.nodes[i].inputs)
+        if (v >= 0 && host_known_[v] && !is_constant(v)) needed.insert(v);
   std::set<int> produced;
   for (int i : host_nodes)
     for (int v : g.nodes[i].outputs)
@@ -237,14 +288,7 @@ void VulkanGraphSession::build_ops() {
   std::set<int> step_seen, host_read_seen;
   for (int i : device_nodes_) {
     const Node& n = g.nodes[i];
-    OpBuildContext b{*ctx_, g, n, [&](int k) { return k < (int)n.inputs.size() ? constant(n.inputs[k]) : nullptr; },
-                     [&](int k) -> const TensorView& { return device_constant(n.inputs[k]); }};
-    try {
-      ops_[i] = device_op_table().at({n.domain, n.op_type})(b);
-    } catch (const Error& e) {
-      std::string msg = e.what();
-      throw Error(msg.find(n.name) == std::string::npos ? n.describe() + ": " + msg : msg);
-    }
+    if (!ops_[i]) ops_[i] = build_op(i);  // (place_nodes built those that could fall back)
     DeviceOp& op = *ops_[i];
     for (int k = 0; k < (int)n.inputs.size(); k++) {
       int v = n.inputs[k];
@@ -259,10 +303,27 @@ void VulkanGraphSession::build_ops() {
         step_values_.push_back({v, {i, k}});
       }
     }
-    for (int v : n.inputs)  // concatenated weights: on the device now, the host copy goes
+    for (int v : n.inputs)  // (uploaded above where the op did not prepare it)
       if (v >= 0 && lazy_.count(v)) materialized_.erase(v);
   }
   ctx_->transfers().flush();
+}
+
+std::unique_ptr<DeviceOp> VulkanGraphSession::build_op(int i) {
+  const Graph& g = model_->graph;
+  const Node& n = g.nodes[i];
+  OpBuildContext b{*ctx_, g, n, [&](int k) { return k < (int)n.inputs.size() ? constant(n.inputs[k]) : nullptr; },
+                   [&](int k) -> const TensorView& { return device_constant(n.inputs[k]); }};
+  std::unique_ptr<DeviceOp> op;
+  try {
+    op = device_op_table().at({n.domain, n.op_type})(b);
+  } catch (const Error& e) {
+    std::string msg = e.what();
+    throw Error(msg.find(n.name) == std::string::npos ? n.describe() + ": " + msg : msg);
+  }
+  for (int v : n.inputs)  // concatenated weights: on the device now, the host copy goes
+    if (v >= 0 && lazy_.count(v)) materialized_.erase(v);
+  return op;
 }
 
 void VulkanGraphSession::ensure_kv(int64_t batch, int64_t capacity, int64_t head_size) {
@@ -403,6 +464,7 @@ void VulkanGraphSession::run(const std::vector<NamedTensor>& inputs, std::vector
   write_steps(p, pr.host);
   auto t_submit = std::chrono::steady_clock::now();
   p.rec->run();
+  if (!p.stages.empty()) run_stages(p, pr.host, pr.stage_vals);
   auto t_done = std::chrono::steady_clock::now();
   complete(p, !pr.recorded, t_start, t_done - t_submit);
   // Outputs.
@@ -412,7 +474,7 @@ void VulkanGraphSession::run(const std::vector<NamedTensor>& inputs, std::vector
       t = Tensor();
       continue;
     }
-    if (pr.host[v] && !p.on_device[v]) {
+    if (pr.host[v] && (!p.on_device[v] || stage_output_[v])) {
       t = *pr.host[v];
       continue;
     }
@@ -434,6 +496,11 @@ void VulkanGraphSession::run(const std::vector<NamedTensor>& inputs, std::vector
 void VulkanGraphSession::complete(Plan& p, bool replayed, std::chrono::steady_clock::time_point t_start,
                                   std::chrono::steady_clock::duration wait) {
   last_stats_ = p.rec->stats();
+  for (const Plan::StageIo& io : p.stages) {  // the segments after fallback stages
+    last_stats_.dispatches += io.rec->stats().dispatches;
+    last_stats_.barriers += io.rec->stats().barriers;
+  }
+  last_fallback_bytes_ = p.fallback_bytes;
   if (profile_) collect_profile(profile_stats_[p.signature], p.samples);
   last_plan_ = &p;
   last_token_ = -1;
@@ -517,6 +584,7 @@ std::vector<std::pair<std::string, double>> VulkanGraphSession::stats() const {
           {"load_upload_bytes", (double)ctx_->transfers().uploaded_bytes()},
           {"load_upload_host_copy_ms", ctx_->transfers().host_copy_ms()},
           {"load_upload_wait_ms", ctx_->transfers().slot_wait_ms()}};
+  fallback_stats(s);
   const std::string* steady_sig = nullptr;  // the most replayed signature: the decode step in a generation
   for (auto& [sig, st] : replay_stats_)
     if (!steady_sig || st.runs > replay_stats_.at(*steady_sig).runs) steady_sig = &sig;
