@@ -163,6 +163,7 @@ class VulkanGraphSession : public Session {
   void write_steps(Plan& p, const std::vector<const Tensor*>& host);
   void record_sampling(Plan& p, int64_t batch);
   // fallback.cpp
+  bool device_accepts(int node);   // builds the node's DeviceOp; false (the reason kept) when the op refuses it
   void place_fallback(int node);  // appends a node to the current fallback stage (or opens one)
   void finish_fallback();          // stage reads/writes/outputs, their CPU subgraphs, the load-time warning
   // Shapes of a stage's outputs for a plan (a CPU run over zeros of the recorded input shapes).

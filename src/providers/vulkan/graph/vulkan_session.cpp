@@ -220,20 +220,8 @@ void VulkanGraphSession::place_nodes() {
       small_inputs &= !(c && c->bytes() > kHostConstantBytes);
     }
     bool cpu_kernel = cpu::kernel_registry().find(n.domain, n.op_type) != nullptr;
-    if (on_device && cpu_fallback_ && cpu_kernel && !(inputs_on_host && host_capable(n) && small_inputs)) {
-      // A device op may refuse a node it has no variant for (an attribute value, an input layout): then the node
-      // falls back too, as ONNX Runtime places a node no kernel of the GPU provider matches on its CPU provider.
-      try {
-        ops_[i] = build_op((int)i);
-        for (int k = 0; k < (int)n.inputs.size(); k++)  // e.g. a Reshape to a shape computed on the device
-          OGX_CHECK(n.inputs[k] < 0 || !ops_[i]->reads_on_host(k) || host_known_[n.inputs[k]], n.describe(),
-                    ": input ", k, " must be known on the host, but it is computed on the device");
-      } catch (const Error& e) {
-        ops_[i].reset();
-        on_device = false;
-        refused_.push_back(e.what());
-      }
-    }
+    if (on_device && cpu_fallback_ && cpu_kernel && !(inputs_on_host && host_capable(n) && small_inputs))
+      on_device = device_accepts((int)i);  // else the device op refused it: it falls back too
     bool fallback = !on_device && cpu_fallback_ && cpu_kernel;
     if (inputs_on_host && ((host_capable(n) && small_inputs) || fallback)) {
       place_[i] = Place::host;
