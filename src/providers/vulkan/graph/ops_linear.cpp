@@ -18,7 +18,12 @@ Shape with_last(Shape s, int64_t last) {
 class MatMulOp : public DeviceOp {
  public:
   explicit MatMulOp(OpBuildContext& b) : node_(b.node) {
-    if (const Tensor* w = b.constant(1)) {
+    if (auto parts = b.weight_parts ? b.weight_parts(1) : std::vector<kernels::WeightColumns>{}; !parts.empty()) {
+      int64_t N = 0;
+      for (auto& p : parts) N += p.w->dim(1);
+      weight_ = kernels::upload_matmul_weight_parts(b.ctx, b.graph.values[node_.inputs[1]].name, parts, N);
+      has_weight_ = true;
+    } else if (const Tensor* w = b.constant(1)) {
       OGX_CHECK(w->rank() == 2, node_.describe(), ": constant B must be 2-D, got ", shape_str(w->shape()));
       weight_ = kernels::upload_matmul_weight(b.ctx, b.graph.values[node_.inputs[1]].name, *w);
       has_weight_ = true;
@@ -175,6 +180,14 @@ class GatherBlockQuantizedOp : public DeviceOp {
 LinearCore::LinearCore(OpBuildContext& b, bool nbits, int b0) : nbits_(nbits), b0_(b0) {
   const Node& n = b.node;
   auto input = [&](int k) { return k < (int)n.inputs.size() ? n.inputs[k] : -1; };
+  if (!nbits && b.weight_parts) {
+    if (auto parts = b.weight_parts(b0); !parts.empty()) {  // a fused weight, placed from its parts on the device
+      int64_t N = 0;
+      for (auto& p : parts) N += p.w->dim(1);
+      w_ = kernels::upload_matmul_weight_parts(b.ctx, b.graph.values[input(b0)].name, parts, N);
+      return;
+    }
+  }
   const Tensor* w = b.constant(b0);
   OGX_CHECK(w, n.describe(), ": the weight must be a constant (initializer)");
   std::string name = b.graph.values[input(b0)].name;

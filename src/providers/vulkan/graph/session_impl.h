@@ -124,6 +124,8 @@ class VulkanGraphSession : public Session {
   const Tensor* constant(int v) const;        // any, building a lazy one (kept until its op is built)
   const TensorView& device_constant(int v);
   void fold_constants();
+  bool defer_transpose(const Node& n);  // see vulkan_session.cpp
+  std::vector<kernels::WeightColumns> weight_parts(int v) const;  // a fused weight's parts; empty: none
   void place_nodes();
   void build_ops();
   std::unique_ptr<DeviceOp> build_op(int node);  // throws an Error naming the node when the device op refuses it
@@ -182,6 +184,8 @@ class VulkanGraphSession : public Session {
   bool graph_capture_ = true;
   std::map<int, Tensor> folded_;             // values computed from constants at load
   LazyConstants lazy_;                       // weights concatenated by the rewrites, built on demand
+  std::map<int, int> device_transposed_;     // value -> the 2-D initializer it transposes (made on the device)
+  WeightLayouts weight_layouts_;             // fused MatMul weights -> their parts (placed on the device)
   mutable std::map<int, Tensor> materialized_;  // lazy constants built and not yet uploaded
   std::vector<Place> place_;                 // per node
   std::vector<char> host_known_;             // per value: known on the host each run
