@@ -8,7 +8,9 @@
 //    fp32; the bias is added last. fp16 A is converted to fp32 first, the result back to fp16 (as ORT does).
 //  * fp32 (every other case): weights dequantized as float(q - zp) * scale and accumulated in fp32 against A.
 // The int8 path with 4-bit weights on a CPU with AVX-512 VNNI uses weights repacked once at session creation and
-// a register-tiled GEMM (matmul_nbits_packed.h). Every other case runs the kernels of this file on the unpacked
+// a register-tiled GEMM: for block size 32 (the builders' default) one that performs exactly MLAS's fp32 operations,
+// so results are bit-identical to ONNX Runtime's (matmul_nbits_mlas.h), for other block sizes one that rounds
+// differently in the last bits (matmul_nbits_packed.h). Every other case runs the kernels of this file on the unpacked
 // weights: columns are split over the thread pool, rows are tiled by 4 so one unpacked weight block serves up to
 // 4 rows. AVX2 kernels with runtime dispatch, scalar twins for every path (the tests' reference).
 #include <immintrin.h>
@@ -22,6 +24,7 @@
 #include "common/half.h"
 #include "providers/cpu/cpu_ops.h"
 #include "common/mapped_file.h"
+#include "providers/cpu/matmul_nbits_mlas.h"
 #include "providers/cpu/matmul_nbits_packed.h"
 #include "providers/cpu/simd.h"
 
@@ -403,6 +406,8 @@ class MatMulNBitsKernel : public Kernel {
       af = af_local.data();
     }
 
+    if (mlas_ok_ && avx2 && nbits::q4_packed_available())
+      return run_mlas(af, M, bias.empty() ? nullptr : bias.data(), y, pool, A.dtype(), Y);
     if (packed_ok_ && avx2 && nbits::q4_packed_available())
       return run_packed(af, M, bias.empty() ? nullptr : bias.data(), y, pool, A.dtype(), Y);
 
@@ -459,8 +464,13 @@ class MatMulNBitsKernel : public Kernel {
   void maybe_pack(const Tensor* b, int threads) {
     if (!(level_ == 4 && bits_ == 4 && b && scales_cached_ && zp_cached_ && zpf_.empty() && !has_g_idx_)) return;
     if (b->dtype() != DType::u8 || b->numel() != N_ * nb_ * blob_ || !nbits::q4_packed_available()) return;
-    nbits::pack_q4(b->data<uint8_t>(), scales_.data(), zp_.data(), K_, N_, bs_, threads, packed_);
-    packed_ok_ = true;
+    if (bs_ == nbits::kMlasBlock) {
+      nbits::pack_q4_mlas(b->data<uint8_t>(), scales_.data(), zp_.data(), K_, N_, threads, mlas_);
+      mlas_ok_ = true;
+    } else {
+      nbits::pack_q4(b->data<uint8_t>(), scales_.data(), zp_.data(), K_, N_, bs_, threads, packed_);
+      packed_ok_ = true;
+    }
     // The original bytes are not read again here: their pages of the weight file leave the process (a tied
     // embedding's lookup reads its few rows back from the file), so the weights do not count twice in memory.
     MappedFile::release_if_mapped(b->raw(), b->bytes());
@@ -484,6 +494,26 @@ class MatMulNBitsKernel : public Kernel {
     auto work = [&](int64_t t0, int64_t t1) {
       nbits::q4_gemm_packed(p, act_.data(), M, t0, t1, bias, y);
     };
+    if (M * N_ * K_ < kInlineWork) work(0, p.tiles());
+    else pool.parallel_for(p.tiles(), 4, work);
+    store_result(y, M, adt, Y);
+  }
+
+  // af: [M][nb * 32] fp32 rows; y: [M][N].
+  void run_mlas(const float* af, int64_t M, const float* bias, float* y, ThreadPool& pool, DType adt, Tensor& Y) {
+    const nbits::MlasQ4Packed& p = mlas_;
+    const int64_t kp = nb_ * bs_;
+    qa_.resize((size_t)(M * kp));
+    sa_.resize((size_t)(M * nb_));
+    nbits::resize_acts(p, M, mlas_act_);
+    auto quant = [&](int64_t m0, int64_t m1) {
+      for (int64_t m = m0; m < m1; m++)
+        nbits::quantize_row_int8(af + m * kp, K_, bs_, nb_, &qa_[(size_t)(m * kp)], &sa_[(size_t)(m * nb_)]);
+      nbits::pack_acts_mlas(p, qa_.data(), sa_.data(), m0, m1, mlas_act_);
+    };
+    if (M > 1 && M * K_ >= kInlineWork) pool.parallel_for(M, 1, quant);
+    else quant(0, M);
+    auto work = [&](int64_t t0, int64_t t1) { nbits::q4_gemm_mlas(p, mlas_act_, M, t0, t1, bias, y); };
     if (M * N_ * K_ < kInlineWork) work(0, p.tiles());
     else pool.parallel_for(p.tiles(), 4, work);
     store_result(y, M, adt, Y);
@@ -543,6 +573,9 @@ class MatMulNBitsKernel : public Kernel {
   std::vector<float> zpf_;
   nbits::PackedQ4 packed_;
   bool packed_ok_ = false;
+  nbits::MlasQ4Packed mlas_;  // block size 32: the MLAS-exact packing (instead of packed_)
+  bool mlas_ok_ = false;
+  nbits::MlasActs mlas_act_;  // scratch of run_mlas
   std::vector<int8_t> qa_;  // scratch of run_packed: quantized activations and their scales
   std::vector<float> sa_;
   std::vector<nbits::ActChunk> act_;  // the activations as the packed kernel reads them

@@ -1,0 +1,282 @@
+// MLAS-exact int4 x int8 GEMM for block size 32 (see matmul_nbits_mlas.h): packing at session creation, activation
+// packing per run, and the AVX-512 VNNI kernel over tiles of up to 4 rows x kTile columns.
+#include "providers/cpu/matmul_nbits_mlas.h"
+
+#include <immintrin.h>
+
+#include <algorithm>
+#include <thread>
+
+namespace ogx::cpu::nbits {
+
+const int kLaneBlock[16] = {0, 0, 2, 2, 0, 0, 2, 2, 1, 1, 3, 3, 1, 1, 3, 3};
+const int kLaneOffset[16] = {0, 4, 0, 4, 16, 20, 16, 20, 0, 4, 0, 4, 16, 20, 16, 20};
+
+namespace {
+
+// Value index within a group (0..127) of byte i (0..63) of register h.
+inline int group_value(int h, int i) { return kLaneBlock[i / 4] * 32 + kLaneOffset[i / 4] + 8 * h + i % 4; }
+
+}  // namespace
+
+void pack_q4_mlas(const uint8_t* b, const float* scales, const uint8_t* zp, int64_t K, int64_t N, int threads,
+                  MlasQ4Packed& p) {
+  p.K = K, p.N = N;
+  p.nb = (K + kMlasBlock - 1) / kMlasBlock;
+  p.groups = p.nb / 4;
+  p.tail = p.nb % 4;
+  p.sym = std::all_of(zp, zp + N * p.nb, [](uint8_t z) { return z == 8; });
+  const int64_t T = p.tiles(), G = p.groups, nb = p.nb;
+  p.w.assign((size_t)(T * G * kTile * 64), 0);
+  p.wt.assign((size_t)(T * p.tail * kTile * 16), 0);
+  p.s.assign((size_t)(T * nb * kTile), 0.f);
+  p.z.clear();
+  if (!p.sym) p.z.assign((size_t)(T * nb * kTile), 8);
+  auto pack_tiles = [&](int64_t t0, int64_t t1) {
+    for (int64_t n = t0 * kTile; n < std::min(N, t1 * kTile); n++) {
+      const int64_t t = n / kTile, c = n % kTile;
+      const uint8_t* col = b + n * nb * 16;
+      auto q = [&](int64_t k) -> uint8_t { return (col[k >> 1] >> ((k & 1) * 4)) & 15; };  // k < nb * 32
+      for (int64_t g = 0; g < G; g++) {
+        uint8_t* dst = &p.w[(size_t)(((t * G + g) * kTile + c) * 64)];
+        for (int h = 0; h < 2; h++)
+          for (int i = 0; i < 32; i++)
+            dst[h * 32 + i] = (uint8_t)(q(g * 128 + group_value(h, i)) | (q(g * 128 + group_value(h, i + 32)) << 4));
+      }
+      for (int64_t r = 0; r < p.tail; r++) {
+        uint8_t* dst = &p.wt[(size_t)(((t * p.tail + r) * kTile + c) * 16)];
+        const int64_t k0 = (G * 4 + r) * 32;
+        for (int i = 0; i < 16; i++) dst[i] = (uint8_t)(q(k0 + i) | (q(k0 + 16 + i) << 4));
+      }
+      for (int64_t blk = 0; blk < nb; blk++) {
+        const size_t at = (size_t)((t * nb + blk) * kTile + c);
+        p.s[at] = scales[n * nb + blk];
+        if (!p.sym) p.z[at] = zp[n * nb + blk];
+      }
+    }
+  };
+  const int nt = N * K >= (1 << 22) ? std::max(1, threads) : 1;
+  std::vector<std::thread> pool;
+  for (int i = 1; i < nt; i++) pool.emplace_back(pack_tiles, T * i / nt, T * (i + 1) / nt);
+  pack_tiles(0, T / nt);
+  for (auto& th : pool) th.join();
+}
+
+void resize_acts(const MlasQ4Packed& p, int64_t M, MlasActs& act) {
+  act.groups.resize((size_t)(M * p.groups));
+  act.tails.resize((size_t)(M * p.tail));
+}
+
+void pack_acts_mlas(const MlasQ4Packed& p, const int8_t* qa, const float* sa, int64_t m0, int64_t m1,
+                    MlasActs& act) {
+  const int64_t kp = p.nb * kMlasBlock;
+  for (int64_t m = m0; m < m1; m++) {
+    const int8_t* row = qa + m * kp;
+    const float* srow = sa + m * p.nb;
+    float asum[4];
+    auto block_sum = [&](int64_t blk) {
+      int s = 0;
+      for (int i = 0; i < 32; i++) s += row[blk * 32 + i];
+      return srow[blk] * (float)s;
+    };
+    for (int64_t g = 0; g < p.groups; g++) {
+      MlasActGroup& x = act.groups[(size_t)(m * p.groups + g)];
+      for (int h = 0; h < 2; h++)
+        for (int i = 0; i < 64; i++) x.q[h * 64 + i] = row[g * 128 + group_value(h, i)];
+      for (int l = 0; l < 16; l++) x.sa16[l] = srow[g * 4 + kLaneBlock[l]];
+      for (int j = 0; j < 4; j++) asum[j] = block_sum(g * 4 + j);
+      std::copy(asum, asum + 4, x.asum);
+    }
+    for (int64_t r = 0; r < p.tail; r++) {
+      const int64_t blk = p.groups * 4 + r;
+      MlasActTail& x = act.tails[(size_t)(m * p.tail + r)];
+      std::copy(row + blk * 32, row + blk * 32 + 32, x.q);
+      x.sa = srow[blk];
+      x.asum = block_sum(blk);
+    }
+  }
+}
+
+// ---- AVX-512 VNNI kernel ----
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#define OGX_VNNI __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512vnni,avx2,fma")))
+
+namespace {
+
+// 32 packed bytes -> 64 unsigned 4-bit values (low nibbles first).
+OGX_VNNI inline __m512i unpack64(const uint8_t* p) {
+  const __m256i x = _mm256_loadu_si256((const __m256i*)p);
+  const __m512i both = _mm512_inserti64x4(_mm512_zextsi256_si512(x), _mm256_srli_epi16(x, 4), 1);
+  return _mm512_and_si512(both, _mm512_set1_epi8(15));
+}
+
+// 16 packed bytes -> 32 unsigned 4-bit values in K order.
+OGX_VNNI inline __m256i unpack32(const uint8_t* p) {
+  const __m128i x = _mm_loadu_si128((const __m128i*)p);
+  const __m256i both = _mm256_inserti128_si256(_mm256_castsi128_si256(x), _mm_srli_epi16(x, 4), 1);
+  return _mm256_and_si256(both, _mm256_set1_epi8(15));
+}
+
+// Step 3 for four columns at once: out[c] = ((a[c][0] + a[c][1]) + a[c][2]) + a[c][3] +
+// (((a[c][4] + a[c][5]) + a[c][6]) + a[c][7]).
+OGX_VNNI inline __m128 sum_tile4(const __m256* a) {
+  // transpose each 128-bit half: t[j] holds element j of the four columns
+  const __m256 l01 = _mm256_unpacklo_ps(a[0], a[1]), h01 = _mm256_unpackhi_ps(a[0], a[1]);
+  const __m256 l23 = _mm256_unpacklo_ps(a[2], a[3]), h23 = _mm256_unpackhi_ps(a[2], a[3]);
+  const __m256 t0 = _mm256_castpd_ps(_mm256_unpacklo_pd(_mm256_castps_pd(l01), _mm256_castps_pd(l23)));
+  const __m256 t1 = _mm256_castpd_ps(_mm256_unpackhi_pd(_mm256_castps_pd(l01), _mm256_castps_pd(l23)));
+  const __m256 t2 = _mm256_castpd_ps(_mm256_unpacklo_pd(_mm256_castps_pd(h01), _mm256_castps_pd(h23)));
+  const __m256 t3 = _mm256_castpd_ps(_mm256_unpackhi_pd(_mm256_castps_pd(h01), _mm256_castps_pd(h23)));
+  const __m256 s = _mm256_add_ps(_mm256_add_ps(_mm256_add_ps(t0, t1), t2), t3);
+  return _mm_add_ps(_mm256_castps256_ps128(s), _mm256_extractf128_ps(s, 1));
+}
+
+// Step 3 for a column outside a tile of 4: (l0 + l4 + (l2 + l6)) + (l1 + l5 + (l3 + l7)).
+OGX_VNNI inline float sum_single(__m256 a) {
+  __m128 r = _mm_add_ps(_mm256_extractf128_ps(a, 1), _mm256_castps256_ps128(a));
+  r = _mm_add_ps(r, _mm_movehl_ps(r, r));
+  r = _mm_add_ss(r, _mm_movehdup_ps(r));
+  return _mm_cvtss_f32(r);
+}
+
+// Lane l of column c's scale vector: element kLaneBlock[l] * kTile + c of a group's block-major scales.
+OGX_VNNI inline __m512i lane_index(int c) {
+  alignas(64) int32_t idx[16];
+  for (int l = 0; l < 16; l++) idx[l] = kLaneBlock[l] * kTile + c;
+  return _mm512_load_si512((const void*)idx);
+}
+
+// out[r][c] for the R rows x[r * xs ...] / xt[r * xts ...] and the kTile columns of tile t; cols: columns of the
+// tile that exist (< kTile only for the last tile: those columns sum with sum_single, as in MLAS).
+template <int R, bool SYM>
+OGX_VNNI void tile_kernel(const MlasQ4Packed& p, int64_t t, const MlasActGroup* x, const MlasActTail* xt, int cols,
+                          const float* bias, float* y, int64_t ldy) {
+  constexpr int C = kTile;
+  const int64_t G = p.groups, nb = p.nb;
+  const uint8_t* wt = p.w.data() + t * G * C * 64;
+  const float* st = p.s.data() + t * nb * C;
+  const uint8_t* zt = SYM ? nullptr : p.z.data() + t * nb * C;
+  __m512i idx[C];
+  for (int c = 0; c < C; c++) idx[c] = lane_index(c);
+  const __m512i zero = _mm512_setzero_si512();
+  __m512 acc[R][C];
+  __m128 corr[R];  // step 4 for the tile's columns
+  for (int r = 0; r < R; r++) {
+    corr[r] = _mm_setzero_ps();
+    for (int c = 0; c < C; c++) acc[r][c] = _mm512_setzero_ps();
+  }
+  for (int64_t g = 0; g < G; g++) {
+    const __m512 s16 = _mm512_loadu_ps(st + g * 4 * C);  // [block][column]
+    __m512 bsum;                                          // -zp * scale_b, same layout
+    if constexpr (SYM) {
+      bsum = _mm512_mul_ps(s16, _mm512_set1_ps(-8.f));
+    } else {
+      const __m512 zf = _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i*)(zt + g * 4 * C))));
+      bsum = _mm512_mul_ps(_mm512_sub_ps(_mm512_setzero_ps(), zf), s16);
+    }
+    __m512i w0[C], w1[C];
+    __m512 sb[C];
+    for (int c = 0; c < C; c++) {
+      w0[c] = unpack64(wt + (g * C + c) * 64);
+      w1[c] = unpack64(wt + (g * C + c) * 64 + 32);
+      sb[c] = _mm512_permutexvar_ps(idx[c], s16);
+    }
+    for (int r = 0; r < R; r++) {
+      const MlasActGroup& xa = x[r * G + g];
+      const __m512i a0 = _mm512_load_si512((const void*)xa.q);
+      const __m512i a1 = _mm512_load_si512((const void*)(xa.q + 64));
+      const __m512 sav = _mm512_load_ps(xa.sa16);
+      for (int c = 0; c < C; c++) {
+        const __m512i d = _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(zero, w0[c], a0), w1[c], a1);
+        acc[r][c] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(d), _mm512_mul_ps(sb[c], sav), acc[r][c]);
+      }
+      corr[r] = _mm_fmadd_ps(_mm_set1_ps(xa.asum[0]), _mm512_castps512_ps128(bsum), corr[r]);
+      corr[r] = _mm_fmadd_ps(_mm_set1_ps(xa.asum[1]), _mm512_extractf32x4_ps(bsum, 1), corr[r]);
+      corr[r] = _mm_fmadd_ps(_mm_set1_ps(xa.asum[2]), _mm512_extractf32x4_ps(bsum, 2), corr[r]);
+      corr[r] = _mm_fmadd_ps(_mm_set1_ps(xa.asum[3]), _mm512_extractf32x4_ps(bsum, 3), corr[r]);
+    }
+  }
+  __m256 acc8[R][C];
+  for (int r = 0; r < R; r++)
+    for (int c = 0; c < C; c++)
+      acc8[r][c] = _mm256_add_ps(_mm512_castps512_ps256(acc[r][c]), _mm512_extractf32x8_ps(acc[r][c], 1));
+  const uint8_t* wtt = p.wt.data() + t * p.tail * C * 16;
+  for (int64_t j = 0; j < p.tail; j++) {
+    const int64_t blk = G * 4 + j;
+    const __m128 sb4 = _mm_loadu_ps(st + blk * C);
+    __m128 bsum4;
+    if constexpr (SYM) {
+      bsum4 = _mm_mul_ps(sb4, _mm_set1_ps(-8.f));
+    } else {
+      int32_t raw;
+      __builtin_memcpy(&raw, zt + blk * C, 4);
+      const __m128 zf = _mm_cvtepi32_ps(_mm_cvtepu8_epi32(_mm_cvtsi32_si128(raw)));
+      bsum4 = _mm_mul_ps(_mm_sub_ps(_mm_setzero_ps(), zf), sb4);
+    }
+    alignas(16) float sbv[4];
+    _mm_store_ps(sbv, sb4);
+    __m256i w[C];
+    for (int c = 0; c < C; c++) w[c] = unpack32(wtt + (j * C + c) * 16);
+    for (int r = 0; r < R; r++) {
+      const MlasActTail& xa = xt[r * p.tail + j];
+      const __m256i a = _mm256_load_si256((const __m256i*)xa.q);
+      for (int c = 0; c < C; c++) {
+        const __m256i d = _mm256_dpbusd_epi32(_mm256_setzero_si256(), w[c], a);
+        acc8[r][c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(d), _mm256_set1_ps(xa.sa * sbv[c]), acc8[r][c]);
+      }
+      corr[r] = _mm_fmadd_ps(_mm_set1_ps(xa.asum), bsum4, corr[r]);
+    }
+  }
+  for (int r = 0; r < R; r++) {
+    alignas(16) float out[C], cr[C];
+    if (cols == C) {
+      _mm_store_ps(out, sum_tile4(acc8[r]));
+    } else {
+      for (int c = 0; c < cols; c++) out[c] = sum_single(acc8[r][c]);
+    }
+    _mm_store_ps(cr, corr[r]);
+    for (int c = 0; c < cols; c++) {
+      float v = out[c];
+      if (bias) v += bias[c];
+      y[r * ldy + c] = v + cr[c];
+    }
+  }
+}
+
+using TileFn = void (*)(const MlasQ4Packed&, int64_t, const MlasActGroup*, const MlasActTail*, int, const float*,
+                        float*, int64_t);
+
+template <bool SYM>
+TileFn pick(int R) {
+  switch (R) {
+    case 4: return tile_kernel<4, SYM>;
+    case 3: return tile_kernel<3, SYM>;
+    case 2: return tile_kernel<2, SYM>;
+    default: return tile_kernel<1, SYM>;
+  }
+}
+
+}  // namespace
+
+void q4_gemm_mlas(const MlasQ4Packed& p, const MlasActs& act, int64_t M, int64_t t0, int64_t t1, const float* bias,
+                  float* y) {
+  // Rows in chunks whose activations stay in L2 while the column tiles stream by; every (row, column) still
+  // sees the whole K in one pass, as the exact order of step 1 requires.
+  const int64_t row_bytes = p.groups * (int64_t)sizeof(MlasActGroup) + p.tail * (int64_t)sizeof(MlasActTail);
+  const int64_t chunk = std::max<int64_t>(4, (512 * 1024 / std::max<int64_t>(row_bytes, 1)) / 4 * 4);
+  for (int64_t m0 = 0; m0 < M; m0 += chunk) {
+    const int64_t m1 = std::min(M, m0 + chunk);
+    for (int64_t t = t0; t < t1; t++) {
+      const int cols = (int)std::min<int64_t>(kTile, p.N - t * kTile);
+      for (int64_t r0 = m0; r0 < m1; r0 += 4) {
+        const int R = (int)std::min<int64_t>(4, m1 - r0);
+        (p.sym ? pick<true>(R) : pick<false>(R))(
+            p, t, act.groups.data() + r0 * p.groups, act.tails.data() + r0 * p.tail, cols,
+            bias ? bias + t * kTile : nullptr, y + r0 * p.N + t * kTile, p.N);
+      }
+    }
+  }
+}
+
+}  // namespace ogx::cpu::nbits
