@@ -360,6 +360,111 @@ TEST(MatMulNBits, PackedGemmMatchesReferenceAndScalar) {
           }
 }
 
+// MLAS's fp32 arithmetic for the int8 path with block size 32 (SQ4BitGemm CompInt8 on AVX-512 VNNI), written
+// here from its register operations rather than from ogx's kernel: per group of 4 blocks, vpdpbusd of unsigned
+// weights and int8 activations over blocks 0-1 (d0) and 2-3 (d1), the two registers' 64-bit halves interleaved
+// and added (lane 4L + 0: d0[4L] + d0[4L + 2], + 1: d0[4L + 1] + d0[4L + 3], + 2/3: the same of d1), each lane
+// FMA'd with its block's scale_b * scale_a; 16 lanes folded to 8; the remaining blocks' 8-lane dots FMA'd; the
+// 8 lanes summed by tile (4 columns) or single-column order; + bias; + the FMA chain of the zero-point block sums.
+std::vector<float> mlas_model(const Data& d) {
+  const Case& c = d.c;
+  const int64_t nb = d.nb, G = nb / 4;
+  std::vector<float> y((size_t)(c.M * c.N));
+  for (int64_t m = 0; m < c.M; m++) {
+    std::vector<int> qa((size_t)(nb * 32), 0);
+    std::vector<float> sa((size_t)nb), asum((size_t)nb);
+    for (int64_t b = 0; b < nb; b++) {
+      float amax = 0;
+      const int64_t k1 = std::min(c.K, (b + 1) * 32);
+      for (int64_t k = b * 32; k < k1; k++) amax = std::max(amax, std::fabs(d.a[(size_t)(m * c.K + k)]));
+      sa[(size_t)b] = amax / 127.f;
+      const float inv = amax != 0 ? 127.f / amax : 0.f;
+      int sum = 0;
+      for (int64_t k = b * 32; k < k1; k++) {
+        volatile float p = d.a[(size_t)(m * c.K + k)] * inv;
+        sum += qa[(size_t)k] = (int)std::nearbyint((float)p);
+      }
+      asum[(size_t)b] = sa[(size_t)b] * (float)sum;
+    }
+    for (int64_t n = 0; n < c.N; n++) {
+      const uint8_t* q = &d.q[(size_t)(n * nb * 32)];
+      const float* sb = &d.scale[(size_t)(n * nb)];
+      auto dot4 = [&](int64_t k) {
+        int s = 0;
+        for (int i = 0; i < 4; i++) s += qa[(size_t)(k + i)] * q[k + i];
+        return s;
+      };
+      float acc16[16] = {}, acc8[8];
+      for (int64_t g = 0; g < G; g++) {
+        int d0[16], d1[16];
+        for (int j = 0; j < 16; j++) d0[j] = dot4(g * 128 + 4 * j), d1[j] = dot4(g * 128 + 64 + 4 * j);
+        const int lane_block[4] = {0, 0, 2, 2};  // lanes 4L..4L+3 for L = 0, 1; + 1 for L = 2, 3
+        for (int L = 0; L < 4; L++) {
+          const int part[4] = {d0[4 * L] + d0[4 * L + 2], d0[4 * L + 1] + d0[4 * L + 3], d1[4 * L] + d1[4 * L + 2],
+                               d1[4 * L + 1] + d1[4 * L + 3]};
+          for (int j = 0; j < 4; j++) {
+            const int64_t b = g * 4 + lane_block[j] + L / 2;
+            acc16[4 * L + j] = std::fmaf((float)part[j], sb[b] * sa[(size_t)b], acc16[4 * L + j]);
+          }
+        }
+      }
+      for (int i = 0; i < 8; i++) acc8[i] = acc16[i] + acc16[i + 8];
+      for (int64_t b = G * 4; b < nb; b++)
+        for (int i = 0; i < 8; i++) acc8[i] = std::fmaf((float)dot4(b * 32 + 4 * i), sa[(size_t)b] * sb[b], acc8[i]);
+      float v;
+      if (n < c.N - c.N % 4)
+        v = (((acc8[0] + acc8[1]) + acc8[2]) + acc8[3]) + (((acc8[4] + acc8[5]) + acc8[6]) + acc8[7]);
+      else
+        v = ((acc8[4] + acc8[0]) + (acc8[6] + acc8[2])) + ((acc8[5] + acc8[1]) + (acc8[7] + acc8[3]));
+      if (c.bias) v += d.bias[(size_t)n];
+      float corr = 0;
+      for (int64_t b = 0; b < nb; b++)
+        corr = std::fmaf(asum[(size_t)b], -(float)d.zp[(size_t)(n * nb + b)] * sb[b], corr);
+      y[(size_t)(m * c.N + n)] = corr + v;
+    }
+  }
+  return y;
+}
+
+// Block size 32 at accuracy_level 4 with constant B is bit-identical to the model of MLAS above (so to ONNX
+// Runtime; tools/ortgenai_check/README.md records the check against ONNX Runtime itself) for every M, with K and
+// N not multiples of the tiles, the qwen3 test model's projection shapes, zero points absent / random, bias, fp16.
+TEST(MatMulNBits, Block32BitIdenticalToMlas) {
+  if (!ogx::cpu::nbits::q4_packed_available()) GTEST_SKIP() << "no AVX-512 VNNI on this CPU: MLAS's other kernels";
+  struct Shape {
+    int64_t K, N;
+    std::vector<int64_t> Ms;
+  };
+  std::vector<int64_t> all_m;
+  for (int64_t M = 1; M <= 19; M++) all_m.push_back(M);
+  for (int64_t M : {31, 32, 33, 43, 64, 100, 129, 255, 256, 257, 512}) all_m.push_back(M);
+  const std::vector<Shape> shapes = {
+      {64, 128, all_m},       // qwen3 (arch test model): q / gate / up projections
+      {64, 64, {1, 7, 43}},   // k / v
+      {128, 64, {1, 7, 43}},  // o / down
+      {64, 2048, {1, 43}},    // lm_head
+      {200, 37, all_m},       // one group of 4 blocks, 3 remaining blocks, the last one partial
+      {1056, 1027, {1, 5, 64}},
+      {32, 5, {1, 2, 3}},
+  };
+  uint32_t seed = 900;
+  for (const Shape& s : shapes)
+    for (int64_t M : s.Ms)
+      for (int v = 0; v < 3; v++) {
+        Case c;
+        c.M = M, c.K = s.K, c.N = s.N, c.bs = 32, c.level = 4, c.seed = seed++;
+        c.zp = v == 1, c.bias = v >= 1, c.fp16 = v == 2 && M % 2 == 1;
+        Data d = make(c);
+        auto want = mlas_model(d);
+        auto got = run(d);
+        int bad = 0;
+        for (size_t i = 0; i < want.size(); i++) {
+          const double w = c.fp16 ? (double)ogx::f16_to_f32(ogx::f32_to_f16(want[i])) : (double)want[i];
+          if (got[i] != w && bad++ < 3) ADD_FAILURE() << name(c) << " [" << i << "]: got " << got[i] << " want " << w;
+        }
+      }
+}
+
 TEST(MatMulNBits, ThreadCountDoesNotChangeResult) {
   Case c;
   c.M = 7, c.K = 320, c.N = 301, c.bs = 64, c.level = 4, c.zp = true;
