@@ -17,6 +17,15 @@ namespace {
 // Value index within a group (0..127) of byte i (0..63) of register h.
 inline int group_value(int h, int i) { return kLaneBlock[i / 4] * 32 + kLaneOffset[i / 4] + 8 * h + i % 4; }
 
+// group_value for the 128 bytes of both registers.
+struct GroupOrder {
+  uint8_t v[128];
+  GroupOrder() {
+    for (int i = 0; i < 128; i++) v[i] = (uint8_t)group_value(i / 64, i % 64);
+  }
+};
+const GroupOrder kGroupOrder;
+
 }  // namespace
 
 void pack_q4_mlas(const uint8_t* b, const float* scales, const uint8_t* zp, int64_t K, int64_t N, int threads,
@@ -65,6 +74,7 @@ void pack_q4_mlas(const uint8_t* b, const float* scales, const uint8_t* zp, int6
 void resize_acts(const MlasQ4Packed& p, int64_t M, MlasActs& act) {
   act.groups.resize((size_t)(M * p.groups));
   act.tails.resize((size_t)(M * p.tail));
+  act.asum.resize((size_t)(M * p.nb));
 }
 
 void pack_acts_mlas(const MlasQ4Packed& p, const int8_t* qa, const float* sa, int64_t m0, int64_t m1,
@@ -81,11 +91,12 @@ void pack_acts_mlas(const MlasQ4Packed& p, const int8_t* qa, const float* sa, in
     };
     for (int64_t g = 0; g < p.groups; g++) {
       MlasActGroup& x = act.groups[(size_t)(m * p.groups + g)];
-      for (int h = 0; h < 2; h++)
-        for (int i = 0; i < 64; i++) x.q[h * 64 + i] = row[g * 128 + group_value(h, i)];
+      const int8_t* src = row + g * 128;
+      for (int i = 0; i < 128; i++) x.q[i] = src[kGroupOrder.v[i]];
       for (int l = 0; l < 16; l++) x.sa16[l] = srow[g * 4 + kLaneBlock[l]];
       for (int j = 0; j < 4; j++) asum[j] = block_sum(g * 4 + j);
       std::copy(asum, asum + 4, x.asum);
+      std::copy(asum, asum + 4, &act.asum[(size_t)(m * p.nb + g * 4)]);
     }
     for (int64_t r = 0; r < p.tail; r++) {
       const int64_t blk = p.groups * 4 + r;
@@ -93,6 +104,7 @@ void pack_acts_mlas(const MlasQ4Packed& p, const int8_t* qa, const float* sa, in
       std::copy(row + blk * 32, row + blk * 32 + 32, x.q);
       x.sa = srow[blk];
       x.asum = block_sum(blk);
+      act.asum[(size_t)(m * p.nb + blk)] = x.asum;
     }
   }
 }
@@ -141,121 +153,198 @@ OGX_VNNI inline float sum_single(__m256 a) {
 }
 
 // Lane l of column c's scale vector: element kLaneBlock[l] * kTile + c of a group's block-major scales.
-OGX_VNNI inline __m512i lane_index(int c) {
-  alignas(64) int32_t idx[16];
-  for (int l = 0; l < 16; l++) idx[l] = kLaneBlock[l] * kTile + c;
-  return _mm512_load_si512((const void*)idx);
-}
+struct LaneIndex {
+  alignas(64) int32_t v[kTile][16];
+  LaneIndex() {
+    for (int c = 0; c < kTile; c++)
+      for (int l = 0; l < 16; l++) v[c][l] = kLaneBlock[l] * kTile + c;
+  }
+};
+const LaneIndex kLaneIndex;
 
-// out[r][c] for the R rows x[r * xs ...] / xt[r * xts ...] and the kTile columns of tile t; cols: columns of the
-// tile that exist (< kTile only for the last tile: those columns sum with sum_single, as in MLAS).
-template <int R, bool SYM>
-OGX_VNNI void tile_kernel(const MlasQ4Packed& p, int64_t t, const MlasActGroup* x, const MlasActTail* xt, int cols,
+// y for the R rows x[r * groups ...] / xt[r * tail ...] and the TT column tiles from t (all of which exist; the
+// last tile of the matrix may have fewer than kTile columns: those sum with sum_single, as in MLAS). TT tiles
+// per call give the zero-point chains of step 4 (4 dependent FMAs a group) independent work to overlap with.
+template <int R, int TT, bool SYM, bool CORR>
+OGX_VNNI void tile_kernel(const MlasQ4Packed& p, int64_t t, const MlasActGroup* x, const MlasActTail* xt,
                           const float* bias, float* y, int64_t ldy) {
   constexpr int C = kTile;
   const int64_t G = p.groups, nb = p.nb;
-  const uint8_t* wt = p.w.data() + t * G * C * 64;
-  const float* st = p.s.data() + t * nb * C;
-  const uint8_t* zt = SYM ? nullptr : p.z.data() + t * nb * C;
-  __m512i idx[C];
-  for (int c = 0; c < C; c++) idx[c] = lane_index(c);
   const __m512i zero = _mm512_setzero_si512();
-  __m512 acc[R][C];
-  __m128 corr[R];  // step 4 for the tile's columns
-  for (int r = 0; r < R; r++) {
-    corr[r] = _mm_setzero_ps();
-    for (int c = 0; c < C; c++) acc[r][c] = _mm512_setzero_ps();
-  }
+  __m512 acc[R][TT * C];
+  __m128 corr[R][TT];  // step 4, per tile
+  #pragma GCC unroll 16
+  for (int r = 0; r < R; r++)
+    #pragma GCC unroll 16
+    for (int u = 0; u < TT; u++) {
+      corr[r][u] = _mm_setzero_ps();
+      #pragma GCC unroll 16
+      for (int c = 0; c < C; c++) acc[r][u * C + c] = _mm512_setzero_ps();
+    }
   for (int64_t g = 0; g < G; g++) {
-    const __m512 s16 = _mm512_loadu_ps(st + g * 4 * C);  // [block][column]
-    __m512 bsum;                                          // -zp * scale_b, same layout
-    if constexpr (SYM) {
-      bsum = _mm512_mul_ps(s16, _mm512_set1_ps(-8.f));
-    } else {
-      const __m512 zf = _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i*)(zt + g * 4 * C))));
-      bsum = _mm512_mul_ps(_mm512_sub_ps(_mm512_setzero_ps(), zf), s16);
-    }
-    __m512i w0[C], w1[C];
-    __m512 sb[C];
-    for (int c = 0; c < C; c++) {
-      w0[c] = unpack64(wt + (g * C + c) * 64);
-      w1[c] = unpack64(wt + (g * C + c) * 64 + 32);
-      sb[c] = _mm512_permutexvar_ps(idx[c], s16);
-    }
+    __m512i a0[R], a1[R];
+    #pragma GCC unroll 16
     for (int r = 0; r < R; r++) {
       const MlasActGroup& xa = x[r * G + g];
-      const __m512i a0 = _mm512_load_si512((const void*)xa.q);
-      const __m512i a1 = _mm512_load_si512((const void*)(xa.q + 64));
-      const __m512 sav = _mm512_load_ps(xa.sa16);
-      for (int c = 0; c < C; c++) {
-        const __m512i d = _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(zero, w0[c], a0), w1[c], a1);
-        acc[r][c] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(d), _mm512_mul_ps(sb[c], sav), acc[r][c]);
+      a0[r] = _mm512_load_si512((const void*)xa.q);
+      a1[r] = _mm512_load_si512((const void*)(xa.q + 64));
+    }
+    #pragma GCC unroll 16
+    for (int u = 0; u < TT; u++) {
+      const uint8_t* wg = p.w.data() + ((t + u) * G + g) * C * 64;
+      const float* sg = p.s.data() + ((t + u) * nb + g * 4) * C;
+      const __m512 s16 = _mm512_loadu_ps(sg);  // [block][column]
+      __m512 bsum = s16;  // -zp * scale_b, same layout
+      if constexpr (!CORR) {
+      } else if constexpr (SYM) {
+        bsum = _mm512_mul_ps(s16, _mm512_set1_ps(-8.f));
+      } else {
+        const uint8_t* zg = p.z.data() + ((t + u) * nb + g * 4) * C;
+        const __m512 zf = _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i*)zg)));
+        bsum = _mm512_mul_ps(_mm512_sub_ps(_mm512_setzero_ps(), zf), s16);
       }
-      corr[r] = _mm_fmadd_ps(_mm_set1_ps(xa.asum[0]), _mm512_castps512_ps128(bsum), corr[r]);
-      corr[r] = _mm_fmadd_ps(_mm_set1_ps(xa.asum[1]), _mm512_extractf32x4_ps(bsum, 1), corr[r]);
-      corr[r] = _mm_fmadd_ps(_mm_set1_ps(xa.asum[2]), _mm512_extractf32x4_ps(bsum, 2), corr[r]);
-      corr[r] = _mm_fmadd_ps(_mm_set1_ps(xa.asum[3]), _mm512_extractf32x4_ps(bsum, 3), corr[r]);
+      #pragma GCC unroll 16
+      for (int c = 0; c < C; c++) {
+        const __m512i w0 = unpack64(wg + c * 64), w1 = unpack64(wg + c * 64 + 32);
+        const __m512 sb = _mm512_permutexvar_ps(_mm512_load_si512((const void*)kLaneIndex.v[c]), s16);
+        #pragma GCC unroll 16
+        for (int r = 0; r < R; r++) {
+          const __m512i d = _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(zero, w0, a0[r]), w1, a1[r]);
+          const __m512 sav = _mm512_load_ps(x[r * G + g].sa16);  // a memory operand of the multiply
+          acc[r][u * C + c] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(d), _mm512_mul_ps(sb, sav), acc[r][u * C + c]);
+        }
+      }
+      #pragma GCC unroll 16
+      for (int r = 0; r < R && CORR; r++) {
+        const float* as = x[r * G + g].asum;
+        __m128 cr = corr[r][u];
+        cr = _mm_fmadd_ps(_mm_set1_ps(as[0]), _mm512_castps512_ps128(bsum), cr);
+        cr = _mm_fmadd_ps(_mm_set1_ps(as[1]), _mm512_extractf32x4_ps(bsum, 1), cr);
+        cr = _mm_fmadd_ps(_mm_set1_ps(as[2]), _mm512_extractf32x4_ps(bsum, 2), cr);
+        corr[r][u] = _mm_fmadd_ps(_mm_set1_ps(as[3]), _mm512_extractf32x4_ps(bsum, 3), cr);
+      }
     }
   }
-  __m256 acc8[R][C];
-  for (int r = 0; r < R; r++)
-    for (int c = 0; c < C; c++)
-      acc8[r][c] = _mm256_add_ps(_mm512_castps512_ps256(acc[r][c]), _mm512_extractf32x8_ps(acc[r][c], 1));
-  const uint8_t* wtt = p.wt.data() + t * p.tail * C * 16;
-  for (int64_t j = 0; j < p.tail; j++) {
-    const int64_t blk = G * 4 + j;
-    const __m128 sb4 = _mm_loadu_ps(st + blk * C);
-    __m128 bsum4;
-    if constexpr (SYM) {
-      bsum4 = _mm_mul_ps(sb4, _mm_set1_ps(-8.f));
-    } else {
-      int32_t raw;
-      __builtin_memcpy(&raw, zt + blk * C, 4);
-      const __m128 zf = _mm_cvtepi32_ps(_mm_cvtepu8_epi32(_mm_cvtsi32_si128(raw)));
-      bsum4 = _mm_mul_ps(_mm_sub_ps(_mm_setzero_ps(), zf), sb4);
+  #pragma GCC unroll 16
+  for (int u = 0; u < TT; u++) {
+    const int64_t tu = t + u;
+    const int cols = (int)std::min<int64_t>(C, p.N - tu * C);
+    __m256 acc8[R][C];
+    #pragma GCC unroll 16
+    for (int r = 0; r < R; r++)
+      #pragma GCC unroll 16
+      for (int c = 0; c < C; c++) {
+        const __m512 a = acc[r][u * C + c];
+        acc8[r][c] = _mm256_add_ps(_mm512_castps512_ps256(a), _mm512_extractf32x8_ps(a, 1));
+      }
+    for (int64_t j = 0; j < p.tail; j++) {
+      const int64_t blk = G * 4 + j;
+      const __m128 sb4 = _mm_loadu_ps(p.s.data() + (tu * nb + blk) * C);
+      __m128 bsum4 = sb4;
+      if constexpr (!CORR) {
+      } else if constexpr (SYM) {
+        bsum4 = _mm_mul_ps(sb4, _mm_set1_ps(-8.f));
+      } else {
+        int32_t raw;
+        __builtin_memcpy(&raw, p.z.data() + (tu * nb + blk) * C, 4);
+        const __m128 zf = _mm_cvtepi32_ps(_mm_cvtepu8_epi32(_mm_cvtsi32_si128(raw)));
+        bsum4 = _mm_mul_ps(_mm_sub_ps(_mm_setzero_ps(), zf), sb4);
+      }
+      alignas(16) float sbv[4];
+      _mm_store_ps(sbv, sb4);
+      const uint8_t* wj = p.wt.data() + (tu * p.tail + j) * C * 16;
+      #pragma GCC unroll 16
+      for (int c = 0; c < C; c++) {
+        const __m256i w = unpack32(wj + c * 16);
+        #pragma GCC unroll 16
+        for (int r = 0; r < R; r++) {
+          const MlasActTail& xa = xt[r * p.tail + j];
+          const __m256i d = _mm256_dpbusd_epi32(_mm256_setzero_si256(), w, _mm256_load_si256((const __m256i*)xa.q));
+          acc8[r][c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(d), _mm256_set1_ps(xa.sa * sbv[c]), acc8[r][c]);
+        }
+      }
+      #pragma GCC unroll 16
+      for (int r = 0; r < R && CORR; r++)
+        corr[r][u] = _mm_fmadd_ps(_mm_set1_ps(xt[r * p.tail + j].asum), bsum4, corr[r][u]);
     }
-    alignas(16) float sbv[4];
-    _mm_store_ps(sbv, sb4);
-    __m256i w[C];
-    for (int c = 0; c < C; c++) w[c] = unpack32(wtt + (j * C + c) * 16);
+    #pragma GCC unroll 16
     for (int r = 0; r < R; r++) {
-      const MlasActTail& xa = xt[r * p.tail + j];
-      const __m256i a = _mm256_load_si256((const __m256i*)xa.q);
-      for (int c = 0; c < C; c++) {
-        const __m256i d = _mm256_dpbusd_epi32(_mm256_setzero_si256(), w[c], a);
-        acc8[r][c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(d), _mm256_set1_ps(xa.sa * sbv[c]), acc8[r][c]);
+      alignas(16) float out[C], cr[C];
+      if (cols == C) {
+        _mm_store_ps(out, sum_tile4(acc8[r]));
+      } else {
+        for (int c = 0; c < cols; c++) out[c] = sum_single(acc8[r][c]);
       }
-      corr[r] = _mm_fmadd_ps(_mm_set1_ps(xa.asum), bsum4, corr[r]);
-    }
-  }
-  for (int r = 0; r < R; r++) {
-    alignas(16) float out[C], cr[C];
-    if (cols == C) {
-      _mm_store_ps(out, sum_tile4(acc8[r]));
-    } else {
-      for (int c = 0; c < cols; c++) out[c] = sum_single(acc8[r][c]);
-    }
-    _mm_store_ps(cr, corr[r]);
-    for (int c = 0; c < cols; c++) {
-      float v = out[c];
-      if (bias) v += bias[c];
-      y[r * ldy + c] = v + cr[c];
+      _mm_store_ps(cr, corr[r][u]);
+      float* yr = y + r * ldy + u * C;
+      for (int c = 0; c < cols; c++) {
+        float v = out[c];
+        if (bias) v += bias[u * C + c];
+        yr[c] = CORR ? v + cr[c] : v;
+      }
     }
   }
 }
 
-using TileFn = void (*)(const MlasQ4Packed&, int64_t, const MlasActGroup*, const MlasActTail*, int, const float*,
-                        float*, int64_t);
+using TileFn = void (*)(const MlasQ4Packed&, int64_t, const MlasActGroup*, const MlasActTail*, const float*, float*,
+                        int64_t);
 
-template <bool SYM>
-TileFn pick(int R) {
+// Kernels by rows, with as many tiles per call as keep 16 accumulators: 4 tiles for 1 row, 2 for 2, 1 for 3 or 4.
+template <bool SYM, bool CORR>
+TileFn pick_rows(int R, bool wide) {
   switch (R) {
-    case 4: return tile_kernel<4, SYM>;
-    case 3: return tile_kernel<3, SYM>;
-    case 2: return tile_kernel<2, SYM>;
-    default: return tile_kernel<1, SYM>;
+    case 4: return tile_kernel<4, 1, SYM, CORR>;
+    case 3: return tile_kernel<3, 1, SYM, CORR>;
+    case 2: return wide ? tile_kernel<2, 2, SYM, CORR> : tile_kernel<2, 1, SYM, CORR>;
+    default: return wide ? tile_kernel<1, 4, SYM, CORR> : tile_kernel<1, 1, SYM, CORR>;
   }
 }
+TileFn pick(bool sym, bool corr, int R, bool wide) {
+  if (sym) return corr ? pick_rows<true, true>(R, wide) : pick_rows<true, false>(R, wide);
+  return corr ? pick_rows<false, true>(R, wide) : pick_rows<false, false>(R, wide);
+}
+
+// Step 4 as its own pass, for many rows: y[m][n] = chain + y[m][n] for rows [m0, m1) and the columns of tiles
+// [t, t + tiles), tiles <= 4. The chain is an FMA chain over the blocks in order, 16 columns a vector, 8 rows
+// at a time; bs: scratch [nb][16] for the columns' -zp * scale_b.
+OGX_VNNI void correct_rows(const MlasQ4Packed& p, const MlasActs& act, int64_t m0, int64_t m1, int64_t t,
+                           int64_t tiles, float* y, float* bs) {
+  const int64_t nb = p.nb;
+  const int cols = (int)std::min<int64_t>(tiles * kTile, p.N - t * kTile);
+  for (int64_t b = 0; b < nb; b++) {
+    _mm512_storeu_ps(bs + b * 16, _mm512_setzero_ps());
+    for (int64_t u = 0; u < tiles; u++) {
+      const int64_t at = ((t + u) * nb + b) * kTile;
+      __m128 s4 = _mm_loadu_ps(p.s.data() + at);
+      if (p.sym) {
+        s4 = _mm_mul_ps(s4, _mm_set1_ps(-8.f));
+      } else {
+        int32_t raw;
+        __builtin_memcpy(&raw, p.z.data() + at, 4);
+        const __m128 zf = _mm_cvtepi32_ps(_mm_cvtepu8_epi32(_mm_cvtsi32_si128(raw)));
+        s4 = _mm_mul_ps(_mm_sub_ps(_mm_setzero_ps(), zf), s4);
+      }
+      _mm_storeu_ps(bs + b * 16 + u * 4, s4);
+    }
+  }
+  const __mmask16 mask = (__mmask16)((1u << cols) - 1);
+  constexpr int kRows = 8;
+  for (int64_t r0 = m0; r0 < m1; r0 += kRows) {
+    const int R = (int)std::min<int64_t>(kRows, m1 - r0);
+    __m512 acc[kRows];
+    for (int r = 0; r < kRows; r++) acc[r] = _mm512_setzero_ps();
+    for (int64_t b = 0; b < nb; b++) {
+      const __m512 v = _mm512_loadu_ps(bs + b * 16);
+      for (int r = 0; r < kRows; r++)
+        if (r < R) acc[r] = _mm512_fmadd_ps(_mm512_set1_ps(act.asum[(size_t)((r0 + r) * nb + b)]), v, acc[r]);
+    }
+    for (int r = 0; r < R; r++) {
+      float* yr = y + (r0 + r) * p.N + t * kTile;
+      _mm512_mask_storeu_ps(yr, mask, _mm512_add_ps(acc[r], _mm512_maskz_loadu_ps(mask, yr)));
+    }
+  }
+}
+int tiles_per_call(int R) { return R == 1 ? 4 : R == 2 ? 2 : 1; }
 
 }  // namespace
 
@@ -265,16 +354,26 @@ void q4_gemm_mlas(const MlasQ4Packed& p, const MlasActs& act, int64_t M, int64_t
   // sees the whole K in one pass, as the exact order of step 1 requires.
   const int64_t row_bytes = p.groups * (int64_t)sizeof(MlasActGroup) + p.tail * (int64_t)sizeof(MlasActTail);
   const int64_t chunk = std::max<int64_t>(4, (512 * 1024 / std::max<int64_t>(row_bytes, 1)) / 4 * 4);
+  // Step 4 inside the tile kernels for a few rows (decode: no extra pass over the scales), as a pass of 16-column
+  // vectors over each chunk for more (1/16 of the FMAs).
+  const bool in_kernel = M <= 4;
+  std::vector<float> bs(in_kernel ? 0 : (size_t)(p.nb * 16));
   for (int64_t m0 = 0; m0 < M; m0 += chunk) {
     const int64_t m1 = std::min(M, m0 + chunk);
-    for (int64_t t = t0; t < t1; t++) {
-      const int cols = (int)std::min<int64_t>(kTile, p.N - t * kTile);
+    for (int64_t t = t0; t < t1; t += 4) {  // 4 tiles' weights stay in L1 while the chunk's rows pass
+      const int64_t tt = std::min<int64_t>(4, t1 - t);
       for (int64_t r0 = m0; r0 < m1; r0 += 4) {
         const int R = (int)std::min<int64_t>(4, m1 - r0);
-        (p.sym ? pick<true>(R) : pick<false>(R))(
-            p, t, act.groups.data() + r0 * p.groups, act.tails.data() + r0 * p.tail, cols,
-            bias ? bias + t * kTile : nullptr, y + r0 * p.N + t * kTile, p.N);
+        const int per = tiles_per_call(R);
+        for (int64_t u = 0; u < tt;) {
+          const bool wide = per > 1 && u + per <= tt;
+          const int64_t n = (t + u) * kTile;
+          pick(p.sym, in_kernel, R, wide)(p, t + u, act.groups.data() + r0 * p.groups, act.tails.data() + r0 * p.tail,
+                                          bias ? bias + n : nullptr, y + r0 * p.N + n, p.N);
+          u += wide ? per : 1;
+        }
       }
+      if (!in_kernel) correct_rows(p, act, m0, m1, t, tt, y, bs.data());
     }
   }
 }

@@ -63,6 +63,7 @@ struct alignas(64) MlasActTail {
 struct MlasActs {
   std::vector<MlasActGroup> groups;
   std::vector<MlasActTail> tails;
+  std::vector<float> asum;  // [M][nb]: the block sums again, row-major, for the zero-point pass over many rows
 };
 
 // qa: [M][nb * 32] int8 rows and sa: [M][nb] their block scales (quantize_row_int8) -> act rows [m0, m1)
