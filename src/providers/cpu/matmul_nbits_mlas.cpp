@@ -45,7 +45,9 @@ inline int group_value(const MlasLayout& m, int i) { return m.run[i / 64][(i % 6
 
 bool mlas_block_supported(int64_t bs) { return bs == 16 || bs == 32 || bs == 64 || bs == 128 || bs == 256; }
 
-const MlasLayout& mlas_layout(int64_t bs) { return kLayouts[bs == 16 ? 0 : bs == 32 ? 1 : bs == 64 ? 2 : bs == 128 ? 3 : 4]; }
+const MlasLayout& mlas_layout(int64_t bs) {
+  return kLayouts[bs == 16 ? 0 : bs == 32 ? 1 : bs == 64 ? 2 : bs == 128 ? 3 : 4];
+}
 
 void pack_q4_mlas(const uint8_t* b, const float* scales, const uint8_t* zp, int64_t K, int64_t N, int64_t bs,
                   int threads, MlasQ4Packed& p) {
@@ -309,8 +311,8 @@ OGX_VNNI void tile_kernel(const MlasQ4Packed& p, int64_t t, const MlasActGroup* 
                                                 _mm256_cvtepi8_epi16(_mm_load_si128((const __m128i*)xa.q)));
             acc8[r][c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(d), _mm256_set1_ps(cs), acc8[r][c]);
           } else if constexpr (BS == 32) {
-            const __m256i d =
-                _mm256_dpbusd_epi32(_mm256_setzero_si256(), unpack32(wj + c * 16), _mm256_load_si256((const __m256i*)xa.q));
+            const __m256i d = _mm256_dpbusd_epi32(_mm256_setzero_si256(), unpack32(wj + c * 16),
+                                                  _mm256_load_si256((const __m256i*)xa.q));
             acc8[r][c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(d), _mm256_set1_ps(cs), acc8[r][c]);
           } else if constexpr (BS == 64) {
             const __m512i d = _mm512_dpbusd_epi32(zero, unpack64(wj + c * 32), _mm512_load_si512((const void*)xa.q));

@@ -12,8 +12,9 @@ const names = fs.readFileSync(namesFile, 'utf8').trim().split('\n').map(l => l.s
     input_ids: new ort.Tensor('int64', BigInt64Array.from(ids), [1, ids.length]),
     attention_mask: new ort.Tensor('int64', new BigInt64Array(ids.length).fill(1n), [1, ids.length]),
   };
+  const empty = [1, +kvHeads, 0, +headSize];
   for (const n of s.inputNames)
-    if (n.startsWith('past_key_values')) feeds[n] = new ort.Tensor('float32', new Float32Array(0), [1, +kvHeads, 0, +headSize]);
+    if (n.startsWith('past_key_values')) feeds[n] = new ort.Tensor('float32', new Float32Array(0), empty);
   const r = await s.run(feeds, names);
   fs.mkdirSync(out, { recursive: true });
   names.forEach((n, i) => {
