@@ -1,0 +1,208 @@
+// The one-node op test (llama.cpp's test-backend-ops is the model): for every op the Vulkan provider registers
+// (graph/device_op.h's table), build small ONNX graphs in memory over random data — odd sizes, broadcasting, empty
+// dims, each dtype the op allows — run them on the CPU provider and through the op's DeviceOp on the device, and
+// compare. Fused ops (ogx.GateUpSiLU, ogx.NormProjection) run the graph fusion.cpp makes on the device against the
+// unfused graph on the CPU. An op without a case generator fails the test, so a new op is tested or noticed.
+//
+// Tolerances (|got - want| <= atol + rtol * |want|): both providers compute in fp32 and store in the tensor's type.
+//   fp32: 1e-5 + 1e-4 relative — transcendental implementations (the device's erf is a 1.5e-7-accurate
+//         approximation, driver exp/tanh a few ulps) and summation order in reductions (norms, softmax, matmul,
+//         attention over <= a few hundred terms).
+//   fp16: 2e-3 + 4e-3 relative — one fp16 rounding of each result (2^-11) can land on either side of a tie after the
+//         fp32 differences above, i.e. one fp16 ulp (2^-10 relative), plus fp16-rounded intermediates in the
+//         attention and matmul kernels.
+//   int32 / int64 / bool: exact.
+#include <functional>
+#include <map>
+#include <random>
+
+#include "providers/vulkan/graph/device_op.h"
+#include "providers/vulkan/graph/fusion.h"
+#include "providers/vulkan/graph/host_eval.h"
+#include "providers/vulkan/kernels/elementwise.h"
+#include "providers/vulkan/tests/op_cases.h"
+#include "providers/vulkan/tests/vk_test_util.h"
+
+namespace ogx::vk::test {
+namespace {
+
+using graph::OpArgs;
+using graph::OpBuildContext;
+
+// ---- running ----
+struct Tol {
+  double atol, rtol;
+};
+Tol tol_for(DType dt) {
+  if (dt == DType::f32) return {1e-5, 1e-4};
+  if (dt == DType::f16) return {2e-3, 4e-3};
+  return {0, 0};
+}
+
+class OpHarness : public VulkanTest {
+ protected:
+  // Runs every node of g on the device through its DeviceOp; returns the graph outputs.
+  std::vector<Tensor> run_device(const Graph& g, const std::vector<NamedTensor>& inputs) {
+    std::map<int, const Tensor*> host;
+    for (size_t v = 0; v < g.values.size(); v++)
+      if (g.values[v].is_constant) host[(int)v] = &g.values[v].constant;
+    for (auto& [name, t] : inputs) host[g.find(name)] = &t;
+    std::map<int, TensorView> dev;
+    auto device_of = [&](int v, DType want) -> TensorView {
+      auto it = dev.find(v);
+      if (it != dev.end()) return it->second;
+      const Tensor* t = host.at(v);
+      Tensor conv = *t;
+      if (want != t->dtype()) conv = Rng::convert(Rng::convert_to_f32(*t), want);
+      return dev[v] = upload_tensor(conv);
+    };
+    std::vector<std::unique_ptr<graph::DeviceOp>> ops;
+    CommandRecorder rec(ctx());
+    rec.begin();
+    for (const Node& n : g.nodes) {
+      auto key = std::make_pair(n.domain, n.op_type);
+      OGX_CHECK(graph::device_op_table().count(key), "no device op for ", n.describe());
+      OpBuildContext b{ctx(), g, n,
+                       [&](int k) -> const Tensor* {
+                         int v = k < (int)n.inputs.size() ? n.inputs[k] : -1;
+                         return v >= 0 && g.values[v].is_constant ? &g.values[v].constant : nullptr;
+                       },
+                       [&](int k) -> const TensorView& {
+                         int v = n.inputs[k];
+                         if (!dev.count(v)) dev[v] = device_of(v, host.at(v)->dtype());
+                         return dev[v];
+                       }};
+      ops.push_back(graph::device_op_table().at(key)(b));
+      graph::DeviceOp& op = *ops.back();
+      OpArgs a;
+      std::vector<TensorView> in_views(n.inputs.size()), out_views(n.outputs.size());
+      a.in.assign(n.inputs.size(), nullptr);
+      a.host.assign(n.inputs.size(), nullptr);
+      a.out.assign(n.outputs.size(), nullptr);
+      for (size_t k = 0; k < n.inputs.size(); k++) {
+        int v = n.inputs[k];
+        if (v < 0) continue;
+        if (host.count(v)) a.host[k] = host[v];
+        if (op.prepares_input((int)k)) continue;
+        DType want = host.count(v) && !g.values[v].is_constant ? op.step_input_dtype((int)k, host[v]->dtype())
+                                                               : DType::undefined;
+        in_views[k] = dev.count(v) ? dev[v] : device_of(v, want == DType::undefined ? host[v]->dtype() : want);
+        a.in[k] = &in_views[k];
+      }
+      for (size_t k = 0; k < n.outputs.size(); k++)
+        if (n.outputs[k] >= 0) a.out[k] = &out_views[k];
+      op.infer(a);
+      bool gqa = n.op_type == "GroupQueryAttention";
+      for (size_t k = 0; k < n.outputs.size(); k++) {
+        if (n.outputs[k] < 0) continue;
+        TensorView& o = out_views[k];
+        if (gqa && (k == 1 || k == 2)) o.mem = in_views[k + 2].mem;  // present = the cache
+        else if (op.is_alias() && k == 0) o.mem = in_views[0].mem;
+        else o.mem = empty_bytes((VkDeviceSize)o.numel() * dtype_size(o.dtype));
+      }
+      graph::StepScratch& scratch = scratch_;
+      op.record(rec, a, scratch);
+      for (size_t k = 0; k < n.outputs.size(); k++)
+        if (n.outputs[k] >= 0) dev[n.outputs[k]] = out_views[k];
+    }
+    rec.end();
+    rec.run();
+    std::vector<Tensor> outs;
+    for (int v : g.output_ids) outs.push_back(download_tensor(dev.at(v)));
+    return outs;
+  }
+
+  std::vector<Tensor> run_cpu(const Graph& g, const std::vector<NamedTensor>& inputs) {
+    std::vector<int> nodes;
+    for (size_t i = 0; i < g.nodes.size(); i++) nodes.push_back((int)i);
+    graph::HostSubgraph h(g, nodes, g.output_ids);
+    return h.run(inputs);
+  }
+
+  TensorView upload_tensor(const Tensor& t) {
+    DeviceBuffer b = ctx().memory().allocate("op test input", std::max<size_t>(t.bytes(), 256));
+    TensorView v = b.view(t.dtype(), t.shape());
+    if (t.bytes()) ctx().transfers().upload_tensor(v, t);
+    ctx().transfers().flush();
+    buffers_.push_back(std::move(b));
+    return v;
+  }
+  BufferSlice empty_bytes(VkDeviceSize bytes) {
+    DeviceBuffer b = ctx().memory().allocate("op test output", std::max<VkDeviceSize>(bytes, 256));
+    BufferSlice s = b.slice().sub(0, bytes);
+    buffers_.push_back(std::move(b));
+    return s;
+  }
+  Tensor download_tensor(const TensorView& v) {
+    if (v.numel() == 0) return Tensor(v.dtype, v.shape);
+    return ctx().transfers().download_tensor(v);
+  }
+
+  graph::StepScratch scratch_;
+};
+
+// Compares got against want; returns a message for the first element out of tolerance ("" when close).
+std::string compare(const Tensor& got, const Tensor& want) {
+  if (got.dtype() != want.dtype()) return "dtype " + std::string(dtype_name(got.dtype())) + " vs " + dtype_name(want.dtype());
+  if (got.shape() != want.shape()) return "shape " + shape_str(got.shape()) + " vs " + shape_str(want.shape());
+  Tol t = tol_for(want.dtype());
+  for (int64_t i = 0; i < want.numel(); i++) {
+    double g = got.get_f64(i), w = want.get_f64(i);
+    if (std::isnan(w) && std::isnan(g)) continue;
+    if (std::isinf(w) && g == w) continue;
+    if (!(std::abs(g - w) <= t.atol + t.rtol * std::abs(w)))
+      return "element " + std::to_string(i) + ": " + std::to_string(g) + " vs CPU " + std::to_string(w);
+  }
+  return "";
+}
+
+TEST_F(OpHarness, EveryRegisteredOpMatchesTheCpu) {
+  Rng rng;
+  int cases = 0;
+  std::vector<std::string> missing;
+  for (auto& [key, factory] : graph::device_op_table()) {
+    auto it = generators().find(key);
+    std::string op = (key.first.empty() ? "" : key.first + ".") + key.second;
+    if (it == generators().end()) {
+      missing.push_back(op);
+      continue;
+    }
+    for (OpCase& c : it->second(rng)) {
+      SCOPED_TRACE(op + " / " + c.label);
+      Graph dev_graph = c.g;
+      if (!c.fused_op.empty()) {
+        graph::fuse_decoder_patterns(dev_graph);
+        bool found = false;
+        for (const Node& n : dev_graph.nodes) found |= n.op_type == c.fused_op;
+        ASSERT_TRUE(found) << "the fusion did not produce " << c.fused_op;
+      }
+      std::vector<Tensor> want, got;
+      try {
+        want = run_cpu(c.cpu_graph ? *c.cpu_graph : c.g, c.inputs);
+      } catch (const Error& e) {
+        ADD_FAILURE() << "CPU: " << e.what();
+        continue;
+      }
+      try {
+        got = run_device(dev_graph, c.inputs);
+      } catch (const Error& e) {
+        ADD_FAILURE() << "Vulkan: " << e.what();
+        continue;
+      }
+      ASSERT_EQ(got.size(), want.size());
+      for (size_t k = 0; k < got.size(); k++) {
+        std::string why = compare(got[k], want[k]);
+        EXPECT_EQ(why, "") << "output " << k;
+      }
+      cases++;
+    }
+  }
+  std::string list;
+  for (auto& m : missing) list += m + " ";
+  EXPECT_TRUE(missing.empty()) << "ops registered on the Vulkan provider without a case generator in "
+                                  "tests/test_ops.cpp: " << list;
+  std::printf("[op harness] %d cases over %zu ops\n", cases, graph::device_op_table().size());
+}
+
+}  // namespace
+}  // namespace ogx::vk::test
