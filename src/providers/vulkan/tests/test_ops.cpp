@@ -19,6 +19,7 @@
 #include "providers/vulkan/graph/device_op.h"
 #include "providers/vulkan/graph/fusion.h"
 #include "providers/vulkan/graph/host_eval.h"
+#include "providers/vulkan/graph/vulkan_session.h"
 #include "providers/vulkan/kernels/elementwise.h"
 #include "providers/vulkan/tests/op_cases.h"
 #include "providers/vulkan/tests/vk_test_util.h"
@@ -202,6 +203,75 @@ TEST_F(OpHarness, EveryRegisteredOpMatchesTheCpu) {
   EXPECT_TRUE(missing.empty()) << "ops registered on the Vulkan provider without a case generator in "
                                   "tests/test_ops.cpp: " << list;
   std::printf("[op harness] %d cases over %zu ops\n", cases, graph::device_op_table().size());
+}
+
+// Whole graphs in the shapes the reference model builder emits (ops the ogx builder does not use), through the
+// Vulkan session — placement, host values, recording — against the CPU: Qwen3's fused qkv split with per-head
+// q/k norms, Gemma-2's tanh-Gelu MLP and final logit soft-cap, a LayerNormalization / erf-Gelu block (phi-2).
+TEST_F(OpHarness, BuilderShapedGraphsThroughTheSession) {
+  Rng rng;
+  const int64_t S = 5, K = 32, H = 2, D = 8, I = 48;
+  std::vector<OpCase> graphs;
+  for (DType dt : {DType::f32, DType::f16}) {
+    std::string t = dtype_name(dt);
+    {
+      CaseBuilder b("qwen3 qkv split + q/k norm, " + t);
+      std::string x = b.input(rng.floats(dt, {1, S, K}));
+      std::string qkv = b.node("", "MatMul", {x, b.input(rng.floats(dt, {K, 3 * H * D}), true)})[0];
+      auto parts = b.node("", "Split", {qkv, b.input(i64s({H * D, H * D, H * D}), true)}, 3, {{"axis", (int64_t)-1}});
+      for (int k = 0; k < 2; k++) {
+        std::string r = b.node("", "Reshape", {parts[k], b.input(i64s({1, S * H, D}), true)})[0];
+        std::string n = b.node("", "SimplifiedLayerNormalization", {r, b.input(rng.floats(dt, {D}, 0.5f, 1.5f), true)},
+                               1, {{"epsilon", 1e-6f}})[0];
+        b.output(b.node("", "Reshape", {n, b.input(i64s({1, S, H * D}), true)})[0]);
+      }
+      b.output(parts[2]);
+      graphs.push_back(b.done());
+    }
+    {
+      CaseBuilder b("gemma2 gelu-tanh MLP + logit softcap, " + t);
+      std::string x = b.input(rng.floats(dt, {1, S, K}));
+      std::string g = b.node("", "MatMul", {x, b.input(rng.floats(dt, {K, I}), true)})[0];
+      std::string u = b.node("", "MatMul", {x, b.input(rng.floats(dt, {K, I}), true)})[0];
+      std::string a = b.node("", "Gelu", {g}, 1, {{"approximate", std::string("tanh")}})[0];
+      std::string m = b.node("", "Mul", {a, u})[0];
+      std::string y = b.node("", "MatMul", {m, b.input(rng.floats(dt, {I, K}), true)})[0];
+      std::string cap = b.input(scalar_of(dt, 4.0), true);
+      std::string d = b.node("", "Div", {y, cap})[0];
+      b.output(b.node("", "Mul", {b.node("", "Tanh", {d})[0], cap})[0]);
+      graphs.push_back(b.done());
+    }
+    {
+      CaseBuilder b("layernorm + erf-gelu block, " + t);
+      std::string x = b.input(rng.floats(dt, {1, S, K}));
+      std::string n = b.node("", "LayerNormalization", {x, b.input(rng.floats(dt, {K}, 0.5f, 1.5f), true),
+                                                         b.input(rng.floats(dt, {K}), true)}, 1, {{"epsilon", 1e-5f}})[0];
+      std::string h = b.node("", "MatMul", {n, b.input(rng.floats(dt, {K, I}), true)})[0];
+      std::string a = b.node("", "Gelu", {h})[0];
+      std::string y = b.node("", "MatMul", {a, b.input(rng.floats(dt, {I, K}), true)})[0];
+      auto outs = b.node("com.microsoft", "SkipLayerNormalization", {y, x, b.input(rng.floats(dt, {K}), true),
+                                                                       b.input(rng.floats(dt, {K}), true)}, 4, {},
+                         {false, true, true, false});
+      for (auto& o : outs) b.output(o);
+      graphs.push_back(b.done());
+    }
+  }
+  SessionOptions opts;
+  opts.provider = "vulkan";
+  opts.device_filtering = {{"hardware_device_type", ctx().info().type == DeviceType::cpu ? "cpu" : "gpu"}};
+  opts.provider_options = {{"enable_validation", "1"}};
+  for (OpCase& c : graphs) {
+    SCOPED_TRACE(c.label);
+    auto model = std::make_shared<Model>();
+    model->graph = c.g;
+    std::vector<Tensor> want = run_cpu(c.g, c.inputs);
+    std::unique_ptr<Session> s = create_vulkan_session(model, opts);
+    std::vector<NamedTensor> outs;
+    for (const ValueInfo& o : c.g.outputs) outs.push_back({o.name, Tensor()});
+    s->run(c.inputs, outs);
+    ASSERT_EQ(outs.size(), want.size());
+    for (size_t k = 0; k < outs.size(); k++) EXPECT_EQ(compare(outs[k].second, want[k]), "") << "output " << k;
+  }
 }
 
 }  // namespace
