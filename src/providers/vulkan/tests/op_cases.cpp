@@ -282,8 +282,9 @@ std::vector<OpCase> gqa_cases(Rng& rng) {
   std::vector<OpCase> c;
   const int64_t Hq = 4, Hkv = 2, D = 16, cap = 16;
   for (DType dt : kFloats)
-    for (int variant = 0; variant < 4; variant++) {
-      bool decode = variant & 1, packed = variant >= 2;
+    for (int variant = 0; variant < 5; variant++) {  // 0 prompt, 1 decode, 2/3 packed, 4 prompt with softcap window
+      bool decode = variant & 1, packed = variant == 2 || variant == 3;
+      bool capped = variant == 1 || variant == 4;
       int64_t S = decode ? 1 : 5, past = decode ? 6 : 0;
       Tensor kc = Tensor::zeros(dt, {1, Hkv, cap, D}), vc = Tensor::zeros(dt, {1, Hkv, cap, D});
       if (decode) {  // past positions filled, the rest zero (what lies beyond the total is not compared)
@@ -305,14 +306,14 @@ std::vector<OpCase> gqa_cases(Rng& rng) {
       ins.push_back({seqlens});
       ins.push_back({total});
       std::map<std::string, AttrValue> attrs{{"num_heads", Hq}, {"kv_num_heads", Hkv}};
-      if (variant == 1) attrs["softcap"] = 2.0f, attrs["local_window_size"] = (int64_t)3;
+      if (capped) attrs["softcap"] = 2.0f, attrs["local_window_size"] = (int64_t)3;
       if (packed) {
         attrs["do_rotary"] = (int64_t)1;
         ins.push_back({rng.floats(dt, {32, D / 2}), true});
         ins.push_back({rng.floats(dt, {32, D / 2}), true});
       }
       c.push_back(one(std::string(dtype_name(dt)) + (decode ? " decode" : " prompt") + (packed ? " packed rotary" : "") +
-                          (variant == 1 ? " softcap window" : ""),
+                          (capped ? " softcap window" : ""),
                       "com.microsoft", "GroupQueryAttention", ins, attrs, 3));
     }
   return c;
