@@ -1,5 +1,5 @@
-// Elementwise ops (every row of kernels/elementwise_ops.table, Cast) and the view ops that only relabel a buffer's shape
-// (Reshape, Identity, Squeeze, Unsqueeze, Flatten).
+// Elementwise ops (every row of kernels/elementwise_ops.table, Cast) and the view ops that only relabel a buffer's
+// shape (Reshape, Identity, Squeeze, Unsqueeze, Flatten).
 #include <cmath>
 #include <sstream>
 

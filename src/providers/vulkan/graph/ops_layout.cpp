@@ -22,7 +22,8 @@ int64_t norm_axis(int64_t axis, size_t rank, const Node& n) {
 }
 
 // A host input as int64 values; `dflt` when omitted.
-std::vector<int64_t> host_ints(const OpArgs& a, int k, const Node& n, std::vector<int64_t> dflt = {}, bool need = false) {
+std::vector<int64_t> host_ints(const OpArgs& a, int k, const Node& n, std::vector<int64_t> dflt = {},
+                               bool need = false) {
   if (k < (int)a.host.size() && a.host[k]) return a.host[k]->to_i64_vector();
   OGX_CHECK(!need, n.describe(), ": input ", k, " must be known on the host");
   return dflt;
@@ -305,8 +306,9 @@ class PadOp : public HostShapedOp {
  public:
   explicit PadOp(OpBuildContext& b) : HostShapedOp(b, 1) {
     std::string m = node_.attr_string("mode", "constant");
-    mode_ = m == "constant" ? kernels::PadMode::constant : m == "edge" ? kernels::PadMode::edge
-            : m == "reflect" ? kernels::PadMode::reflect : m == "wrap" ? kernels::PadMode::wrap : kernels::PadMode::none;
+    using kernels::PadMode;
+    mode_ = m == "constant" ? PadMode::constant : m == "edge" ? PadMode::edge : m == "reflect" ? PadMode::reflect
+            : m == "wrap" ? PadMode::wrap : PadMode::none;
     OGX_CHECK(mode_ != kernels::PadMode::none, node_.describe(), ": unknown mode '", m, "'");
   }
   void infer(const OpArgs& a) override {

@@ -1,4 +1,5 @@
-// Weight-bound ops: MatMul, MatMulNBits, Gather (embedding rows, and any other Gather), GatherBlockQuantized (dequantized at load).
+// Weight-bound ops: MatMul, MatMulNBits, Gather (embedding rows, and any other Gather), GatherBlockQuantized
+// (dequantized at load).
 #include "providers/vulkan/graph/device_op.h"
 #include "providers/vulkan/graph/linear_core.h"
 #include "providers/vulkan/graph/host_eval.h"
@@ -97,7 +98,8 @@ class GatherOp : public DeviceOp {
     const TensorView& ids = need_in(a, 1, node_);
     OGX_CHECK(ids.dtype == DType::i64 || ids.dtype == DType::i32, node_.describe(), ": indices must be int64 or int32");
     int64_t r = (int64_t)data.shape.size(), axis = node_.attr_int("axis", 0);
-    OGX_CHECK(axis >= -r && axis < r, node_.describe(), ": axis ", axis, " is out of range for ", shape_str(data.shape));
+    OGX_CHECK(axis >= -r && axis < r, node_.describe(), ": axis ", axis, " is out of range for ",
+              shape_str(data.shape));
     axis_ = axis < 0 ? axis + r : axis;
     TensorView& y = need_out(a, 0, node_);
     y.dtype = data.dtype;

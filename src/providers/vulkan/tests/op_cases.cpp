@@ -118,7 +118,8 @@ std::vector<OpCase> layout_cases(Rng& rng, const std::string& op) {
   for (DType dt : kAll) {
     std::string t = dtype_name(dt);
     if (op == "Transpose") {
-      c.push_back(one(t + " perm 2,0,1", "", op, {{any(rng, dt, {3, 4, 5})}}, {{"perm", std::vector<int64_t>{2, 0, 1}}}));
+      c.push_back(one(t + " perm 2,0,1", "", op, {{any(rng, dt, {3, 4, 5})}},
+                      {{"perm", std::vector<int64_t>{2, 0, 1}}}));
       c.push_back(one(t + " default perm", "", op, {{any(rng, dt, {2, 3, 1, 5})}}));
       c.push_back(one(t + " empty", "", op, {{any(rng, dt, {0, 3})}}));
     } else if (op == "Slice") {
@@ -168,7 +169,8 @@ std::vector<OpCase> layout_cases(Rng& rng, const std::string& op) {
                         {{"reduction", std::string(red)}}));
       }
     } else if (op == "Gather") {
-      c.push_back(one(t + " axis 1, int32 ids", "", op, {{any(rng, dt, {3, 5, 2})}, {rng.ints(DType::i32, {2, 2}, -5, 4)}},
+      c.push_back(one(t + " axis 1, int32 ids", "", op,
+                      {{any(rng, dt, {3, 5, 2})}, {rng.ints(DType::i32, {2, 2}, -5, 4)}},
                       {{"axis", (int64_t)1}}));
       if (dt == DType::f32 || dt == DType::f16)
         c.push_back(one(t + " rows", "", op, {{any(rng, dt, {11, 7}), true}, {rng.ints(DType::i64, {1, 3}, -11, 10)}}));
@@ -300,7 +302,8 @@ std::vector<OpCase> gqa_cases(Rng& rng) {
       total.data<int32_t>()[0] = (int32_t)(past + S);
       std::vector<In> ins;
       if (packed) ins = {{rng.floats(dt, {1, S, (Hq + 2 * Hkv) * D})}, none(), none()};
-      else ins = {{rng.floats(dt, {1, S, Hq * D})}, {rng.floats(dt, {1, S, Hkv * D})}, {rng.floats(dt, {1, S, Hkv * D})}};
+      else
+        ins = {{rng.floats(dt, {1, S, Hq * D})}, {rng.floats(dt, {1, S, Hkv * D})}, {rng.floats(dt, {1, S, Hkv * D})}};
       ins.push_back({kc});
       ins.push_back({vc});
       ins.push_back({seqlens});
@@ -312,9 +315,9 @@ std::vector<OpCase> gqa_cases(Rng& rng) {
         ins.push_back({rng.floats(dt, {32, D / 2}), true});
         ins.push_back({rng.floats(dt, {32, D / 2}), true});
       }
-      c.push_back(one(std::string(dtype_name(dt)) + (decode ? " decode" : " prompt") + (packed ? " packed rotary" : "") +
-                          (capped ? " softcap window" : ""),
-                      "com.microsoft", "GroupQueryAttention", ins, attrs, 3));
+      std::string label = std::string(dtype_name(dt)) + (decode ? " decode" : " prompt") +
+                          (packed ? " packed rotary" : "") + (capped ? " softcap window" : "");
+      c.push_back(one(label, "com.microsoft", "GroupQueryAttention", ins, attrs, 3));
     }
   return c;
 }
@@ -352,7 +355,8 @@ std::vector<OpCase> fused_cases(Rng& rng, bool norm) {
     for (DType dt : kFloats) {  // a plain projection after a norm
       CaseBuilder b(std::string(dtype_name(dt)) + " norm + MatMul");
       std::string x = b.input(rng.floats(dt, {1, 3, 32}));
-      std::string n = b.node("", "SimplifiedLayerNormalization", {x, b.input(rng.floats(dt, {32}, 0.5f, 1.5f), true)})[0];
+      std::string gamma = b.input(rng.floats(dt, {32}, 0.5f, 1.5f), true);
+      std::string n = b.node("", "SimplifiedLayerNormalization", {x, gamma})[0];
       b.output(b.node("", "MatMul", {n, b.input(rng.floats(dt, {32, 21}), true)})[0]);
       c.push_back(b.done());
       c.back().fused_op = "NormProjection";

@@ -144,7 +144,8 @@ class OpHarness : public VulkanTest {
 
 // Compares got against want; returns a message for the first element out of tolerance ("" when close).
 std::string compare(const Tensor& got, const Tensor& want) {
-  if (got.dtype() != want.dtype()) return "dtype " + std::string(dtype_name(got.dtype())) + " vs " + dtype_name(want.dtype());
+  if (got.dtype() != want.dtype())
+    return "dtype " + std::string(dtype_name(got.dtype())) + " vs " + dtype_name(want.dtype());
   if (got.shape() != want.shape()) return "shape " + shape_str(got.shape()) + " vs " + shape_str(want.shape());
   Tol t = tol_for(want.dtype());
   for (int64_t i = 0; i < want.numel(); i++) {
@@ -244,8 +245,8 @@ TEST_F(OpHarness, BuilderShapedGraphsThroughTheSession) {
     {
       CaseBuilder b("layernorm + erf-gelu block, " + t);
       std::string x = b.input(rng.floats(dt, {1, S, K}));
-      std::string n = b.node("", "LayerNormalization", {x, b.input(rng.floats(dt, {K}, 0.5f, 1.5f), true),
-                                                         b.input(rng.floats(dt, {K}), true)}, 1, {{"epsilon", 1e-5f}})[0];
+      std::string gamma = b.input(rng.floats(dt, {K}, 0.5f, 1.5f), true), beta = b.input(rng.floats(dt, {K}), true);
+      std::string n = b.node("", "LayerNormalization", {x, gamma, beta}, 1, {{"epsilon", 1e-5f}})[0];
       std::string h = b.node("", "MatMul", {n, b.input(rng.floats(dt, {K, I}), true)})[0];
       std::string a = b.node("", "Gelu", {h})[0];
       std::string y = b.node("", "MatMul", {a, b.input(rng.floats(dt, {I, K}), true)})[0];
