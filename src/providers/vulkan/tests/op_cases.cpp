@@ -278,6 +278,44 @@ std::vector<OpCase> rotary_cases(Rng& rng) {
   return c;
 }
 
+// Separate q/k/v MatMuls and a RotaryEmbedding pair before GroupQueryAttention; the device side fuses them into
+// one packed-QKV projection with the rotary folded into the attention (position_ids input), 6 nodes -> 2.
+OpCase qkv_rotary_case(Rng& rng, DType dt, bool decode) {
+  const int64_t Hq = 4, Hkv = 2, D = 16, cap = 16, K = 48, S = decode ? 1 : 5, past = decode ? 4 : 0;
+  CaseBuilder b(std::string(dtype_name(dt)) + " packed QKV + rotary fusion" + (decode ? ", decode" : ", prompt"));
+  std::string x = b.input(rng.floats(dt, {1, S, K}));
+  Tensor pos(DType::i64, {1, S});
+  for (int64_t i = 0; i < S; i++) pos.data<int64_t>()[i] = past + i;
+  std::string p = b.input(pos), cos = b.input(rng.floats(dt, {32, D / 2}), true);
+  std::string sin = b.input(rng.floats(dt, {32, D / 2}), true);
+  auto proj = [&](int64_t heads) {
+    return b.node("", "MatMul", {x, b.input(rng.floats(dt, {K, heads * D}, -0.3f, 0.3f), true)})[0];
+  };
+  std::string q = proj(Hq), k = proj(Hkv), v = proj(Hkv);
+  q = b.node("com.microsoft", "RotaryEmbedding", {q, p, cos, sin}, 1, {{"num_heads", Hq}})[0];
+  k = b.node("com.microsoft", "RotaryEmbedding", {k, p, cos, sin}, 1, {{"num_heads", Hkv}})[0];
+  Tensor kc = Tensor::zeros(dt, {1, Hkv, cap, D}), vc = Tensor::zeros(dt, {1, Hkv, cap, D});
+  if (decode) {  // positions < past filled
+    Tensor rk = rng.floats(dt, {1, Hkv, cap, D}), rv = rng.floats(dt, {1, Hkv, cap, D});
+    size_t es = dtype_size(dt);
+    for (int64_t h = 0; h < Hkv; h++) {
+      std::memcpy((char*)kc.raw() + h * cap * D * es, (char*)rk.raw() + h * cap * D * es, past * D * es);
+      std::memcpy((char*)vc.raw() + h * cap * D * es, (char*)rv.raw() + h * cap * D * es, past * D * es);
+    }
+  }
+  Tensor seqlens(DType::i32, {1}), total(DType::i32, {1});
+  seqlens.data<int32_t>()[0] = (int32_t)(past + S - 1);
+  total.data<int32_t>()[0] = (int32_t)(past + S);
+  auto outs = b.node("com.microsoft", "GroupQueryAttention",
+                     {q, k, v, b.input(kc), b.input(vc), b.input(seqlens), b.input(total)}, 3,
+                     {{"num_heads", Hq}, {"kv_num_heads", Hkv}});
+  for (auto& o : outs) b.output(o);
+  OpCase c = b.done();
+  c.fused_op = "GroupQueryAttention";
+  c.fused_nodes = 2;
+  return c;
+}
+
 // GroupQueryAttention: a prompt into an empty cache and a decode step over a filled one, separate and packed QKV,
 // with softcap + a sliding window, and with rotary. The cache is past = present (capacity 16), as the session binds it.
 std::vector<OpCase> gqa_cases(Rng& rng) {
@@ -319,6 +357,8 @@ std::vector<OpCase> gqa_cases(Rng& rng) {
                           (packed ? " packed rotary" : "") + (capped ? " softcap window" : "");
       c.push_back(one(label, "com.microsoft", "GroupQueryAttention", ins, attrs, 3));
     }
+  for (DType dt : kFloats)  // q/k/v projections + RotaryEmbedding pair: fusion.cpp packs them into one projection
+    for (bool decode : {false, true}) c.push_back(qkv_rotary_case(rng, dt, decode));
   return c;
 }
 

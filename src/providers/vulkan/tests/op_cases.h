@@ -19,6 +19,7 @@ struct OpCase {
   Graph g;
   std::vector<NamedTensor> inputs;
   std::string fused_op;              // non-empty: fuse g on the device side and expect this op type
+  int fused_nodes = -1;              // and, when >= 0, this many nodes after the fusion
   std::shared_ptr<Graph> cpu_graph;  // the CPU's graph when it differs (an op the CPU spells differently)
 };
 

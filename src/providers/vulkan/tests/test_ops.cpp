@@ -1,8 +1,8 @@
 // The one-node op test (llama.cpp's test-backend-ops is the model): for every op the Vulkan provider registers
 // (graph/device_op.h's table), build small ONNX graphs in memory over random data — odd sizes, broadcasting, empty
 // dims, each dtype the op allows — run them on the CPU provider and through the op's DeviceOp on the device, and
-// compare. Fused ops (ogx.GateUpSiLU, ogx.NormProjection) run the graph fusion.cpp makes on the device against the
-// unfused graph on the CPU. An op without a case generator fails the test, so a new op is tested or noticed.
+// compare. Fused ops (ogx.GateUpSiLU, ogx.NormProjection, packed QKV with the rotary folded into the attention) run
+// the graph fusion.cpp makes on the device against the unfused graph on the CPU. An op without a case generator fails the test, so a new op is tested or noticed.
 //
 // Tolerances (|got - want| <= atol + rtol * |want|): both providers compute in fp32 and store in the tensor's type.
 //   fp32: 1e-5 + 1e-4 relative — transcendental implementations (the device's erf is a 1.5e-7-accurate
@@ -177,6 +177,9 @@ TEST_F(OpHarness, EveryRegisteredOpMatchesTheCpu) {
         bool found = false;
         for (const Node& n : dev_graph.nodes) found |= n.op_type == c.fused_op;
         ASSERT_TRUE(found) << "the fusion did not produce " << c.fused_op;
+        if (c.fused_nodes >= 0) {
+          ASSERT_EQ((int)dev_graph.nodes.size(), c.fused_nodes) << "nodes after the fusion";
+        }
       }
       std::vector<Tensor> want, got;
       try {
