@@ -149,6 +149,10 @@ class CastOp : public DeviceOp {
   void infer(const OpArgs& a) override {
     const TensorView& x = need_in(a, 0, node_);
     same_ = x.dtype == to_;
+    for (DType t : {x.dtype, to_})
+      OGX_CHECK(same_ || t == DType::f32 || t == DType::f16 || t == DType::i32 || t == DType::i64 ||
+                t == DType::boolean, node_.describe(), ": the Vulkan provider casts between float32, float16, int32, "
+                "int64 and bool, not ", dtype_name(x.dtype), " -> ", dtype_name(to_));
     TensorView& y = need_out(a, 0, node_);
     y.dtype = to_;
     y.shape = x.shape;

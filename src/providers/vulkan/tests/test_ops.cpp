@@ -209,6 +209,36 @@ TEST_F(OpHarness, EveryRegisteredOpMatchesTheCpu) {
   std::printf("[op harness] %d cases over %zu ops\n", cases, graph::device_op_table().size());
 }
 
+// What the device ops refuse, they refuse with the node's name (and the test's process stays usable).
+TEST_F(OpHarness, RefusalsNameTheNode) {
+  Rng rng;
+  auto refuse = [&](OpCase c, const std::string& needle) {
+    SCOPED_TRACE(c.label);
+    try {
+      run_device(c.g, c.inputs);
+      ADD_FAILURE() << "expected an error mentioning '" << needle << "'";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find(c.g.nodes[0].name), std::string::npos) << e.what();
+    }
+  };
+  auto one_node = [&](const std::string& label, const std::string& op, const std::vector<Tensor>& ins,
+                      std::map<std::string, AttrValue> attrs) {
+    CaseBuilder b(label);
+    std::vector<std::string> names;
+    for (const Tensor& t : ins) names.push_back(b.input(t));
+    for (auto& o : b.node("", op, names, 1, std::move(attrs))) b.output(o);
+    return b.done();
+  };
+  Tensor x = rng.floats(DType::f32, {2, 3});
+  refuse(one_node("cast to float64", "Cast", {x}, {{"to", (int64_t)DType::f64}}), "float64");
+  refuse(one_node("unknown gelu approximation", "Gelu", {x}, {{"approximate", std::string("cubic")}}), "attributes");
+  refuse(one_node("sqrt of int64", "Sqrt", {rng.ints(DType::i64, {4}, 1, 9)}, {}), "int64");
+  refuse(one_node("pad mode", "Pad", {x, i64s({0, 1, 0, 1})}, {{"mode", std::string("mirror")}}), "mirror");
+  refuse(one_node("transpose perm", "Transpose", {x}, {{"perm", std::vector<int64_t>{0, 0}}}), "perm");
+  refuse(one_node("split sizes", "Split", {x, i64s({1, 1})}, {{"axis", (int64_t)1}}), "split sizes");
+}
+
 // Whole graphs in the shapes the reference model builder emits (ops the ogx builder does not use), through the
 // Vulkan session — placement, host values, recording — against the CPU: Qwen3's fused qkv split with per-head
 // q/k norms, Gemma-2's tanh-Gelu MLP and final logit soft-cap, a LayerNormalization / erf-Gelu block (phi-2).
