@@ -122,6 +122,7 @@ void elementwise(CommandRecorder& rec, const ElementwiseRow& row, const std::vec
   }
   OGX_CHECK(dims.size() <= (size_t)kMaxRank, row.op_type, ": output ", shape_str(out.shape), " has more than ",
             kMaxRank, " dims that do not merge");
+  OGX_CHECK(out.numel() < (int64_t{1} << 32), row.op_type, ": ", out.numel(), " elements exceed 2^32");
   ElementwisePush p{};
   p.a = addr(*ins[0]);
   p.b = addr(*ins[ins.size() > 1 ? 1 : 0]);  // unary ops read a as b (unused)
@@ -214,6 +215,7 @@ void cast(CommandRecorder& rec, const TensorView& in, const TensorView& out) {
   check_byte_storage(rec.context(), out.dtype, "Cast");
   std::string name = std::string("cast_") + ew_storage(in.dtype) + "_" + ew_storage(out.dtype);
   if (in.numel() == 0) return;
+  OGX_CHECK(in.numel() < (int64_t{1} << 32), "Cast: ", in.numel(), " elements exceed 2^32");
   struct {
     uint64_t in, out;
     uint32_t n;
