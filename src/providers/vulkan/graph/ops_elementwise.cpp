@@ -92,6 +92,12 @@ class ElementwiseOp : public DeviceOp {
     const TensorView& x = need_in(a, row_.kind == "select" ? 1 : 0, node_);
     OGX_CHECK(row_.allows(x.dtype), node_.describe(), ": the Vulkan provider runs ", row_.op_type, " on ", row_.types,
               " tensors, got ", dtype_name(x.dtype));
+    bool select = row_.kind == "select";
+    for (int k = select ? 1 : 0; k < n; k++)
+      OGX_CHECK(need_in(a, k, node_).dtype == x.dtype, node_.describe(), ": input ", k, " is ",
+                dtype_name(a.in[k]->dtype), ", input ", select ? 1 : 0, " ", dtype_name(x.dtype));
+    if (select)
+      OGX_CHECK(need_in(a, 0, node_).dtype == DType::boolean, node_.describe(), ": the condition must be bool");
     Shape s = need_in(a, 0, node_).shape;
     for (int k = 1; k < n; k++) s = kernels::broadcast_shapes(s, need_in(a, k, node_).shape);
     if (bias(a)) s = kernels::broadcast_shapes(s, bias(a)->shape);

@@ -237,6 +237,7 @@ TEST_F(OpHarness, RefusalsNameTheNode) {
   refuse(one_node("pad mode", "Pad", {x, i64s({0, 1, 0, 1})}, {{"mode", std::string("mirror")}}), "mirror");
   refuse(one_node("transpose perm", "Transpose", {x}, {{"perm", std::vector<int64_t>{0, 0}}}), "perm");
   refuse(one_node("split sizes", "Split", {x, i64s({1, 1})}, {{"axis", (int64_t)1}}), "split sizes");
+  refuse(one_node("mixed dtypes", "Add", {x, rng.floats(DType::f16, {3})}, {}), "float16");
 }
 
 // Whole graphs in the shapes the reference model builder emits (ops the ogx builder does not use), through the
