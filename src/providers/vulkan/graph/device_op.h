@@ -80,6 +80,7 @@ void register_linear_ops(std::map<std::pair<std::string, std::string>, OpFactory
 void register_transformer_ops(std::map<std::pair<std::string, std::string>, OpFactory>& t);
 void register_elementwise_ops(std::map<std::pair<std::string, std::string>, OpFactory>& t);
 void register_fused_ops(std::map<std::pair<std::string, std::string>, OpFactory>& t);
+void register_layout_ops(std::map<std::pair<std::string, std::string>, OpFactory>& t);
 
 // Checks shared by ops: a required device input / output.
 const TensorView& need_in(const OpArgs& a, int i, const Node& n);
