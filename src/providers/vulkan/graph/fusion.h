@@ -9,7 +9,7 @@
 //    the GateUpSiLU above) becomes ogx.NormProjection: the decode matvec computes the norm as its prologue (each
 //    thread sums s^2 over the inputs it reads anyway; the rms scales the dot products at the end), so the norm
 //    costs no dispatch. (A first prologue, commit 21bb308, staged the normalized row through shared memory with two
-//    extra passes and was slower; see bench/vulkan-decode.md.)
+//    extra passes and was slower; see the git history of bench/.)
 #pragma once
 #include <functional>
 #include <map>
