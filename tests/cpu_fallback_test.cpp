@@ -2,7 +2,7 @@
 // that leave every value unchanged (x -> Sign(x) * Abs(x); Clip without bounds; Split/Concat; Reshape to Shape(x)),
 // placed on the CPU provider (the provider option cpu_ops forces them there whatever the device gains, so the tests
 // keep testing fallback), must give the CPU provider's tokens on lavapipe (validation on), keep device sampling where
-// the logits stay on the device, and a node the device lacks (Softsign) must fail at load with enable_cpu_fallback=0
+// the logits stay on the device, and a node the device lacks (Trilu) must fail at load with enable_cpu_fallback=0
 // or OGX_STRICT_PROVIDER=1. Skipped without a Vulkan device.
 #include <gtest/gtest.h>
 
@@ -47,8 +47,8 @@ void insert_identity(Model& m, const std::string& name, const std::string& kind)
   };
   if (kind == "clip") {
     node("Clip", {x}, {y});
-  } else if (kind == "softsign") {  // not an identity: for load-time tests
-    node("Softsign", {x}, {y});
+  } else if (kind == "trilu") {  // not an identity, and an op the Vulkan provider lacks: for load-time tests
+    node("Trilu", {x}, {y});
   } else if (kind == "reshape") {  // Reshape(x, Shape(x)): a view whose target shape is computed from a device value
     int shape = g.add_value(base + "/shape");
     node("Shape", {x}, {shape});
@@ -227,7 +227,7 @@ TEST_F(CpuFallback, vulkan_split_and_concat_on_the_cpu_around_device_nodes_give_
 
 TEST_F(CpuFallback, vulkan_fallback_off_is_a_load_error_naming_the_nodes) {
   auto m = std::make_shared<Model>(*graph_);
-  insert_identity(*m, "/model/layers.0/attn/GroupQueryAttention/output_0", "softsign");
+  insert_identity(*m, "/model/layers.0/attn/GroupQueryAttention/output_0", "trilu");
   try {
     auto vk = vulkan(m, "", "0");
     if (skipped_) GTEST_SKIP() << "no Vulkan device";
@@ -235,7 +235,7 @@ TEST_F(CpuFallback, vulkan_fallback_off_is_a_load_error_naming_the_nodes) {
   } catch (const Error& e) {
     std::string msg = e.what();
     EXPECT_NE(msg.find("does not support 1 node(s)"), std::string::npos) << msg;
-    EXPECT_NE(msg.find("Softsign node"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("Trilu node"), std::string::npos) << msg;
     EXPECT_NE(msg.find("enable_cpu_fallback=0"), std::string::npos) << msg;
   }
   setenv("OGX_STRICT_PROVIDER", "1", 1);

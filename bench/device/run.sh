@@ -9,8 +9,9 @@
 #   gpu                          name, driver and clocks of the GPU (nvidia-smi)
 #   tests[:FILTER]               kernel suite (gtest FILTER; 'none': skip it) then the goldens, device sampling and
 #                                the default model on the GPU, validation layers on
-#   check[:ARCHS[:PRECS]]        `ogx check` (CPU provider against the GPU, prompts 1..129) over random-weight folders
-#                                that `ogx build` makes for each architecture x precision x {cpu, dml}
+#   check[:SHAPES_DIR]           tests/check_architectures.sh --full on the GPU: `ogx check` (CPU provider against the
+#                                GPU, prompts 1..129, 32 new tokens) over the 36 random-weight folders `ogx build`
+#                                makes (6 architectures x fp32/fp16/int4 x cpu/dml), plus SHAPES_DIR/*.json shapes
 #   bench:SHAPE:PREC[:P[:G[:BIN[:EXTRA]]]]
 #                                `ogx bench --synthetic` of .devrun/shapes/SHAPE.json (prompt P=128, G=128 new tokens,
 #                                median of 3); EXTRA is passed on (e.g. 'provider-option enable_profiling=1' with
@@ -40,21 +41,10 @@ step_gpu() {
 
 step_tests() { gpu_tests "${1:-*}" | tee -a "$SUMMARY"; }
 
-step_check() {
-  local archs=${1:-"llama mistral qwen2 qwen3 phi3 gemma2"} precs=${2:-"fp32 fp16 int4"}
-  archs=${archs//,/ }; precs=${precs//,/ }
-  local work=/dev/shm/check; mkdir -p $work
-  for arch in $archs; do
-    local hf=$work/$arch-hf
-    [ -d $hf ] || ./.devrun/ogx build --config src/builder/tests/data/arch/$arch.json --save-hf $hf --init-std 0.2 \
-      > /dev/null 2>> $OUT/check.err
-    for prec in $precs; do for ep in cpu dml; do
-      local dir=$work/$arch-$prec-$ep
-      ./.devrun/ogx build -i $hf -o $dir -p $prec -e $ep > /dev/null 2>> $OUT/check.err || { log "check $arch $prec $ep: build failed"; continue; }
-      timeout 300 ./.devrun/ogx check $dir --provider vulkan --json > $OUT/check_$arch-$prec-$ep.json 2>> $OUT/check.err
-      log "check $arch $prec $ep: rc=$? $(grep -o '"verdict":"[a-z-]*"' $OUT/check_$arch-$prec-$ep.json | sort | uniq -c | tr '\n' ' ')"
-    done; done
-  done
+step_check() {  # tests/check_architectures.sh on the GPU: 36 tiny folders (+ the shapes in $1, a folder of HF configs)
+  local extra=(); [ -n "$1" ] && extra=(--shapes "$1")
+  timeout 540 bash tests/check_architectures.sh ./.devrun/ogx . --full --device gpu "${extra[@]}" > $OUT/check.txt 2>&1
+  log "check: rc=$?"; grep -E "FAIL|NEAR|PASS|SKIP|fallback" $OUT/check.txt | tail -60 | tee -a "$SUMMARY"
 }
 
 step_bench() {

@@ -227,6 +227,7 @@ int cmd_check(const std::vector<std::string>& argv) {
   double rel_tol = a.has("tolerance") ? a.get_double("tolerance", prec.tolerance) : prec.tolerance;
   int window = sliding_window(g);
   int vocab = cc.model.vocab_size;
+  OGX_CHECK(vocab > 0, dir, "/genai_config.json: model.vocab_size is missing (the prompts are random ids below it)");
   std::set<int> eos(cc.model.eos_token_ids.begin(), cc.model.eos_token_ids.end());
   int context = cc.search.max_length > 0 ? cc.search.max_length : cc.model.context_length;
   if (window > 0 && std::all_of(lengths.begin(), lengths.end(), [&](int l) { return l + new_tokens <= window; }))
@@ -241,7 +242,7 @@ int cmd_check(const std::vector<std::string>& argv) {
     std::mt19937 rng(seed + (uint32_t)len);
     std::vector<int32_t> prompt;
     while ((int)prompt.size() < len) {
-      int32_t id = (int32_t)(rng() % (uint32_t)std::max(vocab, 1));
+      int32_t id = (int32_t)(rng() % (uint32_t)vocab);
       if (!eos.count(id)) prompt.push_back(id);
     }
     json r = check_prompt(cpu, gpu, prompt, new_tokens, eos, rel_tol, prec.logit_bound, &failures, &near_ties);

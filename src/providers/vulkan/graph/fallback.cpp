@@ -30,6 +30,24 @@ void VulkanGraphSession::place_fallback(int node) {
     if (v >= 0) stage_output_[v] = 1;
 }
 
+// A device op may refuse a node it has no variant for (an attribute value, an input it needs on the host but the
+// device computes): then the node falls back too, as ONNX Runtime places a node that no kernel of the GPU provider
+// matches on its CPU provider. The op built here serves build_ops.
+bool VulkanGraphSession::device_accepts(int node) {
+  const Node& n = model_->graph.nodes[node];
+  try {
+    ops_[node] = build_op(node);
+    for (int k = 0; k < (int)n.inputs.size(); k++)  // e.g. a Reshape to a shape computed on the device
+      OGX_CHECK(n.inputs[k] < 0 || !ops_[node]->reads_on_host(k) || host_known_[n.inputs[k]], n.describe(),
+                ": input ", k, " must be known on the host, but it is computed on the device");
+    return true;
+  } catch (const Error& e) {
+    ops_[node].reset();
+    refused_.push_back(e.what());
+    return false;
+  }
+}
+
 void VulkanGraphSession::finish_fallback() {
   const Graph& g = model_->graph;
   std::vector<char> device_reads(g.values.size(), 0), graph_output(g.values.size(), 0);

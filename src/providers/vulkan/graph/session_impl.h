@@ -125,6 +125,8 @@ class VulkanGraphSession : public Session {
   const Tensor* constant(int v) const;        // any, building a lazy one (kept until its op is built)
   const TensorView& device_constant(int v);
   void fold_constants();
+  bool defer_transpose(const Node& n);  // see vulkan_session.cpp
+  std::vector<kernels::WeightColumns> weight_parts(int v) const;  // a fused weight's parts; empty: none
   void place_nodes();
   void build_ops();
   std::unique_ptr<DeviceOp> build_op(int node);  // throws an Error naming the node when the device op refuses it
@@ -164,6 +166,7 @@ class VulkanGraphSession : public Session {
   void write_steps(Plan& p, const std::vector<const Tensor*>& host);
   void record_sampling(Plan& p, int64_t batch);
   // fallback.cpp
+  bool device_accepts(int node);   // builds the node's DeviceOp; false (the reason kept) when the op refuses it
   void place_fallback(int node);  // appends a node to the current fallback stage (or opens one)
   void finish_fallback();          // stage reads/writes/outputs, their CPU subgraphs, the load-time warning
   // Shapes of a stage's outputs for a plan (a CPU run over zeros of the recorded input shapes).
@@ -182,6 +185,8 @@ class VulkanGraphSession : public Session {
   bool graph_capture_ = true;
   std::map<int, Tensor> folded_;             // values computed from constants at load
   LazyConstants lazy_;                       // weights concatenated by the rewrites, built on demand
+  std::map<int, int> device_transposed_;     // value -> the 2-D initializer it transposes (made on the device)
+  WeightLayouts weight_layouts_;             // fused MatMul weights -> their parts (placed on the device)
   mutable std::map<int, Tensor> materialized_;  // lazy constants built and not yet uploaded
   std::vector<Place> place_;                 // per node
   std::vector<char> host_known_;             // per value: known on the host each run
