@@ -23,6 +23,7 @@ struct Tuning {
   uint32_t skinny_max_m = 16;         // largest M (activation rows) the skinny matmul serves (matvec_skinny.comp,
                                       // 2..16; 1 = off): above, the tiled / matrix-unit matmul
   uint32_t skinny_rows = 4;           // weight rows per skinny workgroup (<= 8; registers: rows x M accumulators)
+  uint32_t skinny_unroll = 2;         // most units of K a skinny thread loads per iteration (1, 2, 4; matmul.cpp)
   bool vendor_tuned = false;          // a vendor row below was applied (false with disable_metacommands)
   std::string row;                    // which table row applied, for logs and `ogx devices`
 };

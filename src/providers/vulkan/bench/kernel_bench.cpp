@@ -8,13 +8,14 @@
 //     --chain-only: only the dependent-matvec chains and attention calls (latency as a decode step sees it)
 //     --attn-threads N: threads of the one-dispatch decode attention
 //   ogx_vulkan_bench --matmul-only [--m M] [--reps N] [--simt] [--matmul-tile 64|128] [--skinny-max-m N]
-//                    [--skinny-rows N] [--device-type gpu|cpu] [--quick]
+//                    [--skinny-rows N] [--skinny-unroll N] [--device-type gpu|cpu] [--quick]
 //     prefill projections (kernels::matmul, M > 2) at the 1B Llama shapes, M = 512 rows by default, fp16 and int4
 //     (block 32) weights: GPU us per call, TFLOPS and weight GB/s; --simt: the portable tiled kernel (matmul.comp)
 //     even where a matrix-unit kernel applies (disable_metacommands, keeping the vendor tuning row); --matmul-tile
 //     caps its output tile (the tuning row's matmul_tile); --quick: M 64 and one call per shape (lavapipe). M <= 16:
 //     a batched decode step's projections (the skinny matmul up to the row's skinny_max_m; --skinny-max-m 1 sends
-//     them to the tiled / matrix-unit path instead, --skinny-rows sets its weight rows per workgroup)
+//     them to the tiled / matrix-unit path instead, --skinny-rows sets its weight rows per workgroup, --skinny-unroll
+//     the most units of K a thread loads at once)
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -305,7 +306,7 @@ int run(int argc, char** argv) {
   bool chain_only = false, matmul_only = false, simt = false;
   int64_t mm_rows = 0;
   int mm_reps = 0;
-  uint32_t mm_tile = 0, skinny_max_m = 0, skinny_rows = 0;
+  uint32_t mm_tile = 0, skinny_max_m = 0, skinny_rows = 0, skinny_unroll = 0;
   for (int i = 1; i < argc; i++) {
     std::string a = argv[i];
     if (a == "--quick") quick = true;
@@ -322,11 +323,12 @@ int run(int argc, char** argv) {
     else if (a == "--matmul-tile" && i + 1 < argc) mm_tile = (uint32_t)std::stoul(argv[++i]);
     else if (a == "--skinny-max-m" && i + 1 < argc) skinny_max_m = (uint32_t)std::stoul(argv[++i]);
     else if (a == "--skinny-rows" && i + 1 < argc) skinny_rows = (uint32_t)std::stoul(argv[++i]);
+    else if (a == "--skinny-unroll" && i + 1 < argc) skinny_unroll = (uint32_t)std::stoul(argv[++i]);
     else {
       std::fprintf(stderr, "usage: ogx_vulkan_bench [--quick] [--device-type gpu|cpu] [--threads N] [--q4-threads N] "
                            "[--rows N] [--chain-only] [--attn-threads N]\n"
                            "       ogx_vulkan_bench --matmul-only [--m M] [--reps N] [--simt] [--matmul-tile 64|128] "
-                           "[--skinny-max-m N] [--skinny-rows N] [--device-type gpu|cpu] [--quick]\n");
+                           "[--skinny-max-m N] [--skinny-rows N] [--skinny-unroll N] [--device-type gpu|cpu] [--quick]\n");
       return 2;
     }
   }
@@ -334,7 +336,7 @@ int run(int argc, char** argv) {
   o.provider = parse_provider_options({{"hardware_device_type", type}});
   o.block_bytes = 1ull << 30;
   // Tuning experiments: the table's row with these values replaced.
-  if (q4_threads || rows || threads || attn_threads || mm_tile || simt || skinny_max_m || skinny_rows) {
+  if (q4_threads || rows || threads || attn_threads || mm_tile || simt || skinny_max_m || skinny_rows || skinny_unroll) {
     Context probe(o);
     Tuning t = probe.tuning();
     if (q4_threads) t.matvec_threads_q4 = q4_threads;
@@ -344,9 +346,11 @@ int run(int argc, char** argv) {
     if (mm_tile) t.matmul_tile = mm_tile;
     if (skinny_max_m) t.skinny_max_m = skinny_max_m;
     if (skinny_rows) t.skinny_rows = skinny_rows;
+    if (skinny_unroll) t.skinny_unroll = skinny_unroll;
     t.row += " (threads " + std::to_string(t.matvec_threads) + ", q4 threads " + std::to_string(t.matvec_threads_q4) +
              ", rows " + std::to_string(t.matvec_rows) + ", matmul tile " + std::to_string(t.matmul_tile) +
-             ", skinny max m " + std::to_string(t.skinny_max_m) + ", skinny rows " + std::to_string(t.skinny_rows) + ")";
+             ", skinny max m " + std::to_string(t.skinny_max_m) + ", skinny rows " + std::to_string(t.skinny_rows) +
+             ", skinny unroll " + std::to_string(t.skinny_unroll) + ")";
     o.tuning = t;
   }
   if (simt) o.provider.disable_metacommands = true;  // the row above stays; only the matrix-unit kernels go

@@ -81,6 +81,16 @@ uint32_t matvec_unroll(int64_t K, uint32_t threads, uint32_t rows, bool int4) {
   return u < cap ? u : cap;
 }
 
+// Units of K a skinny thread loads per iteration (matvec_skinny.comp UNROLL): as many as it has (1, 2 or 4) up to
+// the tuning row's skinny_unroll, where the decoded weights (unroll x rows x 8 floats) and the accumulators (rows x
+// M) stay within 96 registers' worth of floats.
+uint32_t skinny_unroll(int64_t K, uint32_t threads, uint32_t rows, int64_t M, uint32_t cap) {
+  int64_t per_thread = ((K + 7) / 8 + threads - 1) / threads;
+  uint32_t u = 1;
+  while (u * 2 <= std::min<uint32_t>(cap, 4) && per_thread >= u * 2 && (u * 2) * rows * 8 + rows * M <= 96) u *= 2;
+  return u;
+}
+
 // Host fallback of the device transposition (a weight of 2^32 elements or more): groups of output rows of the part
 // are transposed in a bounded host buffer (reading source rows contiguously), then streamed row by row.
 void transpose_on_host(Context& ctx, const MatMulWeight& w, const WeightColumns& part) {
@@ -303,8 +313,9 @@ void matvec_fused(CommandRecorder& rec, const TensorView& x, const MatMulWeight&
     OGX_CHECK(!silu_pairs || rows % 2 == 0, what, " needs an even skinny_rows, tuning has ", rows);
     uint32_t min_sg = std::max<uint32_t>(1, std::min(ctx.info().min_subgroup_size, ctx.info().subgroup_size));
     uint32_t nsg = std::max<uint32_t>(1, div_up(threads, min_sg));
+    uint32_t unroll = skinny_unroll(w.K, threads, rows, M, tu.skinny_unroll);
     std::string shader = std::string("matvec_skinny") + kind + storage_suffix(x.dtype, "MatMul") + variant;
-    const Pipeline& pl = ctx.pipelines().get(shader, {threads, rows, wide, (uint32_t)M, nsg});
+    const Pipeline& pl = ctx.pipelines().get(shader, {threads, rows, wide, (uint32_t)M, nsg, unroll});
     uint32_t gx, gz;
     grid_2d(div_up(w.N, rows), &gx, &gz);
     rec.dispatch(pl, &p, push_bytes, gx, 1, gz, reads, writes);

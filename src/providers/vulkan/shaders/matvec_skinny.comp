@@ -15,21 +15,25 @@ layout(constant_id = 1) const uint ROWS = 4;   // weight rows (outputs per activ
 layout(constant_id = 2) const uint WIDE = 1;   // 16-byte loads of fp weights and of x (K % 8 == 0, x 16-byte aligned)
 layout(constant_id = 3) const uint MROWS = 4;  // activation rows per workgroup, <= 16
 layout(constant_id = 4) const uint NSG = 64;   // subgroups a workgroup can have at most (threads / min subgroup size)
+// Units (8 values of K) per thread and loop iteration whose weights are loaded before any is used (1, 2 or 4), as
+// matvec.comp's UNROLL: one memory round trip for several units. Units past the end repeat the last and count zero.
+layout(constant_id = 5) const uint UNROLL = 1;
 
 #include "matvec_common.glsl"
 
 // Per subgroup: ROWS * MROWS partial dot products, then MROWS sums of squares (NORM_PROLOGUE).
 shared float partial[(ROWS * MROWS + MROWS) * NSG];
 
-// One unit of the workgroup's weight rows, decoded (module scope: arrays sized by specialization constants cannot be
-// function parameters): w[r * 8 + i] = row n0 + r (clamped to N - 1) at K index unit * 8 + i (zero past K); int4:
-// scale[r] is the row's block scale (w holds q - zero), fp: scale[r] = 1.
-float w[ROWS * 8];
-float scale[ROWS];
+// UNROLL units of the workgroup's weight rows, decoded (module scope: arrays sized by specialization constants cannot
+// be function parameters): w[(u * ROWS + r) * 8 + i] = row n0 + r (clamped to N - 1) at K index unit * 8 + i (zero
+// past K) of the u-th unit loaded; int4: scale[u * ROWS + r] is the row's block scale (w holds q - zero), fp: 1.
+float w[UNROLL * ROWS * 8];
+float scale[UNROLL * ROWS];
 
-void load_weights(uint n0, uint unit) {
-  for (uint r = 0; r < ROWS; r++) {
-    uint n = min(n0 + r, p.N - 1);
+void load_weights(uint n0, uint unit, uint slot) {
+  for (uint rr = 0; rr < ROWS; rr++) {
+    uint r = slot * ROWS + rr;  // index of the row's unit in w / scale
+    uint n = min(n0 + rr, p.N - 1);
 #if WEIGHT_INT4
     uint row_words = (p.nblocks * p.block_size) >> 3;
     uint blk = unit / (p.block_size >> 3);
@@ -81,21 +85,29 @@ void main() {
   for (uint j = 0; j < MROWS; j++) ss[j] = 0.0;
   bool write_residual = (p.norm_flags & 4u) != 0 && n0 == 0;
 #endif
-  for (uint u = tid; u < units; u += T) {
-    load_weights(n0, u);
-    for (uint j = 0; j < MROWS; j++) {
-      uint m = min(m0 + j, p.M - 1);
-      float xs[8];
-      load_x8(m, u * 8, xs);
-#if NORM_PROLOGUE
-      norm_prologue(m, u * 8, xs, ss[j], write_residual && m0 + j < p.M, 1.0);
-#endif
-      for (uint r = 0; r < ROWS; r++) {
-        float s = 0.0;
-        for (uint i = 0; i < 8; i++) s += w[r * 8 + i] * xs[i];
-        acc[r * MROWS + j] += s * scale[r];
-      }
+  for (uint u0 = tid; u0 < units; u0 += UNROLL * T) {
+    float valid[UNROLL];
+    uint us[UNROLL];
+    for (uint k = 0; k < UNROLL; k++) {  // every unit's weight loads first
+      uint u = u0 + k * T;
+      valid[k] = u < units ? 1.0 : 0.0;
+      us[k] = min(u, units - 1);
+      load_weights(n0, us[k], k);
     }
+    for (uint k = 0; k < UNROLL; k++)
+      for (uint j = 0; j < MROWS; j++) {
+        uint m = min(m0 + j, p.M - 1);
+        float xs[8];
+        load_x8(m, us[k] * 8, xs);
+#if NORM_PROLOGUE
+        norm_prologue(m, us[k] * 8, xs, ss[j], write_residual && m0 + j < p.M, valid[k]);
+#endif
+        for (uint r = 0; r < ROWS; r++) {
+          float s = 0.0;
+          for (uint i = 0; i < 8; i++) s += w[(k * ROWS + r) * 8 + i] * xs[i];
+          acc[r * MROWS + j] += valid[k] * s * scale[k * ROWS + r];
+        }
+      }
   }
   uint sg = gl_SubgroupID;
   for (uint i = 0; i < ROWS * MROWS; i++) {

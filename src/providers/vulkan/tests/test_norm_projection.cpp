@@ -115,6 +115,8 @@ std::vector<NormProjCase> skinny_cases() {
   // of the normed input, times u, exceeds the stated tolerance: against float64 the fused result is the closer one)
   out.push_back({16, 2048, 40, DType::f16, false, true, false, true, false, false});
   out.push_back({16, 256, 40, DType::f16, false, true, false, true, false, true});
+  out.push_back({3, 1100, 20, DType::f32, false, true, true, true, true, false});  // 2 units per iteration
+  out.push_back({6, 640, 24, DType::f16, true, true, false, true, false, true});   // int4 gate/up, 2 units
   return out;
 }
 INSTANTIATE_TEST_SUITE_P(Skinny, VulkanNormProjectionTest, ::testing::ValuesIn(skinny_cases()));
