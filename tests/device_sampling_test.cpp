@@ -110,6 +110,30 @@ TEST_F(DeviceSampling, vulkan_queued_steps_keep_the_tokens_across_rewind_append_
   EXPECT_GE(stat(*vk_, "dropped_runs"), dropped0 + 2) << "the rewind and the append each drop a queued step";
 }
 
+// A greedy batch of prompts of different lengths (right-padded) picks its B tokens per step on the device, with
+// the steps queued: each row's tokens equal the CPU's batch (host argmax), rows that end get pad tokens alike.
+TEST_F(DeviceSampling, vulkan_greedy_batch_picks_every_row_on_the_device) {
+  const std::vector<std::vector<int32_t>> prompts{{1, 450, 496, 1735}, {1, 1532, 338}, {1, 290, 13, 7, 450, 496}};
+  auto run = [&](const std::shared_ptr<genai::Model>& m, bool* on_device) {
+    genai::GeneratorParams p(*m);
+    p.search.batch_size = (int)prompts.size();
+    p.search.max_length = 26;
+    genai::Generator g(m, p);
+    if (on_device) *on_device = g.samples_on_device();
+    g.append_token_sequences(prompts);
+    while (!g.is_done()) g.generate_next_token();
+    std::vector<std::vector<int32_t>> rows;
+    for (size_t i = 0; i < prompts.size(); i++) rows.push_back(g.sequence(i));
+    return rows;
+  };
+  double queued0 = stat(*vk_, "queued_runs");
+  bool on_device = false;
+  auto got = run(vk_, &on_device);
+  EXPECT_TRUE(on_device) << "a greedy batch should pick its tokens on the device";
+  EXPECT_EQ(got, run(cpu_, nullptr));
+  EXPECT_GT(stat(*vk_, "queued_runs"), queued0 + 10) << "the batch's decode steps should run queued";
+}
+
 // The Vulkan session keeps one sequence's KV cache: two generators of one model, interleaved (two chats served
 // by one model), must each get the tokens they get alone — a generator re-runs its positions when the other used
 // the cache in between.

@@ -16,6 +16,10 @@
 #                                `ogx bench --synthetic` of .devrun/shapes/SHAPE.json (prompt P=128, G=128 new tokens,
 #                                median of 3); EXTRA is passed on (e.g. 'provider-option enable_profiling=1' with
 #                                spaces written as '+')
+#   batch:SHAPE:PREC[:BATCHES[:BEAMS[:P[:G]]]]
+#                                `ogx bench --synthetic --batch B` for each B of BATCHES (comma list, default 1,4,16,32)
+#                                with --num-beams BEAMS (default 1): aggregate decode tokens/s, time per decode step,
+#                                KV cache bytes per sequence (P=128, G=128)
 #   folder:SHAPE:PREC[:P[:BIN]]  a real folder: `ogx build --random-weights` to /dev/shm, then `ogx bench` on it
 #                                (load_ms, decode) and the wall time of one `ogx generate` (load to last token)
 #   ab:BIN1,BIN2[,...]:SHAPE:PREC[:ROUNDS]
@@ -46,6 +50,16 @@ step_check() {  # tests/check_architectures.sh on the GPU: 36 tiny folders (+ th
 step_bench() {
   local shape=$1 prec=$2 bin=${5:-ogx} extra=${6//+/ }
   PROMPT_LEN=${3:-128} GEN_LEN=${4:-128} bench_model $bin $shape $prec "$extra" _p${3:-128} | tee -a "$SUMMARY"
+}
+
+step_batch() {
+  local shape=$1 prec=$2 batches=${3:-1,4,16,32} beams=${4:-1} bin=ogx
+  for b in ${batches//,/ }; do
+    PROMPT_LEN=${5:-128} GEN_LEN=${6:-128} bench_model $bin $shape $prec "--batch $b --num-beams $beams" \
+      _b${b}_beams$beams > /dev/null
+    local out=$OUT/${bin}_${shape}_${prec}_b${b}_beams$beams
+    log "batch $shape $prec B=$b beams=$beams $bin: $(grep -o '"decode_tok_s":[0-9.]*\|"decode_step_ms":[0-9.]*\|"prefill_tok_s":[0-9.]*\|"kv_bytes_per_sequence[a-z_]*":[0-9.e+]*\|"replay_gpu_us_median":[0-9.]*\|"queued_runs":[0-9.]*' $out.json | tr '\n' ' ') $(tail -1 $out.err)"
+  done
 }
 
 step_folder() {
@@ -86,7 +100,7 @@ for step in "$@"; do
   IFS=: read -r name a1 a2 a3 a4 a5 a6 <<< "$step"
   log "== $step ($(date +%T))"
   case $name in
-    gpu | tests | check | bench | folder | ab | llamacpp) step_$name "$a1" "$a2" "$a3" "$a4" "$a5" "$a6" ;;
+    gpu | tests | check | bench | batch | folder | ab | llamacpp) step_$name "$a1" "$a2" "$a3" "$a4" "$a5" "$a6" ;;
     *) log "unknown step '$name'" ;;
   esac
 done

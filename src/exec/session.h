@@ -49,10 +49,11 @@ class Session {
   // prompt's row to its beams). Done on the device, no host round trip. False: unsupported.
   virtual bool reorder_kv_rows(const std::vector<int32_t>& source_rows) { return false; }
   // Providers that can: later runs also pick the next token from the last position of
-  // SessionOptions::last_position_output on the device (read it with sampled_token()), and a run whose outputs do
+  // SessionOptions::last_position_output on the device (read them with sampled_tokens()), and a run whose outputs do
   // not ask for that output leaves it on the device (read_last_output fetches it on demand). False: unsupported.
   virtual bool enable_device_sampling(const DeviceSampling&) { return false; }
-  virtual int64_t sampled_token() const { return -1; }
+  // The tokens the last run picked on the device, one per row [B]; empty when it picked none.
+  virtual std::vector<int64_t> sampled_tokens() const { return {}; }
   // The last run's last-position output [B, 1, ...] (after a run that did not return it); false when unavailable.
   virtual bool read_last_output(Tensor* out) { return false; }
   // Queued decode steps, for sessions that pick greedy tokens on the device: queue_next submits a step without
@@ -60,7 +61,7 @@ class Session {
   // the tokens the step before it picks on the device, so a step can be queued while the one before it still runs
   // and the device never waits for the host. At most two steps are queued; false: nothing was queued (unsupported
   // or not possible now: run synchronously). finish_queued() waits for the oldest and makes it the last run
-  // (sampled_token()); false when none is queued (another caller's run dropped them). drop_queued() waits for all
+  // (sampled_tokens()); false when none is queued (another caller's run dropped them). drop_queued() waits for all
   // and forgets them (their KV cache writes lie past the caller's sequence: a later run at those positions
   // overwrites them). run() drops queued steps first.
   virtual bool queue_next(const std::vector<NamedTensor>& inputs, const std::string& token_input) { return false; }

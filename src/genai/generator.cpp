@@ -79,8 +79,9 @@ Generator::Generator(std::shared_ptr<const Model> model, const GeneratorParams& 
       eos_seen_(rows(), false) {
   if (beams_ > 1) beam_ = std::make_unique<BeamSearch>(search_, model_->config().model.eos_token_ids, pad_token());
   // Logit processing that needs the sequence stays on the host; EOS suppression before min_length is handled per
-  // step (such steps read the logits back). One row only.
-  if (rows() == 1 && search_.repetition_penalty == 1.0 && search_.no_repeat_ngram_size <= 0) {
+  // step (such steps read the logits back). One row, or greedy rows of a batch (beams need the log-probs).
+  if (beams_ == 1 && (rows() == 1 || !search_.do_sample) && search_.repetition_penalty == 1.0 &&
+      search_.no_repeat_ngram_size <= 0) {
     DeviceSampling ds;
     ds.greedy = !search_.do_sample;
     ds.top_k = search_.top_k;
@@ -182,8 +183,9 @@ bool Generator::queue_step() {
   int64_t past = kv_.length() + (queued_ > 0 ? 1 : 0), total = past + 1;
   if (!device_sampling_ || search_.do_sample || total > max_length_ || !model_->session().owns_kv_cache())
     return false;
-  std::vector<int32_t> placeholder{0};  // replaced on the device by the sampled token
-  return model_->session().queue_next(step_inputs(placeholder, 1, 1, past), model_->config().model.decoder.input_ids);
+  std::vector<int32_t> placeholder(rows(), 0);  // replaced on the device by the sampled tokens
+  return model_->session().queue_next(step_inputs(placeholder, rows(), 1, past),
+                                      model_->config().model.decoder.input_ids);
 }
 
 void Generator::run(const std::vector<int32_t>& ids, int n_rows, int64_t S, bool want_logits) {
@@ -360,6 +362,18 @@ void Generator::append_row_tokens(const std::vector<int32_t>& tokens) {
   final_step_ = -1;
 }
 
+void Generator::append_device_tokens() {
+  std::vector<int64_t> t = model_->session().sampled_tokens();
+  OGX_CHECK(t.size() == (size_t)rows(), "the provider returned ", t.size(), " sampled tokens for ", rows(), " rows");
+  std::vector<int32_t> tokens(rows());
+  for (int r = 0; r < rows(); r++) {
+    OGX_CHECK(t[r] >= 0, "the provider did not return a sampled token for row ", r);
+    // A row that ended gets pad tokens, as on the host (the device's pick for it feeds only that row's next step).
+    tokens[r] = eos_seen_[r] ? pad_token() : (int32_t)t[r];
+  }
+  append_row_tokens(tokens);
+}
+
 void Generator::pick_host() {
   const int R = rows();
   const size_t V = logits_.size() / R;
@@ -408,9 +422,7 @@ void Generator::generate_next_token() {
     kv_.commit({}, kv_.length() + 1);
     logits_on_device_ = true;
     queued_ = next ? 1 : 0;
-    int64_t t = model_->session().sampled_token();
-    OGX_CHECK(t >= 0, "the provider did not return a sampled token");
-    append_row_tokens({(int32_t)t});
+    append_device_tokens();
     return;  // a step queued past EOS or max_length is dropped by the next call (or the destructor)
   }
   drop_queued();
@@ -423,9 +435,7 @@ void Generator::generate_next_token() {
     device = false;  // logits set by the caller (set_logits) or from append_tokens / logits(): on the host
   }
   if (device && logits_on_device_) {
-    int64_t t = model_->session().sampled_token();
-    OGX_CHECK(t >= 0, "the provider did not return a sampled token");
-    append_row_tokens({(int32_t)t});
+    append_device_tokens();
   } else {
     if (logits_on_device_) logits();  // a device step whose token is chosen on the host after all
     pick_host();

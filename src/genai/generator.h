@@ -9,7 +9,7 @@
 // continues with pad tokens until all are done. Beam search (num_beams > 1): beam_search.h.
 // With batch_size > 1 or beams, tokens are appended once (before generation); rewind_to only to 0 with
 // batch_size > 1, not at all with beams (as ONNX Runtime GenAI).
-// With greedy picking on the device (one row), a provider that can (Session::queue_next) runs one step ahead: each
+// With greedy picking on the device (one row or a batch's rows), a provider that can (Session::queue_next) runs one step ahead: each
 // generate_next_token queues the step of the token it is about to return before it waits for that token, so the
 // device does not wait for the host between tokens. A queued step past the end (after EOS, at max_length) or
 // before any other call (append_tokens, set_logits, rewind_to, logits) is dropped: tokens are the same either way.
@@ -65,8 +65,8 @@ class Generator {
   // generate_next_token the model first runs the tokens it picked (fetched from the device when a step sampled
   // there).
   const std::vector<float>& logits();
-  // True when next tokens are picked on the provider's device (one row; greedy or top-k/top-p/temperature without
-  // repetition penalty or n-gram bans): only token ids come back each step.
+  // True when next tokens are picked on the provider's device (one row: greedy or top-k/top-p/temperature; a
+  // batch: greedy; no beams, repetition penalty or n-gram bans): only token ids come back each step.
   bool samples_on_device() const { return device_sampling_; }
   void set_logits(const std::vector<float>& logits);  // [rows x vocab]
   void rewind_to(size_t length);
@@ -86,6 +86,7 @@ class Generator {
   void recompute_last();                       // after a rewind: the last position's logits again
   int32_t pad_token() const;                   // pad_token_id (the first EOS id when the config has none)
   void pick_host();                            // next tokens from logits_ on the host (all rows)
+  void append_device_tokens();                 // the tokens the session picked on the device (pad: rows that ended)
   void append_row_tokens(const std::vector<int32_t>& tokens);  // one token per row: sequences, pending, EOS
   // Queues the forward pass of the token the next sampling returns (at position kv length + 1); false: not queued.
   bool queue_step();

@@ -1,7 +1,10 @@
 // ogx bench (MODEL_DIR | --synthetic SHAPE.json [--precision fp32|fp16|int4]) --prompt-len P --gen-len G
-//   [--repeats R] [--provider P] [--provider-option K=V]... [--threads N] [--json]
+//   [--batch B] [--num-beams N] [--repeats R] [--provider P] [--provider-option K=V]... [--threads N] [--json]
 // --synthetic builds the model of a Hugging Face config's exact shape with seeded random weights in memory.
-// Prefill and decode speed (median over repeats) on seeded random prompt ids, and peak resident memory.
+// Prefill and decode speed (median over repeats) on seeded random prompt ids, and peak resident memory. --batch B
+// runs B different prompts of P ids as one batch (greedy: B tokens per step; aggregate decode tokens/s = B x steps
+// / time), --num-beams N beam search over them (B x N rows per step; tokens/s still counts B per step); both report
+// the time per decode step and the KV cache bytes per sequence (all its rows, at max_length = P + G).
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -71,35 +74,46 @@ std::shared_ptr<genai::Model> synthetic_model(const Args& a) {
 
 int cmd_bench(const std::vector<std::string>& argv) {
   std::set<std::string> vals = kModelValueFlags;
-  vals.insert({"prompt-len", "gen-len", "repeats", "synthetic", "precision"});
+  vals.insert({"prompt-len", "gen-len", "repeats", "synthetic", "precision", "batch", "num-beams"});
   Args a(argv, vals, {"json"});
   bool synthetic = a.has("synthetic");
   OGX_CHECK(a.positional().size() == (synthetic ? 0u : 1u),
-            "usage: ogx bench (MODEL_DIR | --synthetic SHAPE.json [--precision P]) --prompt-len P --gen-len G [--json]");
+            "usage: ogx bench (MODEL_DIR | --synthetic SHAPE.json [--precision P]) --prompt-len P --gen-len G "
+            "[--batch B] [--num-beams N] [--json]");
   const std::string dir = synthetic ? a.get("synthetic") : a.positional()[0];
   int P = a.get_int("prompt-len", 128), G = a.get_int("gen-len", 128), R = a.get_int("repeats", 3);
+  int B = a.get_int("batch", 1), beams = a.get_int("num-beams", 1);
   OGX_CHECK(P >= 1 && G >= 1 && R >= 1, "--prompt-len, --gen-len and --repeats must be >= 1");
+  OGX_CHECK(B >= 1 && B <= genai::Generator::kMaxBatchSize, "--batch must be in [1, ", genai::Generator::kMaxBatchSize,
+            "], got ", B);
+  OGX_CHECK(beams >= 1 && beams <= genai::Generator::kMaxBeams, "--num-beams must be in [1, ",
+            genai::Generator::kMaxBeams, "], got ", beams);
   using Clock = std::chrono::steady_clock;
   auto load0 = Clock::now();
   auto model = synthetic ? synthetic_model(a) : genai::Model::load(model_config(dir, a));
   double load_ms = std::chrono::duration<double, std::milli>(Clock::now() - load0).count();
   int vocab = model->io().vocab_size > 0 ? model->io().vocab_size : 1000;
   std::mt19937 rng(1234);
-  std::vector<int32_t> prompt(P);
+  std::vector<int32_t> prompt((size_t)B * P);  // B prompts of P ids, one after the other
   for (auto& t : prompt) t = (int32_t)(rng() % (uint32_t)vocab);
-  std::vector<double> prefill, decode;
-  {  // warm-up (untimed): first-use costs such as pipeline compilation and recording the step
+  std::vector<double> prefill, decode, step_ms;
+  bool on_device = false;  // tokens picked on the device (only ids come back per step)
+  auto make_params = [&](int max_length) {
     genai::GeneratorParams params(*model);
-    params.search.max_length = P + 3;
+    params.search.max_length = max_length;
     params.search.do_sample = false;
+    params.search.batch_size = B;
+    params.search.num_beams = beams;
+    return params;
+  };
+  {  // warm-up (untimed): first-use costs such as pipeline compilation and recording the step
+    genai::GeneratorParams params = make_params(P + 3);
     genai::Generator gen(model, params);
     gen.append_tokens(prompt);
     for (int i = 0; i < 3 && !gen.is_done(); i++) gen.generate_next_token();
   }
   for (int r = 0; r < R; r++) {
-    genai::GeneratorParams params(*model);
-    params.search.max_length = P + G;
-    params.search.do_sample = false;
+    genai::GeneratorParams params = make_params(P + G);
     genai::Generator gen(model, params);
     auto t0 = Clock::now();
     gen.append_tokens(prompt);
@@ -112,8 +126,13 @@ int cmd_bench(const std::vector<std::string>& argv) {
       n++;
     }
     auto t3 = Clock::now();
-    prefill.push_back(P / std::chrono::duration<double>(t1 - t0).count());
-    if (n > 0) decode.push_back(n / std::chrono::duration<double>(t3 - t2).count());
+    on_device = gen.samples_on_device();
+    prefill.push_back((double)B * P / std::chrono::duration<double>(t1 - t0).count());
+    if (n > 0) {
+      double sec = std::chrono::duration<double>(t3 - t2).count();
+      decode.push_back((double)B * n / sec);
+      step_ms.push_back(sec * 1e3 / n);
+    }
   }
   nlohmann::json j;
   j["model"] = dir;
@@ -121,10 +140,19 @@ int cmd_bench(const std::vector<std::string>& argv) {
   j["provider"] = model->provider();
   j["prompt_len"] = P;
   j["gen_len"] = G;
+  j["batch"] = B;
+  j["num_beams"] = beams;
   j["repeats"] = R;
   j["load_ms"] = load_ms;
   j["prefill_tok_s"] = median(prefill);
-  j["decode_tok_s"] = median(decode);
+  j["decode_tok_s"] = median(decode);  // aggregate over the batch's sequences
+  j["decode_step_ms"] = median(step_ms);
+  j["samples_on_device"] = on_device;
+  // KV cache per sequence (its num_beams rows) at max_length = P + G: layers x (key, value) x heads x head size.
+  const genai::DecoderIO& io = model->io();
+  double kv_token = 2.0 * io.num_layers * io.kv_heads * io.head_size * (double)dtype_size(io.kv_dtype);
+  j["kv_bytes_per_token"] = kv_token;
+  j["kv_bytes_per_sequence"] = kv_token * beams * (P + G);
   j["peak_rss_mib"] = peak_rss_mib();
   // Bandwidth bound of decode: every constant read by a node other than an embedding lookup is read once per
   // token; constants only Gather / GatherBlockQuantized read (tables, their scales and zero points) cost one row. A
@@ -140,13 +168,20 @@ int cmd_bench(const std::vector<std::string>& argv) {
   for (size_t v = 0; v < g.values.size(); v++)
     if (g.values[v].is_constant && read_whole[v]) weight_bytes += (double)g.values[v].constant.bytes();
   j["weight_bytes_per_token"] = weight_bytes;
-  j["decode_gb_s"] = weight_bytes * (double)j["decode_tok_s"] / 1e9;
-  for (auto& [k, v] : model->session().stats()) j["session"][k] = v;
+  j["decode_gb_s"] = weight_bytes * (double)j["decode_tok_s"] / B / 1e9;  // weights read once per step
+  for (auto& [k, v] : model->session().stats()) {
+    j["session"][k] = v;
+    // What a session-owned cache (Vulkan) holds per sequence: its capacity in positions, for each of its rows.
+    if (k == "kv_capacity") j["kv_bytes_per_sequence_allocated"] = kv_token * beams * v;
+  }
   if (a.has("json")) {
     std::cout << j.dump() << std::endl;
   } else {
     std::printf("prefill %.1f tokens/s, decode %.1f tokens/s (median of %d), peak RSS %.1f MiB, load %.0f ms\n",
                 (double)j["prefill_tok_s"], (double)j["decode_tok_s"], R, (double)j["peak_rss_mib"], load_ms);
+    if (B > 1 || beams > 1)
+      std::printf("batch %d x %d beams: %.3f ms per decode step, KV cache %.2f MiB per sequence (%d tokens)\n", B,
+                  beams, (double)j["decode_step_ms"], (double)j["kv_bytes_per_sequence"] / (1 << 20), P + G);
   }
   return 0;
 }

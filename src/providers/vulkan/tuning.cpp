@@ -14,15 +14,18 @@ struct Row {
 // Ordered: the first matching row wins. Values are workgroup/tile shapes only; every row computes the same result.
 // nvidia: 4 matvec rows per workgroup (was 8): the H200's 1B decode GPU step 1237 -> 1138 us fp16, 1318 -> 1202 us
 // int4 (commit 7ee2118).
+// skinny_max_m / skinny_rows / skinny_unroll (the last three values): M <= 16 rows of a batched decode step read each
+// weight once in the skinny kernel; 4 weight rows x 16 activation rows keep 64 accumulators per thread; 2 units of K
+// loaded together where registers allow. Not yet measured per vendor (qualcomm: half, as its matvec rows).
 const Row kRows[] = {
-    {"nvidia", 4318, DeviceType::other, {256, 4, 256, 128, 256, 32, 64}},
-    {"amd", 4098, DeviceType::other, {256, 8, 256, 128, 256, 256, 256}},
-    {"intel", 32902, DeviceType::other, {128, 4, 128, 64, 256, 128, 128}},
-    {"qualcomm", 20803, DeviceType::other, {128, 2, 128, 64, 128, 128, 128}},
-    {"cpu-driver", 0, DeviceType::cpu, {64, 4, 64, 128, 128, 64, 64, 64}},
+    {"nvidia", 4318, DeviceType::other, {256, 4, 256, 128, 256, 32, 64, 256, 128, 16, 4, 2}},
+    {"amd", 4098, DeviceType::other, {256, 8, 256, 128, 256, 256, 256, 256, 128, 16, 4, 2}},
+    {"intel", 32902, DeviceType::other, {128, 4, 128, 64, 256, 128, 128, 256, 128, 16, 4, 2}},
+    {"qualcomm", 20803, DeviceType::other, {128, 2, 128, 64, 128, 128, 128, 256, 128, 8, 2, 1}},
+    {"cpu-driver", 0, DeviceType::cpu, {64, 4, 64, 128, 128, 64, 64, 64, 128, 16, 4, 2}},
 };
 
-const Tuning kGeneric{128, 4, 128, 64, 256, 256, 128};
+const Tuning kGeneric{128, 4, 128, 64, 256, 256, 128, 256, 128, 16, 4, 2};
 
 Tuning clamp_to(Tuning t, const DeviceInfo& device) {
   uint32_t limit = device.max_workgroup_invocations ? device.max_workgroup_invocations : 128;

@@ -20,6 +20,10 @@ struct Tuning {
   uint32_t decode_group_threads = 256;  // threads of the one-dispatch decode attention (gqa_decode_group.comp)
   uint32_t coop_big_tile_min_groups = 128;  // cooperative-matrix matmul: 128x128 tiles when they give this many
                                             // workgroups, else 64x64 (enough workgroups to fill the GPU)
+  uint32_t skinny_max_m = 16;         // largest M (activation rows) the skinny matmul serves (matvec_skinny.comp,
+                                      // 2..16; 1 = off): above, the tiled / matrix-unit matmul
+  uint32_t skinny_rows = 4;           // weight rows per skinny workgroup (<= 8; registers: rows x M accumulators)
+  uint32_t skinny_unroll = 2;         // most units of K a skinny thread loads per iteration (1, 2, 4; matmul.cpp)
   bool vendor_tuned = false;          // a vendor row below was applied (false with disable_metacommands)
   std::string row;                    // which table row applied, for logs and `ogx devices`
 };

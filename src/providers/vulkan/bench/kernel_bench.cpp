@@ -7,11 +7,15 @@
 //     --threads/--q4-threads/--rows: the tuning row with these matvec values replaced (experiments)
 //     --chain-only: only the dependent-matvec chains and attention calls (latency as a decode step sees it)
 //     --attn-threads N: threads of the one-dispatch decode attention
-//   ogx_vulkan_bench --matmul-only [--m M] [--reps N] [--simt] [--matmul-tile 64|128] [--device-type gpu|cpu] [--quick]
+//   ogx_vulkan_bench --matmul-only [--m M] [--reps N] [--simt] [--matmul-tile 64|128] [--skinny-max-m N]
+//                    [--skinny-rows N] [--skinny-unroll N] [--device-type gpu|cpu] [--quick]
 //     prefill projections (kernels::matmul, M > 2) at the 1B Llama shapes, M = 512 rows by default, fp16 and int4
-//     (block 32) weights: GPU us per call and TFLOPS; --simt: the portable tiled kernel (matmul.comp) even where
-//     a matrix-unit kernel applies (disable_metacommands, keeping the vendor tuning row); --matmul-tile caps its
-//     output tile (the tuning row's matmul_tile); --quick: M 64 and one call per shape (lavapipe)
+//     (block 32) weights: GPU us per call, TFLOPS and weight GB/s; --simt: the portable tiled kernel (matmul.comp)
+//     even where a matrix-unit kernel applies (disable_metacommands, keeping the vendor tuning row); --matmul-tile
+//     caps its output tile (the tuning row's matmul_tile); --quick: M 64 and one call per shape (lavapipe). M <= 16:
+//     a batched decode step's projections (the skinny matmul up to the row's skinny_max_m; --skinny-max-m 1 sends
+//     them to the tiled / matrix-unit path instead, --skinny-rows sets its weight rows per workgroup, --skinny-unroll
+//     the most units of K a thread loads at once)
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -186,8 +190,9 @@ void bench_prefill(Context& ctx, Timer& timer, const Shape2& s, int64_t M, bool 
       worst = std::max(worst, std::fabs(f16_to_f32(out[m * s.N + n]) - want) / (std::fabs(want) + 0.05));
     }
   }
-  std::printf("| %-6s | %4lld | %-18s | %10.1f | %8.4f | %d x %d | %.1e |\n", int4 ? "int4" : "fp16", (long long)M,
-              s.name, us, 2.0 * M * s.N * s.K / us * 1e-6, reps, runs, worst);
+  double bytes = int4 ? s.N * s.K / 2.0 + s.N * (s.K / 32) * 2.0 : s.N * s.K * 2.0;
+  std::printf("| %-6s | %4lld | %-18s | %10.1f | %8.4f | %7.1f | %d x %d | %.1e |\n", int4 ? "int4" : "fp16",
+              (long long)M, s.name, us, 2.0 * M * s.N * s.K / us * 1e-6, bytes / us * 1e-3, reps, runs, worst);
   std::fflush(stdout);
 }
 
@@ -301,7 +306,7 @@ int run(int argc, char** argv) {
   bool chain_only = false, matmul_only = false, simt = false;
   int64_t mm_rows = 0;
   int mm_reps = 0;
-  uint32_t mm_tile = 0;
+  uint32_t mm_tile = 0, skinny_max_m = 0, skinny_rows = 0, skinny_unroll = 0;
   for (int i = 1; i < argc; i++) {
     std::string a = argv[i];
     if (a == "--quick") quick = true;
@@ -316,11 +321,14 @@ int run(int argc, char** argv) {
     else if (a == "--m" && i + 1 < argc) mm_rows = std::stoll(argv[++i]);
     else if (a == "--reps" && i + 1 < argc) mm_reps = std::stoi(argv[++i]);
     else if (a == "--matmul-tile" && i + 1 < argc) mm_tile = (uint32_t)std::stoul(argv[++i]);
+    else if (a == "--skinny-max-m" && i + 1 < argc) skinny_max_m = (uint32_t)std::stoul(argv[++i]);
+    else if (a == "--skinny-rows" && i + 1 < argc) skinny_rows = (uint32_t)std::stoul(argv[++i]);
+    else if (a == "--skinny-unroll" && i + 1 < argc) skinny_unroll = (uint32_t)std::stoul(argv[++i]);
     else {
       std::fprintf(stderr, "usage: ogx_vulkan_bench [--quick] [--device-type gpu|cpu] [--threads N] [--q4-threads N] "
                            "[--rows N] [--chain-only] [--attn-threads N]\n"
                            "       ogx_vulkan_bench --matmul-only [--m M] [--reps N] [--simt] [--matmul-tile 64|128] "
-                           "[--device-type gpu|cpu] [--quick]\n");
+                           "[--skinny-max-m N] [--skinny-rows N] [--skinny-unroll N] [--device-type gpu|cpu] [--quick]\n");
       return 2;
     }
   }
@@ -328,7 +336,7 @@ int run(int argc, char** argv) {
   o.provider = parse_provider_options({{"hardware_device_type", type}});
   o.block_bytes = 1ull << 30;
   // Tuning experiments: the table's row with these values replaced.
-  if (q4_threads || rows || threads || attn_threads || mm_tile || simt) {
+  if (q4_threads || rows || threads || attn_threads || mm_tile || simt || skinny_max_m || skinny_rows || skinny_unroll) {
     Context probe(o);
     Tuning t = probe.tuning();
     if (q4_threads) t.matvec_threads_q4 = q4_threads;
@@ -336,8 +344,13 @@ int run(int argc, char** argv) {
     if (threads) t.matvec_threads = threads;
     if (attn_threads) t.decode_group_threads = attn_threads;
     if (mm_tile) t.matmul_tile = mm_tile;
+    if (skinny_max_m) t.skinny_max_m = skinny_max_m;
+    if (skinny_rows) t.skinny_rows = skinny_rows;
+    if (skinny_unroll) t.skinny_unroll = skinny_unroll;
     t.row += " (threads " + std::to_string(t.matvec_threads) + ", q4 threads " + std::to_string(t.matvec_threads_q4) +
-             ", rows " + std::to_string(t.matvec_rows) + ", matmul tile " + std::to_string(t.matmul_tile) + ")";
+             ", rows " + std::to_string(t.matvec_rows) + ", matmul tile " + std::to_string(t.matmul_tile) +
+             ", skinny max m " + std::to_string(t.skinny_max_m) + ", skinny rows " + std::to_string(t.skinny_rows) +
+             ", skinny unroll " + std::to_string(t.skinny_unroll) + ")";
     o.tuning = t;
   }
   if (simt) o.provider.disable_metacommands = true;  // the row above stays; only the matrix-unit kernels go
@@ -353,8 +366,8 @@ int run(int argc, char** argv) {
     int reps = mm_reps ? mm_reps : (quick ? 1 : 20);
     std::vector<Shape2> mm = {{"2048x3072 (qkv)", 2048, 3072}, {"2048x2048 (o)", 2048, 2048},
                               {"2048x16384 (gate/up)", 2048, 16384}, {"8192x2048 (down)", 8192, 2048}};
-    std::printf("\n| weights | M | K x N | us/call | TFLOPS | calls x runs | max rel err |\n"
-                "|---|---|---|---|---|---|---|\n");
+    std::printf("\n| weights | M | K x N | us/call | TFLOPS | weight GB/s | calls x runs | max rel err |\n"
+                "|---|---|---|---|---|---|---|---|\n");
     for (bool int4 : {false, true})
       for (const auto& s : mm) bench_prefill(ctx, timer, s, M, int4, reps, quick ? 1 : 5);
     return 0;

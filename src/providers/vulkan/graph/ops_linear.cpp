@@ -251,7 +251,7 @@ TensorView& infer_projection(const OpArgs& a, const Node& n, int64_t K, int64_t 
 void record_gate_up_silu(CommandRecorder& rec, const LinearCore& core, const TensorView& x, const TensorView& y,
                          StepScratch& scratch) {
   int64_t rows = x.numel() / core.K();
-  if (rows <= 2 && !core.int8_activations(x.dtype) && rec.context().tuning().matvec_rows % 2 == 0) {
+  if (kernels::matvec_fused_applies(rec.context(), rows, true) && !core.int8_activations(x.dtype)) {
     kernels::matvec_gate_up_silu(rec, x, core.weight(), y);
     return;
   }

@@ -3,8 +3,9 @@
 //   inputs:  0 x [.., K], 1 skip [.., K] (optional), 2 gamma [K], 3 norm bias [K] (optional),
 //            4.. the projection's weight inputs (its inputs 1..)
 //   outputs: 0 the projection's output [.., N] (GateUpSiLU: [.., N/2]), 1 residual s = x + skip + bias (optional)
-// Decode (<= 2 rows, activations not quantized to int8): one matvec with the norm as its prologue. Prompts: the
-// norm into step scratch, then the projection exactly as the unfused ops record it.
+// Decode (<= kernels::decode_rows_max rows, activations not quantized to int8): one matvec (the skinny matmul for
+// several rows) with the norm as its prologue. Prompts: the norm into step scratch, then the projection exactly as
+// the unfused ops record it.
 #include "providers/vulkan/graph/device_op.h"
 #include "providers/vulkan/graph/linear_core.h"
 #include "providers/vulkan/kernels/matmul.h"
@@ -47,8 +48,7 @@ class NormProjectionOp : public DeviceOp {
     int bi = core_.bias_input();
     const TensorView* bias = bi >= 0 && bi < (int)a.in.size() ? a.in[bi] : nullptr;
     int64_t rows = x.numel() / core_.K();
-    bool pairs_ok = !gate_up_ || rec.context().tuning().matvec_rows % 2 == 0;
-    if (rows <= 2 && !core_.int8_activations(x.dtype) && pairs_ok) {
+    if (kernels::matvec_fused_applies(rec.context(), rows, gate_up_) && !core_.int8_activations(x.dtype)) {
       kernels::NormPrologue norm{skip, nbias, &gamma, eps_, residual};
       kernels::matvec_fused(rec, x, core_.weight(), bias, &norm, gate_up_, *a.out[0]);
       return;

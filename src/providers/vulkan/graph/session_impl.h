@@ -90,6 +90,7 @@ struct Plan {
   bool slice_last = false;    // the logits producer reads only the last position
   bool samples = false;       // picks the next token on the device (enable_device_sampling)
   HostVisibleBuffer token_host;  // int64 [B]: the step's tokens, written by the sampling kernel beside token_device_
+  int64_t sample_rows = 0;       // B of token_host (samples)
   TensorView sliced_input;    // its input 0 restricted to that position
   TensorView sliced_skip;     // a folded norm's skip (input 1) restricted to that position
   StepScratch scratch;
@@ -110,7 +111,7 @@ class VulkanGraphSession : public Session {
   bool reorder_kv_rows(const std::vector<int32_t>& source_rows) override;  // kv_reorder.cpp
   std::vector<std::pair<std::string, double>> stats() const override;
   bool enable_device_sampling(const DeviceSampling& s) override;
-  int64_t sampled_token() const override { return last_token_; }
+  std::vector<int64_t> sampled_tokens() const override { return last_tokens_; }
   bool read_last_output(Tensor* out) override;
   // queued_steps.cpp
   bool queue_next(const std::vector<NamedTensor>& inputs, const std::string& token_input) override;
@@ -222,7 +223,7 @@ class VulkanGraphSession : public Session {
   DeviceBuffer rng_;                         // uint32 [rng_batch_] random state of device sampling
   int64_t rng_batch_ = 0;
   DeviceBuffer argmax_scratch_;              // uint32, zero between steps: the spread argmax's chunk results
-  int64_t last_token_ = -1;
+  std::vector<int64_t> last_tokens_;         // [B] the last run's device-sampled tokens (empty: none)
   uint64_t runs_ = 0, recordings_ = 0;
   struct LoadMs {  // wall time of the constructor's phases (stats(): load_*_ms)
     double context = 0, fuse = 0, fold = 0, place = 0, ops = 0;

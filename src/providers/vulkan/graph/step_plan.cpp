@@ -311,6 +311,7 @@ void VulkanGraphSession::record_sampling(Plan& p, int64_t batch) {
   TensorView scratch = argmax_scratch_.view(DType::i32, {scratch_words});
   kernels::sample_tokens(p.tail(), sp, rows, tokens, rng_.view(DType::i32, {B}), &host_tokens, &scratch);
   p.samples = true;
+  p.sample_rows = B;
   (void)batch;
 }
 

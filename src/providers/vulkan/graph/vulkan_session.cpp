@@ -545,8 +545,8 @@ void VulkanGraphSession::complete(Plan& p, bool replayed, std::chrono::steady_cl
   last_fallback_bytes_ = p.fallback_bytes;
   if (profile_) collect_profile(profile_stats_[p.signature], p.samples);
   last_plan_ = &p;
-  last_token_ = -1;
-  if (p.samples) p.token_host.read(&last_token_, 8);
+  last_tokens_.assign(p.samples ? (size_t)p.sample_rows : 0, -1);
+  if (p.samples) p.token_host.read(last_tokens_.data(), (VkDeviceSize)p.sample_rows * 8);
   if (!replayed) return;
   using us = std::chrono::duration<double, std::micro>;
   ReplayStats& st = replay_stats_[p.signature];

@@ -81,6 +81,16 @@ uint32_t matvec_unroll(int64_t K, uint32_t threads, uint32_t rows, bool int4) {
   return u < cap ? u : cap;
 }
 
+// Units of K a skinny thread loads per iteration (matvec_skinny.comp UNROLL): as many as it has (1, 2 or 4) up to
+// the tuning row's skinny_unroll, where the decoded weights (unroll x rows x 8 floats) and the accumulators (rows x
+// M) stay within 96 registers' worth of floats.
+uint32_t skinny_unroll(int64_t K, uint32_t threads, uint32_t rows, int64_t M, uint32_t cap) {
+  int64_t per_thread = ((K + 7) / 8 + threads - 1) / threads;
+  uint32_t u = 1;
+  while (u * 2 <= std::min<uint32_t>(cap, 4) && per_thread >= u * 2 && (u * 2) * rows * 8 + rows * M <= 96) u *= 2;
+  return u;
+}
+
 // Host fallback of the device transposition (a weight of 2^32 elements or more): groups of output rows of the part
 // are transposed in a bounded host buffer (reading source rows contiguously), then streamed row by row.
 void transpose_on_host(Context& ctx, const MatMulWeight& w, const WeightColumns& part) {
@@ -231,7 +241,7 @@ void matmul(CommandRecorder& rec, const TensorView& a, const MatMulWeight& w, co
   const char* t = storage_suffix(a.dtype, "MatMul");
   uint32_t M = (uint32_t)rows_of(a), N = (uint32_t)w.N, K = (uint32_t)w.K;
   uint32_t zp_stride = (uint32_t)((w.nblocks + 1) / 2);
-  if (M <= 2) {
+  if (M <= decode_rows_max(ctx)) {
     matvec_fused(rec, a, w, bias, nullptr, false, c);
     return;
   }
@@ -247,6 +257,10 @@ void matmul(CommandRecorder& rec, const TensorView& a, const MatMulWeight& w, co
   dispatch_matmul(rec, shader, p, w.int4, a.dtype, 1, projection_reads(a, w, bias), c.mem);
 }
 
+namespace {
+bool uses_skinny(const Tuning& tu, int64_t M);
+}  // namespace
+
 void matvec_fused(CommandRecorder& rec, const TensorView& x, const MatMulWeight& w, const TensorView* bias,
                   const NormPrologue* norm, bool silu_pairs, const TensorView& y) {
   const char* what = silu_pairs ? "gate/up SiLU matvec" : "matvec";
@@ -254,11 +268,11 @@ void matvec_fused(CommandRecorder& rec, const TensorView& x, const MatMulWeight&
             dtype_name(y.dtype), " do not match the weight's ", dtype_name(w.dtype));
   int64_t M = rows_of(x);
   int64_t N_out = silu_pairs ? w.N / 2 : w.N;
-  OGX_CHECK(x.shape.back() == w.K && M <= 2 && (!silu_pairs || w.N % 2 == 0) && y.numel() == M * N_out, what,
-            ": shapes ", shape_str(x.shape), " -> ", shape_str(y.shape), " do not fit [", w.K, ", ", w.N, "]");
+  OGX_CHECK(x.shape.back() == w.K && M >= 1 && M <= decode_rows_max(rec.context()) && (!silu_pairs || w.N % 2 == 0) &&
+                y.numel() == M * N_out,
+            what, ": shapes ", shape_str(x.shape), " -> ", shape_str(y.shape), " do not fit [", w.K, ", ", w.N, "]");
   Context& ctx = rec.context();
   const Tuning& tu = ctx.tuning();
-  OGX_CHECK(!silu_pairs || tu.matvec_rows % 2 == 0, what, " needs an even matvec_rows, tuning has ", tu.matvec_rows);
   bool aligned = x.mem.address % 16 == 0;
   std::vector<BufferSlice> reads = projection_reads(x, w, bias);
   std::vector<BufferSlice> writes{y.mem};
@@ -291,13 +305,43 @@ void matvec_fused(CommandRecorder& rec, const TensorView& x, const MatMulWeight&
   }
   uint32_t wide = (w.K % 8 == 0 && aligned) ? 1 : 0;  // int4 rows are word-aligned anyway
   uint32_t threads = w.int4 ? tu.matvec_threads_q4 : tu.matvec_threads;
+  const char* kind = w.int4 ? "_q4_" : "_";
+  const char* variant = silu_pairs ? (norm ? "_silu_norm" : "_silu") : (norm ? "_norm" : "");
+  uint32_t push_bytes = norm ? kMatvecNormPushBytes : kMatvecPushBytes;
+  if (uses_skinny(tu, M)) {  // matvec_skinny.comp: all M rows in each workgroup of skinny_rows outputs
+    uint32_t rows = std::clamp<uint32_t>(tu.skinny_rows, 1, 8);
+    OGX_CHECK(!silu_pairs || rows % 2 == 0, what, " needs an even skinny_rows, tuning has ", rows);
+    uint32_t min_sg = std::max<uint32_t>(1, std::min(ctx.info().min_subgroup_size, ctx.info().subgroup_size));
+    uint32_t nsg = std::max<uint32_t>(1, div_up(threads, min_sg));
+    uint32_t unroll = skinny_unroll(w.K, threads, rows, M, tu.skinny_unroll);
+    std::string shader = std::string("matvec_skinny") + kind + storage_suffix(x.dtype, "MatMul") + variant;
+    const Pipeline& pl = ctx.pipelines().get(shader, {threads, rows, wide, (uint32_t)M, nsg, unroll});
+    uint32_t gx, gz;
+    grid_2d(div_up(w.N, rows), &gx, &gz);
+    rec.dispatch(pl, &p, push_bytes, gx, 1, gz, reads, writes);
+    return;
+  }
+  OGX_CHECK(!silu_pairs || tu.matvec_rows % 2 == 0, what, " needs an even matvec_rows, tuning has ", tu.matvec_rows);
   uint32_t unroll = matvec_unroll(w.K, threads, tu.matvec_rows, w.int4);
-  std::string shader = std::string(w.int4 ? "matvec_q4_" : "matvec_") + storage_suffix(x.dtype, "MatMul") +
-                       (silu_pairs ? "_silu" : "") + (norm ? "_norm" : "");
+  std::string shader = std::string("matvec") + kind + storage_suffix(x.dtype, "MatMul") + variant;
   const Pipeline& pl = ctx.pipelines().get(shader, {threads, tu.matvec_rows, wide, unroll});
   uint32_t gx, gz;
   grid_2d(div_up(w.N, tu.matvec_rows), &gx, &gz);
-  rec.dispatch(pl, &p, norm ? kMatvecNormPushBytes : kMatvecPushBytes, gx, (uint32_t)M, gz, reads, writes);
+  rec.dispatch(pl, &p, push_bytes, gx, (uint32_t)M, gz, reads, writes);
+}
+
+int64_t decode_rows_max(const Context& ctx) {
+  return std::max<int64_t>(2, std::min<uint32_t>(ctx.tuning().skinny_max_m, 16));
+}
+
+namespace {
+bool uses_skinny(const Tuning& tu, int64_t M) { return M >= 2 && M <= tu.skinny_max_m; }
+}  // namespace
+
+bool matvec_fused_applies(const Context& ctx, int64_t M, bool silu_pairs) {
+  const Tuning& tu = ctx.tuning();
+  uint32_t rows = uses_skinny(tu, M) ? std::clamp<uint32_t>(tu.skinny_rows, 1, 8) : tu.matvec_rows;
+  return M >= 1 && M <= decode_rows_max(ctx) && (!silu_pairs || rows % 2 == 0);
 }
 
 void matvec_gate_up_silu(CommandRecorder& rec, const TensorView& x, const MatMulWeight& w, const TensorView& y) {

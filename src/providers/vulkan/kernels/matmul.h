@@ -1,5 +1,5 @@
-// MatMul [.., M, K] x [K, N] and MatMulNBits (int4) on the Vulkan provider: matvec for decode (M <= 2), tiled
-// matmul for prefill; fp32/fp16 storage, fp32 accumulation.
+// MatMul [.., M, K] x [K, N] and MatMulNBits (int4) on the Vulkan provider: matvec for decode (M = 1), the skinny
+// matmul for batched decode (2 <= M <= 16), tiled matmul for prompts; fp32/fp16 storage, fp32 accumulation.
 #pragma once
 #include <optional>
 #include <vector>
@@ -41,7 +41,15 @@ MatMulWeight upload_matmul_nbits(Context& ctx, const std::string& name, const Te
 // scales and zero points when present, the bias when given.
 std::vector<BufferSlice> projection_reads(const TensorView& a, const MatMulWeight& w, const TensorView* bias);
 
-// c[.., M, N] = a[.., M, K] x w (+ bias [N]). Picks matvec for M <= 2 rows in total, tiled matmul otherwise.
+// The most activation rows the decode projections (matvec_fused) serve: 1 row runs matvec.comp, 2..this many
+// matvec_skinny.comp (each weight read once for all rows); tuning's skinny_max_m, at least 2, at most 16.
+int64_t decode_rows_max(const Context& ctx);
+
+// Whether matvec_fused serves M rows (with silu_pairs: the serving kernel's rows per workgroup must be even).
+bool matvec_fused_applies(const Context& ctx, int64_t M, bool silu_pairs);
+
+// c[.., M, N] = a[.., M, K] x w (+ bias [N]). Picks matvec_fused for M <= decode_rows_max rows in total, the tiled
+// (or matrix-unit) matmul otherwise.
 void matmul(CommandRecorder& rec, const TensorView& a, const MatMulWeight& w, const TensorView* bias,
             const TensorView& c);
 
@@ -55,13 +63,13 @@ struct NormPrologue {
   const TensorView* residual = nullptr;  // [M, K]
 };
 
-// Decode projection (M <= 2 rows) with optional fused parts: `norm` as its prologue, and with `silu_pairs` the
+// Decode projection (M <= decode_rows_max rows) with optional fused parts: `norm` as its prologue, and with `silu_pairs` the
 // gate/up epilogue of matvec_gate_up_silu (y [M, N/2]); else y = x' w (+ bias) [M, N]. One dispatch.
 void matvec_fused(CommandRecorder& rec, const TensorView& x, const MatMulWeight& w, const TensorView* bias,
                   const NormPrologue* norm, bool silu_pairs, const TensorView& y);
 
 // Decode projection with (gate, up) weight rows interleaved (w.N = 2I): y[m, j] = silu(x w[2j]) * (x w[2j + 1]),
-// y [M, I], M <= 2; one dispatch for the MLP's gate/up projection and SiLU·Mul.
+// y [M, I], M <= decode_rows_max; one dispatch for the MLP's gate/up projection and SiLU·Mul.
 void matvec_gate_up_silu(CommandRecorder& rec, const TensorView& x, const MatMulWeight& w, const TensorView& y);
 
 // MatMulNBits accuracy_level 4 activation quantization (fp32): y = x rounded per block of block_size along the

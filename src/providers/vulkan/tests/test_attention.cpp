@@ -169,7 +169,14 @@ INSTANTIATE_TEST_SUITE_P(
         GqaCase{1, 1, 16, 2, 32, 520, {515}, false, true, true, true, 100, 30.0f, 0, DType::f32},
         GqaCase{1, 1, 4, 1, 256, 40, {1}, false, false, false, true, -1, 0, 0.2f, DType::f16},
         GqaCase{1, 1, 12, 4, 64, 1100, {1050}, false, true, false, true, -1, 0, 0, DType::f16},
-        GqaCase{2, 1, 6, 2, 64, 200, {40, 170}, false, true, false, true, 33, 0, 0, DType::f32}));
+        GqaCase{2, 1, 6, 2, 64, 200, {40, 170}, false, true, false, true, 33, 0, 0, DType::f32},
+        // batched decode: B rows of different lengths (a right-padded batch's rows), one kernel launch for all —
+        // the one-dispatch kernel (packed) and the split kernel + combine (separate Q, K, V), splits per row
+        GqaCase{5, 1, 8, 2, 64, 300, {1, 290, 37, 128, 64}, false, true, false, true, -1, 0, 0, DType::f16},
+        GqaCase{4, 1, 8, 2, 32, 600, {600, 3, 257, 513}, false, true, false, true, -1, 0, 0, DType::f32},
+        GqaCase{16, 1, 8, 4, 64, 96, {1, 96, 2, 50, 17, 33, 64, 65, 90, 5, 8, 77, 31, 40, 12, 70}, false, true, false,
+                false, -1, 0, 0, DType::f32},
+        GqaCase{7, 1, 4, 2, 32, 300, {280, 1, 9, 140, 299, 33, 70}, false, false, false, false, -1, 0, 0, DType::f16}));
 
 }  // namespace
 }  // namespace ogx::vk::test

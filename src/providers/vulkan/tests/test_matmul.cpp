@@ -93,6 +93,24 @@ std::vector<MatMulCase> random_matmul_cases() {
 }
 INSTANTIATE_TEST_SUITE_P(RandomShapes, VulkanMatMulTest, ::testing::ValuesIn(random_matmul_cases()));
 
+// The skinny matmul of batched decode (matvec_skinny.comp): every M from 2 to 16 once, seeded random K (odd ones
+// take element loads, K % 8 == 0 16-byte loads) and N (odd: the last workgroup's rows past N), both dtypes; and
+// K long enough for several units per thread (loaded 2 per iteration where the tuning row's skinny_unroll and the
+// register budget allow: M <= 8 at 4 weight rows).
+std::vector<MatMulCase> skinny_matmul_cases() {
+  std::mt19937 rng(16);
+  std::vector<MatMulCase> out;
+  for (int64_t M = 2; M <= 16; M++) {
+    int64_t K = M % 3 == 0 ? 8 * (1 + rng() % 40) : 1 + rng() % 300;
+    out.push_back({M, K, 1 + (int64_t)(rng() % 100), M % 2 == 0 ? DType::f16 : DType::f32});
+  }
+  out.push_back({16, 2048, 24, DType::f16});
+  out.push_back({5, 1030, 19, DType::f32});   // 2 units per iteration (skinny_unroll), K % 8 != 0, last repeated
+  out.push_back({8, 1536, 30, DType::f16});   // 2 units per iteration, 16-byte loads
+  return out;
+}
+INSTANTIATE_TEST_SUITE_P(Skinny, VulkanMatMulTest, ::testing::ValuesIn(skinny_matmul_cases()));
+
 struct NBitsCase {
   int64_t M, K, N, block;
   bool zero_points;
@@ -176,6 +194,23 @@ std::vector<NBitsCase> random_nbits_cases() {
   return out;
 }
 INSTANTIATE_TEST_SUITE_P(RandomShapes, VulkanMatMulNBitsTest, ::testing::ValuesIn(random_nbits_cases()));
+
+// int4 through the skinny matmul: M 2..16, block sizes 16..64, K inside the last block and odd block counts, with
+// and without zero points.
+std::vector<NBitsCase> skinny_nbits_cases() {
+  std::mt19937 rng(1616);
+  std::vector<NBitsCase> out;
+  for (int64_t M = 2; M <= 16; M += 1 + (int64_t)(rng() % 2)) {
+    int64_t bs = 16 << (rng() % 3);
+    out.push_back({M, bs + (int64_t)(rng() % 300), 1 + (int64_t)(rng() % 70), bs, M % 2 == 0,
+                   M % 3 == 1 ? DType::f32 : DType::f16});
+  }
+  out.push_back({16, 1024, 20, 32, true, DType::f16});
+  out.push_back({4, 2048, 24, 32, true, DType::f16});   // 2 units per iteration
+  out.push_back({7, 1000, 13, 16, false, DType::f32});  // 2 units per iteration, the last one repeated
+  return out;
+}
+INSTANTIATE_TEST_SUITE_P(Skinny, VulkanMatMulNBitsTest, ::testing::ValuesIn(skinny_nbits_cases()));
 
 TEST_F(VulkanTest, GridsBeyond65535WorkgroupsFold) {
   // N / rows-per-workgroup and the norm's row count exceed maxComputeWorkGroupCount's guaranteed 65535.

@@ -101,5 +101,25 @@ std::vector<NormProjCase> random_cases() {
 }
 INSTANTIATE_TEST_SUITE_P(RandomShapes, VulkanNormProjectionTest, ::testing::ValuesIn(random_cases()));
 
+// Batched decode: the skinny matmul's norm prologue and SiLU epilogue over M = 2..16 rows (each row its own rms).
+std::vector<NormProjCase> skinny_cases() {
+  std::mt19937 rng(1717);
+  std::vector<NormProjCase> out;
+  for (int i = 0; i < 10; i++) {
+    bool int4 = i % 2 == 1;
+    int64_t K = int4 ? 32 * (1 + rng() % 10) : 1 + rng() % 400;
+    out.push_back({2 + (int64_t)(rng() % 15), K, 1 + (int64_t)(rng() % 90), rng() % 2 ? DType::f16 : DType::f32, int4,
+                   i % 4 != 3, rng() % 2 == 0, rng() % 2 == 0, rng() % 2 == 0, i % 3 == 0});
+  }
+  // 1B width; the gate/up epilogue at K = 256 (at K = 2048 |u| reaches ~75, and the unfused path's fp16 rounding
+  // of the normed input, times u, exceeds the stated tolerance: against float64 the fused result is the closer one)
+  out.push_back({16, 2048, 40, DType::f16, false, true, false, true, false, false});
+  out.push_back({16, 256, 40, DType::f16, false, true, false, true, false, true});
+  out.push_back({3, 1100, 20, DType::f32, false, true, true, true, true, false});  // 2 units per iteration
+  out.push_back({6, 640, 24, DType::f16, true, true, false, true, false, true});   // int4 gate/up, 2 units
+  return out;
+}
+INSTANTIATE_TEST_SUITE_P(Skinny, VulkanNormProjectionTest, ::testing::ValuesIn(skinny_cases()));
+
 }  // namespace
 }  // namespace ogx::vk::test

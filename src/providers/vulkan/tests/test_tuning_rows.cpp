@@ -1,5 +1,6 @@
 // Every row of the tuning table must compute the same results: the vendor rows (e.g. 256-thread matvec, 64-wide
-// tiles) run here on the test device through a context with that row forced. Checks matvec (fp16, int4), tiled
+// tiles) run here on the test device through a context with that row forced. Checks matvec (fp16, int4), the
+// skinny matmul of batched decode (9 rows; the tiled matmul for a row whose skinny_max_m is below 9), tiled
 // matmul, RMSNorm and attention (decode with splits, prompt) against the default context's results.
 #include "providers/vulkan/kernels/attention.h"
 #include "providers/vulkan/kernels/matmul.h"
@@ -10,7 +11,7 @@ namespace ogx::vk::test {
 namespace {
 
 struct Outputs {
-  std::vector<float> matvec, matvec_q4, matmul, norm, attn_decode, attn_prompt;
+  std::vector<float> matvec, matvec_q4, skinny, skinny_q4, matmul, norm, attn_decode, attn_prompt;
 };
 
 std::vector<float> fetch(Context& ctx, const TensorView& t) {
@@ -48,6 +49,7 @@ Outputs run_all(Context& ctx) {
   auto wq = kernels::upload_matmul_nbits(ctx, "q", packed, host_tensor(random_values(N * nb, 2, 0.01f, 0.1f), dt, {N * nb}),
                                          nullptr, K, N, 32);
   TensorView x1 = up(random_values(K, 3), {1, K}), xm = up(random_values(M * K, 4), {M, K});
+  TensorView xs = up(random_values(9 * K, 10), {9, K}), os = out(dt, {9, N}), osq = out(dt, {9, N});
   TensorView gamma = up(random_values(K, 5), {K});
   TensorView o1 = out(dt, {1, N}), oq = out(dt, {1, N}), om = out(dt, {M, N}), on = out(dt, {M, K});
   TensorView kc = up(random_values(Hkv * max_seq * D, 6), {1, Hkv, max_seq, D});
@@ -62,6 +64,8 @@ Outputs run_all(Context& ctx) {
   rec.begin();
   kernels::matmul(rec, x1, w, nullptr, o1);
   kernels::matmul(rec, x1, wq, nullptr, oq);
+  kernels::matmul(rec, xs, w, nullptr, os);  // 9 rows: the skinny matmul where the row enables it
+  kernels::matmul(rec, xs, wq, nullptr, osq);
   kernels::matmul(rec, xm, w, nullptr, om);
   kernels::rms_norm(rec, xm, gamma, 1e-5f, on);
   kernels::GqaTensors t;
@@ -75,7 +79,7 @@ Outputs run_all(Context& ctx) {
   kernels::group_query_attention(rec, gp, t, ws);  // decode at position 550 over 551 keys
   rec.end();
   rec.run();
-  return {fetch(ctx, o1), fetch(ctx, oq), fetch(ctx, om), fetch(ctx, on), fetch(ctx, od), fetch(ctx, op)};
+  return {fetch(ctx, o1), fetch(ctx, oq), fetch(ctx, os), fetch(ctx, osq), fetch(ctx, om), fetch(ctx, on), fetch(ctx, od), fetch(ctx, op)};
 }
 
 void expect_same(const std::vector<float>& a, const std::vector<float>& b, const std::string& what) {
@@ -101,6 +105,8 @@ TEST_F(VulkanTuningRowsTest, EveryRowComputesTheSameResults) {
     Outputs got = run_all(other);
     expect_same(got.matvec, base.matvec, "matvec, row " + row.row);
     expect_same(got.matvec_q4, base.matvec_q4, "matvec int4, row " + row.row);
+    expect_same(got.skinny, base.skinny, "skinny matmul, row " + row.row);
+    expect_same(got.skinny_q4, base.skinny_q4, "skinny matmul int4, row " + row.row);
     expect_same(got.matmul, base.matmul, "matmul, row " + row.row);
     expect_same(got.norm, base.norm, "rms norm, row " + row.row);
     expect_same(got.attn_decode, base.attn_decode, "attention decode, row " + row.row);
