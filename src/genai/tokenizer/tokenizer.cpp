@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/error.h"
+#include "common/json_limits.h"
 #include "genai/tokenizer/backend.h"
 #include "genai/tokenizer/unicode.h"
 
@@ -16,10 +17,11 @@ Tokenizer::~Tokenizer() = default;
 
 namespace {
 json parse_json(const std::string& text, const std::string& what) {
+  check_json_depth(text, what);
   try {
     return json::parse(text);
   } catch (const json::exception& e) {
-    throw_error(what, ": invalid JSON: ", e.what());
+    throw_error(what, ": invalid JSON: ", json_error_text(e));
   }
 }
 
