@@ -133,6 +133,7 @@ OgxResult* OgxCreateTensorFromBuffer(void* data, const int64_t* shape_dims, size
     if (data) {
       t.data = data;
     } else {
+      ogx::check_host_bytes(t.byte_size(), "OgxCreateTensorFromBuffer: the tensor");
       t.owned.assign(t.byte_size(), 0);
       t.data = t.owned.data();
     }

@@ -1,7 +1,5 @@
 #include "builder/size_plan.h"
 
-#include <sys/sysinfo.h>
-
 #include <filesystem>
 
 #include "common/checked.h"
@@ -37,12 +35,6 @@ void check_fits(uint64_t bytes, uint64_t params, uint64_t limit, const std::stri
   if (limit == 0 || bytes <= limit) return;
   throw_error(what, " needs ", bytes, " bytes (", params, " parameters), more than the ", limit, " bytes of ", where,
               ": check the config's sizes");
-}
-
-uint64_t host_memory_bytes() {
-  struct sysinfo si {};
-  if (sysinfo(&si) != 0) return 0;
-  return ((uint64_t)si.totalram + (uint64_t)si.totalswap) * si.mem_unit;
 }
 
 uint64_t free_disk_bytes(const std::string& path) {

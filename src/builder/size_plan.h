@@ -7,6 +7,7 @@
 
 #include "builder/builder.h"
 #include "builder/hf_config.h"
+#include "common/checked.h"  // host_memory_bytes
 
 namespace ogx::builder {
 
@@ -23,8 +24,6 @@ struct SizePlan {
 SizePlan plan_sizes(const HfConfig& cfg, Precision precision);
 // Throws "<what> needs N bytes (P parameters ...) but only L bytes of <where> are available" when bytes > limit.
 void check_fits(uint64_t bytes, uint64_t params, uint64_t limit, const std::string& what, const std::string& where);
-// Physical memory plus swap of this machine, in bytes (0 when unknown: no check).
-uint64_t host_memory_bytes();
 // Free bytes on the file system that holds path (or its nearest existing parent); 0 when unknown.
 uint64_t free_disk_bytes(const std::string& path);
 

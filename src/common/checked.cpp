@@ -1,5 +1,7 @@
 #include "common/checked.h"
 
+#include <sys/sysinfo.h>
+
 #include "common/error.h"
 #include "common/tensor.h"
 
@@ -52,6 +54,21 @@ size_t bytes_checked(const std::vector<int64_t>& dims, DType dtype, std::string_
     throw_error(what, ": ", dtype_name(dtype), " ", shape_str(dims), " needs ", n, " x ", dtype_size(dtype),
                 " bytes, more than the ", kMaxBytes, "-byte limit");
   return (size_t)b;
+}
+
+uint64_t host_memory_bytes() {
+  static const uint64_t bytes = [] {
+    struct sysinfo si {};
+    if (sysinfo(&si) != 0 || si.totalram == 0) return kMaxBytes;
+    return ((uint64_t)si.totalram + (uint64_t)si.totalswap) * (uint64_t)si.mem_unit;
+  }();
+  return bytes;
+}
+
+void check_host_bytes(uint64_t bytes, std::string_view what) {
+  if (bytes > host_memory_bytes())
+    throw_error(what, " needs ", bytes, " bytes, more than this machine's ", host_memory_bytes(),
+                " bytes of memory and swap");
 }
 
 void check_range(uint64_t offset, uint64_t length, uint64_t size, std::string_view what) {

@@ -30,6 +30,13 @@ int64_t numel_checked(const std::vector<int64_t>& dims, std::string_view what);
 size_t bytes_checked(const std::vector<int64_t>& dims, DType dtype, std::string_view what);
 // Bytes of n elements of elem_size bytes each, at most kMaxBytes.
 size_t bytes_checked(int64_t n, size_t elem_size, std::string_view what);
+// Physical memory plus swap of this machine in bytes, read once (kMaxBytes when unknown).
+uint64_t host_memory_bytes();
+// Throws "<what> needs N bytes, more than this machine's M bytes of memory and swap" when bytes exceed
+// host_memory_bytes(): such an allocation could only fail, or succeed through overcommit and get the process killed
+// when its pages are touched.
+void check_host_bytes(uint64_t bytes, std::string_view what);
+
 // Checks that [offset, offset + length) lies inside a buffer of `size` bytes, without overflow; throws naming `what`.
 void check_range(uint64_t offset, uint64_t length, uint64_t size, std::string_view what);
 

@@ -60,6 +60,7 @@ Tensor::Tensor(DType dtype, Shape shape) : dtype_(dtype), shape_(std::move(shape
   const auto what = [&] { return "a " + dtype_name(dtype_) + " " + shape_str(shape_) + " tensor"; };
   if (__builtin_mul_overflow((uint64_t)numel_, (uint64_t)dtype_size(dtype_), &b) || b > kMaxBytes)
     bytes_checked(shape_, dtype_, what());  // throws with the sizes
+  if (b > host_memory_bytes()) check_host_bytes(b, what());
   try {
     storage_ = Storage::allocate(b);
   } catch (const Error&) {
