@@ -73,6 +73,20 @@ TEST_F(TokenizerLimits, DirectoryAsTokenizerJson) {
   EXPECT_NE(msg.find("tokenizer"), std::string::npos) << msg;
 }
 
+// fuzz_tokenizer finding: an id past int32 was truncated to a negative index (heap overflow); a large one sized a
+// per-id table of gigabytes. Both are errors naming the entry now.
+TEST_F(TokenizerLimits, TokenIdsAreRangeChecked) {
+  for (const char* id : {"4294967296", "2147483648", "2000000000", "-1", "1.5"}) {
+    std::string bpe = std::string(R"({"model": {"type": "BPE", "vocab": {"a": 0, "b": )") + id + R"(}, "merges": []}})";
+    EXPECT_NE(error_of([&] { Tokenizer::from_json(bpe); }).find("model.vocab[\"b\"]"), std::string::npos) << id;
+    std::string wp = std::string(R"({"model": {"type": "WordPiece", "vocab": {"a": 0, "b": )") + id + "}}}";
+    EXPECT_NE(error_of([&] { Tokenizer::from_json(wp); }).find("token id"), std::string::npos) << id;
+    std::string added = std::string(R"({"model": {"type": "BPE", "vocab": {"a": 0}, "merges": []},
+        "added_tokens": [{"content": "<x>", "id": )") + id + "}]}";
+    EXPECT_NE(error_of([&] { Tokenizer::from_json(added); }).find("added_tokens[0].id"), std::string::npos) << id;
+  }
+}
+
 #ifdef OGX_HAVE_CHAT_TEMPLATE
 TEST_F(TokenizerLimits, DeeplyNestedChatMessagesAreAnError) {
   std::string json = R"({"model": {"type": "BPE", "vocab": {"a": 0}, "merges": []}})";
