@@ -3,6 +3,7 @@
 
 #include "api/handles.h"
 #include "api/tensor_util.h"
+#include "common/checked.h"
 
 using namespace ogx::api;
 
@@ -48,6 +49,10 @@ OgxTensor make_tensor(int type_bits, std::vector<int64_t> shape, const char* fn)
       fail(OgxErrorCode_InvalidArgument, std::string(fn) + ": tensor size overflows");
     n *= static_cast<size_t>(d);
   }
+  if (n * element_size(type) > ogx::kMaxBytes)  // no overflow: checked above
+    fail(OgxErrorCode_InvalidArgument, std::string(fn) + ": a tensor of " + std::to_string(n) + " elements needs " +
+                                           std::to_string(n * element_size(type)) + " bytes, more than the " +
+                                           std::to_string(ogx::kMaxBytes) + "-byte limit");
   OgxTensor t;
   t.type = type;
   t.shape = std::move(shape);
@@ -128,6 +133,7 @@ OgxResult* OgxCreateTensorFromBuffer(void* data, const int64_t* shape_dims, size
     if (data) {
       t.data = data;
     } else {
+      ogx::check_host_bytes(t.byte_size(), "OgxCreateTensorFromBuffer: the tensor");
       t.owned.assign(t.byte_size(), 0);
       t.data = t.owned.data();
     }

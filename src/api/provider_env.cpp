@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/error.h"
+#include "common/json_limits.h"
 #include "common/log.h"
 
 namespace ogx::api {
@@ -28,10 +29,11 @@ bool has_key(const OptionList& list, const std::string& key) {
 
 void apply_provider_options_json(ogx::genai::Config& config, const std::string& text) {
   nlohmann::json j;
+  ogx::check_json_depth(text, "OGX_PROVIDER_OPTIONS");
   try {
     j = nlohmann::json::parse(text);
   } catch (const nlohmann::json::exception& e) {
-    throw_error("OGX_PROVIDER_OPTIONS is not valid JSON: ", e.what());
+    throw_error("OGX_PROVIDER_OPTIONS is not valid JSON: ", ogx::json_error_text(e));
   }
   OGX_CHECK(j.is_object(), "OGX_PROVIDER_OPTIONS must be a JSON object {provider: {key: value}}");
   for (auto it = j.begin(); it != j.end(); ++it) {

@@ -10,6 +10,7 @@
 #include "builder/graph_writer.h"
 #include "builder/hf_config.h"
 #include "builder/safetensors.h"
+#include "builder/size_plan.h"
 #include "builder/weight_source.h"
 #include "common/error.h"
 
@@ -59,6 +60,10 @@ BuiltModel build_model(const BuildOptions& o) {
   if (!o.input_dir.empty() && fs::exists(fs::path(o.input_dir) / "generation_config.json"))
     gen = read_json_file((fs::path(o.input_dir) / "generation_config.json").string());
   HfConfig cfg = parse_hf_config(read_json_file(cfg_path), gen);
+  // The builder holds every weight in memory before writing: a shape that cannot fit fails here, before any.
+  const SizePlan plan = plan_sizes(cfg, o.precision);
+  check_fits(plan.weight_bytes, plan.params, host_memory_bytes(), std::string("the ") + precision_name(o.precision) +
+             " model of " + cfg_path, "memory and swap on this machine");
 
   std::unique_ptr<WeightProvider> weights;
   if (random) weights = make_random_provider(o.seed, cfg.arch == Arch::qwen2);

@@ -1,20 +1,27 @@
 #include "builder/hf_config.h"
 
+#include <filesystem>
 #include <fstream>
 
+#include "builder/size_plan.h"
 #include "common/error.h"
+#include "common/json_limits.h"
 
 using nlohmann::json;
 
 namespace ogx::builder {
 
 json read_json_file(const std::string& path) {
-  std::ifstream in(path);
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) throw_error("'", path, "' is a directory, not a JSON file");
+  std::ifstream in(path, std::ios::binary);
   if (!in) throw_error("cannot open ", path);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  check_json_depth(text, path);
   try {
-    return json::parse(in);
+    return json::parse(text);
   } catch (const json::exception& e) {
-    throw_error(path, ": bad JSON: ", e.what());
+    throw_error(path, ": bad JSON: ", json_error_text(e));
   }
 }
 
@@ -55,6 +62,7 @@ constexpr ArchInfo kArchs[] = {
 void parse_arch(const json& c, HfConfig& h) {
   if (!c.contains("architectures") || !c["architectures"].is_array() || c["architectures"].empty())
     throw_error("config.json: missing field architectures");
+  if (!c["architectures"][0].is_string()) throw_error("config.json: architectures[0] must be a string");
   h.architecture = c["architectures"][0].get<std::string>();
   for (const auto& a : kArchs)
     if (h.architecture == a.hf) {
@@ -93,7 +101,10 @@ void parse_tokens(const json& c, const json& g, HfConfig& h) {
   if (src.contains("eos_token_id")) {
     const auto& e = src["eos_token_id"];
     if (e.is_array())
-      for (const auto& v : e) h.eos.push_back(v.get<int64_t>());
+      for (const auto& v : e) {
+        if (!v.is_number_integer()) throw_error("config.json: eos_token_id must hold integers");
+        h.eos.push_back(v.get<int64_t>());
+      }
     else if (e.is_number_integer())
       h.eos.push_back(e.get<int64_t>());
   }
@@ -153,6 +164,11 @@ HfConfig parse_hf_config(const json& c, const json& g) {
   h.head_dim = opt_int(c, "head_dim", h.hidden / h.heads);
   h.vocab = req_int(c, "vocab_size");
   h.max_position = req_int(c, "max_position_embeddings");
+  if (h.kv_heads <= 0 || h.head_dim <= 0)
+    throw_error("config.json: num_key_value_heads and head_dim must be positive, got ", h.kv_heads, ", ", h.head_dim);
+  if (h.layers > kMaxLayers)  // before parse_sliding_layers sizes a per-layer list
+    throw_error("config.json: num_hidden_layers ", h.layers, " is more than ", kMaxLayers,
+                " (an ONNX graph of that many layers cannot exist)");
   h.rms_eps = opt_num(c, "rms_norm_eps", 1e-6);
   h.tie_embeddings = c.contains("tie_word_embeddings") && c["tie_word_embeddings"].is_boolean()
                          ? c["tie_word_embeddings"].get<bool>()

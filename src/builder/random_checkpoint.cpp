@@ -10,7 +10,9 @@
 #include "builder/decoder_graph.h"
 #include "builder/graph_writer.h"
 #include "builder/hf_config.h"
+#include "builder/size_plan.h"
 #include "builder/weight_source.h"
+#include "common/checked.h"
 #include "common/error.h"
 
 namespace fs = std::filesystem;
@@ -49,6 +51,10 @@ void write_random_checkpoint(const std::string& config_path, const std::string& 
                              float stddev) {
   json config = read_json_file(config_path);
   HfConfig cfg = parse_hf_config(config, json());
+  // An fp32 checkpoint is written: a shape larger than the free disk space fails before a byte is written.
+  const SizePlan plan = plan_sizes(cfg, Precision::fp32);
+  check_fits(plan.weight_bytes, plan.params, free_disk_bytes(out_dir), "the fp32 checkpoint of " + config_path,
+             "free disk space at " + out_dir);
   auto random = make_random_provider(seed, cfg.arch == Arch::qwen2, stddev);
   RecordingProvider rec(*random);
   GraphWriter scratch;  // only the tensor list is needed; initializer bytes are never produced
@@ -57,8 +63,7 @@ void write_random_checkpoint(const std::string& config_path, const std::string& 
   json header = json::object();
   size_t offset = 0;
   for (const auto& name : rec.order()) {
-    size_t n = 4;
-    for (int64_t d : rec.shape(name)) n *= (size_t)d;
+    const size_t n = bytes_checked(rec.shape(name), DType::f32, "tensor " + name);
     header[name] = {{"dtype", "F32"}, {"shape", rec.shape(name)}, {"data_offsets", {offset, offset + n}}};
     offset += n;
   }

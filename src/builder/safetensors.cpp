@@ -1,5 +1,6 @@
 #include "builder/safetensors.h"
 
+#include <climits>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -7,19 +8,18 @@
 
 #include <nlohmann/json.hpp>
 
+#include "builder/hf_config.h"
+#include "common/checked.h"
 #include "common/error.h"
 #include "common/half.h"
+#include "common/json_limits.h"
 
 namespace fs = std::filesystem;
 using nlohmann::json;
 
 namespace ogx::builder {
 
-int64_t StTensor::numel() const {
-  int64_t n = 1;
-  for (int64_t d : shape) n *= d;
-  return n;
-}
+int64_t StTensor::numel() const { return numel_checked(shape, "safetensors tensor " + name); }
 
 int64_t StTensor::row_size() const {
   if (shape.size() <= 1) return numel();
@@ -43,20 +43,25 @@ StTensor parse_entry(const std::string& name, const json& e, const uint8_t* data
     throw_error(path, ": tensor ", name, " header entry lacks dtype/shape/data_offsets");
   StTensor t;
   t.name = name;
+  if (!e["dtype"].is_string()) throw_error(path, ": tensor ", name, " has a non-string dtype");
   t.dtype = parse_dtype(e["dtype"].get<std::string>(), name, path);
+  if (!e["shape"].is_array()) throw_error(path, ": tensor ", name, " has a shape that is not a list");
   for (const auto& d : e["shape"]) {
-    if (!d.is_number_integer() || d.get<int64_t>() < 0) throw_error(path, ": tensor ", name, " has a bad shape");
+    if (!d.is_number_integer() || (d.is_number_unsigned() && d.get<uint64_t>() > (uint64_t)INT64_MAX) ||
+        d.get<int64_t>() < 0)
+      throw_error(path, ": tensor ", name, " has a bad shape");
     t.shape.push_back(d.get<int64_t>());
   }
   const auto& off = e["data_offsets"];
-  if (!off.is_array() || off.size() != 2) throw_error(path, ": tensor ", name, " has bad data_offsets");
+  if (!off.is_array() || off.size() != 2 || !off[0].is_number_unsigned() || !off[1].is_number_unsigned())
+    throw_error(path, ": tensor ", name, " has bad data_offsets (two non-negative integers expected)");
   uint64_t b = off[0].get<uint64_t>(), en = off[1].get<uint64_t>();
   if (b > en || en > data_size)
     throw_error(path, ": tensor ", name, " data [", b, ", ", en, ") exceeds the file's ", data_size,
                 " data bytes (truncated file?)");
-  if (en - b != (uint64_t)t.numel() * dtype_size(t.dtype))
-    throw_error(path, ": tensor ", name, " has ", en - b, " bytes but its shape needs ",
-                t.numel() * dtype_size(t.dtype));
+  const std::string what = path + ": tensor " + name;
+  const uint64_t need = bytes_checked(numel_checked(t.shape, what), dtype_size(t.dtype), what);
+  if (en - b != need) throw_error(what, " has ", en - b, " bytes but its shape needs ", need);
   t.data = data + b;
   t.nbytes = en - b;
   return t;
@@ -73,11 +78,13 @@ void SafeTensors::add_file(const std::string& path) {
   if (hlen > file->size() - 8)
     throw_error(path, ": header length ", hlen, " exceeds the file size ", file->size(), " (truncated file?)");
   json header;
+  check_json_depth(std::string_view(reinterpret_cast<const char*>(base + 8), hlen), path + ": safetensors header");
   try {
     header = json::parse(base + 8, base + 8 + hlen);
   } catch (const json::exception& e) {
-    throw_error(path, ": bad safetensors JSON header: ", e.what());
+    throw_error(path, ": bad safetensors JSON header: ", json_error_text(e));
   }
+  if (!header.is_object()) throw_error(path, ": safetensors header is not a JSON object");
   const uint8_t* data = base + 8 + hlen;
   size_t data_size = file->size() - 8 - hlen;
   for (auto it = header.begin(); it != header.end(); ++it) {
@@ -93,18 +100,14 @@ SafeTensors SafeTensors::open_dir(const std::string& dir) {
   st.dir_ = dir;
   fs::path index = fs::path(dir) / "model.safetensors.index.json";
   if (fs::exists(index)) {
-    json j;
-    try {
-      std::ifstream in(index);
-      j = json::parse(in);
-    } catch (const json::exception& e) {
-      throw_error(index.string(), ": ", e.what());
-    }
+    json j = read_json_file(index.string());
     if (!j.contains("weight_map") || !j["weight_map"].is_object())
       throw_error(index.string(), ": missing field weight_map");
     std::set<std::string> shards;
-    for (auto it = j["weight_map"].begin(); it != j["weight_map"].end(); ++it)
+    for (auto it = j["weight_map"].begin(); it != j["weight_map"].end(); ++it) {
+      if (!it.value().is_string()) throw_error(index.string(), ": weight_map.", it.key(), " must be a file name");
       shards.insert(it.value().get<std::string>());
+    }
     for (const auto& s : shards) st.add_file((fs::path(dir) / s).string());
     for (auto it = j["weight_map"].begin(); it != j["weight_map"].end(); ++it)
       if (!st.has(it.key()))

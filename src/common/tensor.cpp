@@ -1,24 +1,24 @@
 #include "common/tensor.h"
 
+#include <cpuid.h>
 #include <immintrin.h>
 
 #include <cstdlib>
 #include <cstring>
 #include <limits>
 
+#include "common/checked.h"
 #include "common/half.h"
+
+// F16C (CPUID.1:ECX bit 29), read directly: clang's __builtin_cpu_supports does not know "f16c".
+static bool cpu_has_f16c() {
+  unsigned a = 0, b = 0, c = 0, d = 0;
+  return __get_cpuid(1, &a, &b, &c, &d) && (c & bit_F16C) != 0;
+}
 
 namespace ogx {
 
-int64_t shape_numel(const Shape& s) {
-  int64_t n = 1;
-  for (int64_t d : s) {
-    OGX_CHECK(d >= 0, "negative dimension in shape ", shape_str(s));
-    if (d != 0 && n > std::numeric_limits<int64_t>::max() / d) throw_error("shape ", shape_str(s), " overflows");
-    n *= d;
-  }
-  return n;
-}
+int64_t shape_numel(const Shape& s) { return numel_checked(s, "tensor shape"); }
 
 std::string shape_str(const Shape& s) {
   std::string r = "[";
@@ -30,7 +30,9 @@ Storage::~Storage() {
   if (owned) std::free(data);
 }
 
+// Errors name no tensor here: Tensor's constructor and the graph executor add the tensor and the node.
 std::shared_ptr<Storage> Storage::allocate(size_t bytes) {
+  OGX_CHECK(bytes <= kMaxBytes, "cannot allocate ", bytes, " bytes: more than the ", kMaxBytes, "-byte limit");
   auto s = std::make_shared<Storage>();
   size_t rounded = (bytes + 63) / 64 * 64;
   if (rounded == 0) rounded = 64;
@@ -51,16 +53,27 @@ std::shared_ptr<Storage> Storage::borrow(void* data, size_t bytes, std::shared_p
 }
 
 Tensor::Tensor(DType dtype, Shape shape) : dtype_(dtype), shape_(std::move(shape)) {
-  numel_ = shape_numel(shape_);
   OGX_CHECK(dtype_size(dtype_) > 0, "cannot allocate a tensor of ", dtype_name(dtype_));
-  storage_ = Storage::allocate(bytes());
+  numel_ = shape_numel(shape_);
+  uint64_t b = 0;
+  // The message is built only on failure: tensors are created on every kernel call.
+  const auto what = [&] { return "a " + dtype_name(dtype_) + " " + shape_str(shape_) + " tensor"; };
+  if (__builtin_mul_overflow((uint64_t)numel_, (uint64_t)dtype_size(dtype_), &b) || b > kMaxBytes)
+    bytes_checked(shape_, dtype_, what());  // throws with the sizes
+  if (b > host_memory_bytes()) check_host_bytes(b, what());
+  try {
+    storage_ = Storage::allocate(b);
+  } catch (const Error&) {
+    throw_error("out of host memory allocating ", b, " bytes for ", what());
+  }
 }
 
 Tensor::Tensor(DType dtype, Shape shape, std::shared_ptr<Storage> storage, size_t offset)
     : dtype_(dtype), shape_(std::move(shape)), storage_(std::move(storage)), offset_(offset) {
   numel_ = shape_numel(shape_);
-  OGX_CHECK(storage_ && offset_ + bytes() <= storage_->bytes, "tensor view ", shape_str(shape_), " of ",
-            dtype_name(dtype_), " exceeds its storage");
+  const size_t need = bytes_checked(shape_, dtype_, "tensor view");
+  OGX_CHECK(storage_ && offset_ <= storage_->bytes && need <= storage_->bytes - offset_, "tensor view ",
+            shape_str(shape_), " of ", dtype_name(dtype_), " exceeds its storage");
 }
 
 Tensor Tensor::zeros(DType dtype, Shape shape) {
@@ -128,7 +141,7 @@ void Tensor::read_f32(int64_t offset, int64_t n, float* out) const {
             ") outside ", numel_, " elements");
   if (dtype_ == DType::f32) {
     std::memcpy(out, data<float>() + offset, (size_t)n * 4);
-  } else if (dtype_ == DType::f16 && __builtin_cpu_supports("f16c") && __builtin_cpu_supports("avx")) {
+  } else if (dtype_ == DType::f16 && cpu_has_f16c() && __builtin_cpu_supports("avx")) {
     f16_to_f32_f16c(data<uint16_t>() + offset, out, n);
   } else {
     for (int64_t i = 0; i < n; i++) out[i] = (float)get_f64(offset + i);

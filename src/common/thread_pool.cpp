@@ -1,7 +1,12 @@
 #include "common/thread_pool.h"
 
+#include "common/error.h"
+#include "common/log.h"
+
 #include <algorithm>
 #include <chrono>
+#include <string>
+#include <system_error>
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
 #endif
@@ -30,9 +35,37 @@ bool spin_until(Done done) {
 
 }  // namespace
 
+// A pool runs at most the machine's hardware threads, or kMinThreadCap on smaller machines (so the tests of the
+// threaded paths run a few threads everywhere); more is clamped with a warning (--threads 100000 once started ~32k
+// threads and exhausted the process limit). A thread the OS refuses to start is an ogx::Error, after the threads
+// already started are joined.
+constexpr unsigned kMinThreadCap = 8;
+
 ThreadPool::ThreadPool(int n) {
-  if (n <= 0) n = (int)std::max(1u, std::thread::hardware_concurrency());
-  for (int i = 1; i < n; i++) workers_.emplace_back([this] { worker_loop(); });
+  const int hw = (int)std::max(1u, std::thread::hardware_concurrency());
+  const int max_threads = (int)std::max<unsigned>(kMinThreadCap, (unsigned)hw);
+  if (n <= 0) n = hw;
+  if (n > max_threads) {
+    log_warning("thread count " + std::to_string(n) + " clamped to " + std::to_string(max_threads) +
+                " (this machine has " + std::to_string(hw) + " hardware threads)");
+    n = max_threads;
+  }
+  try {
+    for (int i = 1; i < n; i++) workers_.emplace_back([this] { worker_loop(); });
+  } catch (const std::system_error& e) {
+    // The OS refused a thread (process limit, memory): stop and join the ones started, then report; never hang or
+    // leave joinable threads behind.
+    const size_t started = workers_.size();
+    {
+      std::lock_guard<std::mutex> lk(mu_);
+      stop_.store(true);
+    }
+    cv_start_.notify_all();
+    for (auto& t : workers_) t.join();
+    workers_.clear();
+    throw_error("cannot start thread ", started + 2, " of ", n, " for the thread pool: ", e.what(),
+                " (use fewer threads)");
+  }
 }
 
 ThreadPool::~ThreadPool() {

@@ -1,12 +1,16 @@
 #include "genai/config.h"
 
+#include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
 
+#include "common/checked.h"
 #include "common/error.h"
+#include "common/json_limits.h"
 #include "common/log.h"
 
 namespace ogx::genai {
@@ -45,12 +49,12 @@ class ObjectReader {
         else throw std::runtime_error("expected a boolean");
       } else if constexpr (std::is_integral_v<T>) {
         if (!v.is_number_integer()) {
-          if (v.is_number_float() && v.get<double>() == (double)(int64_t)v.get<double>()) {
-            out = (T)v.get<double>();
-            return;
-          }
-          throw std::runtime_error("expected an integer");
+          if (v.is_number_float() && double_to_int(v.get<double>(), out)) return;
+          throw std::runtime_error(v.is_number_float() ? "expected an integer in range" : "expected an integer");
         }
+        // Unsigned values above INT64_MAX would wrap in get<int64_t>().
+        if (v.is_number_unsigned() && v.get<uint64_t>() > (uint64_t)std::numeric_limits<int64_t>::max())
+          throw std::runtime_error("integer out of range");
         int64_t x = v.get<int64_t>();
         if (x < (int64_t)std::numeric_limits<T>::min() || x > (int64_t)std::numeric_limits<T>::max())
           throw std::runtime_error("integer out of range");
@@ -63,7 +67,7 @@ class ObjectReader {
         out = v.get<std::string>();
       }
     } catch (const std::exception& e) {
-      throw_error("genai_config.json: ", p(k), ": ", e.what(), ", got ", v.dump());
+      throw_error("genai_config.json: ", p(k), ": ", json_error_text(e), ", got ", json_excerpt(v.dump()));
     }
   }
 
@@ -185,13 +189,21 @@ void read_model(const json& j, ModelConfig& m) {
   if (r.has("eos_token_id")) {
     const json& e = r.at("eos_token_id");
     m.eos_token_ids.clear();
-    if (e.is_number_integer()) m.eos_token_ids.push_back(e.get<int>());
+    // Token ids are int32 in the core: a larger value is an error, never truncated.
+    auto token_id = [](const json& x) {
+      OGX_CHECK(x.is_number_integer(), "genai_config.json: model.eos_token_id must hold integers, got ",
+                json_excerpt(x.dump()));
+      const bool fits = x.is_number_unsigned() ? x.get<uint64_t>() <= (uint64_t)std::numeric_limits<int32_t>::max()
+                                               : x.get<int64_t>() >= std::numeric_limits<int32_t>::min() &&
+                                                     x.get<int64_t>() <= std::numeric_limits<int32_t>::max();
+      OGX_CHECK(fits, "genai_config.json: model.eos_token_id ", x.dump(), " is out of the int32 range of token ids");
+      return (int)x.get<int64_t>();
+    };
+    if (e.is_number_integer()) m.eos_token_ids.push_back(token_id(e));
     else if (e.is_array()) {
-      for (auto& x : e) {
-        OGX_CHECK(x.is_number_integer(), "genai_config.json: model.eos_token_id must hold integers");
-        m.eos_token_ids.push_back(x.get<int>());
-      }
-    } else throw_error("genai_config.json: model.eos_token_id must be an integer or a list, got ", e.dump());
+      for (auto& x : e) m.eos_token_ids.push_back(token_id(x));
+    } else throw_error("genai_config.json: model.eos_token_id must be an integer or a list, got ",
+                       json_excerpt(e.dump()));
   }
   if (r.has("decoder")) read_decoder(r.at("decoder"), "model.decoder", m.decoder);
   for (const char* k : {"sep_token_id", "decoder_start_token_id", "image_token_id", "vision", "embedding", "speech",
@@ -225,8 +237,11 @@ void read_search(const json& j, SearchConfig& s) {
   OGX_CHECK(s.num_beams >= 1, "genai_config.json: search.num_beams must be >= 1");
   OGX_CHECK(s.top_k >= 0, "genai_config.json: search.top_k must be >= 0");
   OGX_CHECK(s.top_p > 0 && s.top_p <= 1, "genai_config.json: search.top_p must be in (0, 1]");
-  OGX_CHECK(s.temperature > 0, "genai_config.json: search.temperature must be > 0");
-  OGX_CHECK(s.repetition_penalty > 0, "genai_config.json: search.repetition_penalty must be > 0");
+  check_temperature(s.temperature, "genai_config.json: search.temperature");
+  OGX_CHECK(s.repetition_penalty > 0 && std::isfinite(s.repetition_penalty),
+            "genai_config.json: search.repetition_penalty must be a finite number > 0");
+  OGX_CHECK(s.batch_size >= 1, "genai_config.json: search.batch_size must be >= 1");
+  OGX_CHECK(s.no_repeat_ngram_size >= 0, "genai_config.json: search.no_repeat_ngram_size must be >= 0");
 }
 
 void apply_json(Config& c, const json& j) {
@@ -237,10 +252,11 @@ void apply_json(Config& c, const json& j) {
 }
 
 json parse_json(const std::string& text, const std::string& what) {
+  check_json_depth(text, what);
   try {
     return json::parse(text, nullptr, true, true);
-  } catch (const json::parse_error& e) {
-    throw_error(what, " is not valid JSON: ", e.what());
+  } catch (const json::exception& e) {
+    throw_error(what, " is not valid JSON: ", json_error_text(e));
   }
 }
 
@@ -255,6 +271,8 @@ Config Config::parse(const std::string& text, const std::string& model_dir) {
 
 Config Config::load(const std::string& model_dir) {
   std::string path = model_dir + "/genai_config.json";
+  std::error_code ec;
+  OGX_CHECK(!std::filesystem::is_directory(path, ec), "'", path, "' is a directory, not a genai_config.json file");
   std::ifstream f(path, std::ios::binary);
   if (!f) throw_error("cannot read '", path, "': is '", model_dir, "' a model folder?");
   std::stringstream ss;
@@ -285,6 +303,11 @@ void Config::set_provider_option(const std::string& provider, const std::string&
       }
     list.emplace_back(key, value);
   }
+}
+
+void check_temperature(double t, const std::string& what) {
+  OGX_CHECK(std::isfinite(t) && t >= kMinTemperature, what, " must be a finite number >= ", kMinTemperature, ", got ",
+            t, " (for greedy search set do_sample to false)");
 }
 
 bool is_device_filtering_key(const std::string& key) {

@@ -65,6 +65,11 @@ struct SearchConfig {
   int batch_size = 1;
 };
 
+// Sampling temperature rule: a finite value >= kMinTemperature. Below it logits / temperature overflow float32
+// (1e-45 would pass "> 0" and sample garbage); greedy search is do_sample=false, not a tiny temperature.
+inline constexpr double kMinTemperature = 1e-6;
+void check_temperature(double t, const std::string& what);  // throws naming `what`
+
 struct Config {
   std::string model_dir;
   ModelConfig model;

@@ -1,39 +1,50 @@
 #include "genai/generator.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 
+#include "common/checked.h"
 #include "common/half.h"
 
 namespace ogx::genai {
 
 void GeneratorParams::set_search_option(const std::string& name, double v) {
-  SearchConfig& s = search;
-  auto as_int = [&](int& dst) {
-    OGX_CHECK(v == (double)(int64_t)v, "search option '", name, "' must be an integer, got ", v);
-    dst = (int)v;
+  SearchConfig s = search;  // a rejected value leaves the params unchanged
+  // Integer options are range-checked in the type the core uses (int): 2**40 or -2**31 is an error, not a cast.
+  auto as_int = [&](int& dst, int lo) {
+    int x = 0;
+    OGX_CHECK(double_to_int(v, x), "search option '", name, "' must be an integer in the int32 range, got ", v);
+    OGX_CHECK(x >= lo, "search option '", name, "' must be >= ", lo, ", got ", x);
+    dst = x;
   };
-  if (name == "max_length") as_int(s.max_length);
-  else if (name == "min_length") as_int(s.min_length);
-  else if (name == "top_k") as_int(s.top_k);
-  else if (name == "num_beams") as_int(s.num_beams);
-  else if (name == "num_return_sequences") as_int(s.num_return_sequences);
-  else if (name == "no_repeat_ngram_size") as_int(s.no_repeat_ngram_size);
-  else if (name == "batch_size") as_int(s.batch_size);
+  if (name == "max_length") as_int(s.max_length, 0);
+  else if (name == "min_length") as_int(s.min_length, 0);
+  else if (name == "top_k") as_int(s.top_k, 0);
+  else if (name == "num_beams") as_int(s.num_beams, 1);
+  else if (name == "num_return_sequences") as_int(s.num_return_sequences, 1);
+  else if (name == "no_repeat_ngram_size") as_int(s.no_repeat_ngram_size, 0);
+  else if (name == "batch_size") as_int(s.batch_size, 1);
   else if (name == "top_p") s.top_p = v;
   else if (name == "temperature") s.temperature = v;
   else if (name == "repetition_penalty") s.repetition_penalty = v;
   else if (name == "length_penalty") s.length_penalty = v;
   else if (name == "diversity_penalty") s.diversity_penalty = v;
-  else if (name == "random_seed") s.random_seed = (int64_t)v;
+  else if (name == "random_seed") {
+    int64_t seed = 0;
+    OGX_CHECK(double_to_int(v, seed) && seed >= -1, "search option 'random_seed' must be an integer >= -1, got ", v);
+    s.random_seed = seed;
+  }
   else if (name == "do_sample") s.do_sample = v != 0;
   else if (name == "past_present_share_buffer") s.past_present_share_buffer = v != 0;
   else if (name == "early_stopping") s.early_stopping = v != 0;
   else throw_error("unknown search option '", name, "'");
   OGX_CHECK(s.max_length >= 0 && s.min_length >= 0 && s.top_k >= 0, "search option '", name, "' must be >= 0");
   OGX_CHECK(s.top_p > 0 && s.top_p <= 1, "top_p must be in (0, 1]");
-  OGX_CHECK(s.temperature > 0, "temperature must be > 0");
-  OGX_CHECK(s.repetition_penalty > 0, "repetition_penalty must be > 0");
+  check_temperature(s.temperature, "search option 'temperature'");
+  OGX_CHECK(s.repetition_penalty > 0 && std::isfinite(s.repetition_penalty),
+            "repetition_penalty must be a finite number > 0");
+  search = s;
 }
 
 namespace {

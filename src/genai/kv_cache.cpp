@@ -2,6 +2,8 @@
 
 #include <cstring>
 
+#include "common/checked.h"
+
 namespace ogx::genai {
 namespace {
 constexpr int64_t kChunk = 256;  // shared-mode capacity grows in multiples of this many positions
@@ -43,11 +45,26 @@ void KvCache::grow(int64_t needed) {
   const DecoderIO& io = model_.io();
   int64_t H = io.head_size, rows = (int64_t)batch_ * io.kv_heads;
   size_t es = dtype_size(io.kv_dtype);
+  // The whole cache's size is checked before anything is allocated, and the error names the cache and its size.
+  const Shape layer{batch_, io.kv_heads, cap, H};
+  const uint64_t layer_bytes = bytes_checked(layer, io.kv_dtype, "KV cache layer");
+  const uint64_t total = mul_checked(layer_bytes, (uint64_t)k_.size() * 2, "KV cache");
+  OGX_CHECK(total <= kMaxBytes, "KV cache of ", k_.size(), " layers x 2 x ", dtype_name(io.kv_dtype), " ",
+            shape_str(layer), " needs ", total, " bytes: too large (lower max_length)");
   for (size_t i = 0; i < k_.size(); i++) {
     for (Tensor* t : {&k_[i], &v_[i]}) {
-      Tensor n = Tensor::zeros(io.kv_dtype, {batch_, io.kv_heads, cap, H});
+      // Each tensor's own capacity is its dim 2: after an allocation failure part way, the layers already grown
+      // and those not yet grown are both still consistent, and a later grow finishes the job.
+      const int64_t old_cap = t->dim(2);
+      if (old_cap >= cap) continue;
+      Tensor n;
+      try {
+        n = Tensor::zeros(io.kv_dtype, layer);
+      } catch (const Error& e) {
+        throw_error("KV cache layer ", i, " (", total, " bytes for ", cap, " positions): ", e.what());
+      }
       for (int64_t r = 0; r < rows && length_ > 0; r++)
-        std::memcpy((char*)n.raw() + r * cap * H * es, (const char*)t->raw() + r * capacity_ * H * es,
+        std::memcpy((char*)n.raw() + r * cap * H * es, (const char*)t->raw() + r * old_cap * H * es,
                     (size_t)(length_ * H) * es);
       *t = std::move(n);
     }

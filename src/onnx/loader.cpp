@@ -4,11 +4,13 @@
 #include <google/protobuf/io/zero_copy_stream_impl_lite.h>
 #include <onnx/onnx_pb.h>
 
+#include <algorithm>
 #include <climits>
 #include <cstring>
 #include <filesystem>
 #include <map>
 
+#include "common/checked.h"
 #include "common/mapped_file.h"
 #include "onnx/topo_sort.h"
 
@@ -54,14 +56,17 @@ Tensor external_tensor(const onnx::TensorProto& t, DType dtype, const Shape& sha
     }
   }
   OGX_CHECK(!location.empty(), "tensor '", t.name(), "': external data without a location");
+  const std::string what = "tensor '" + t.name() + "'";
+  const size_t need = bytes_checked(shape, dtype, what);
   auto st = src.get(location);
-  OGX_CHECK(st != nullptr, "tensor '", t.name(), "': external data '", location, "' not found");
-  size_t need = (size_t)shape_numel(shape) * dtype_size(dtype);
+  OGX_CHECK(st != nullptr, what, ": external data '", location, "' not found");
   if (length < 0) length = (int64_t)need;
-  OGX_CHECK(offset >= 0 && (size_t)length == need, "tensor '", t.name(), "': external data length ", length,
-            " does not match ", dtype_name(dtype), " ", shape_str(shape), " (", need, " bytes)");
-  OGX_CHECK((size_t)offset + need <= st->bytes, "tensor '", t.name(), "': external data [", offset, ", ",
-            offset + length, ") lies past the end of '", location, "' (", st->bytes, " bytes; truncated file?)");
+  OGX_CHECK(offset >= 0, what, ": negative external data offset ", offset);
+  OGX_CHECK((uint64_t)length == need, what, ": external data length ", length, " does not match ", dtype_name(dtype),
+            " ", shape_str(shape), " (", need, " bytes)");
+  const bool inside = (uint64_t)offset <= st->bytes && need <= st->bytes - (uint64_t)offset;
+  OGX_CHECK(inside, what, ": external data [", offset, ", ", offset, " + ", need, ") lies past the end of '",
+            location, "' (", st->bytes, " bytes; truncated file?)");
   return Tensor(dtype, shape, st, (size_t)offset);
 }
 
@@ -78,20 +83,27 @@ Tensor tensor_from_proto(const onnx::TensorProto& t, ExternalDataSource& src) {
             "': unsupported data type ", t.data_type());
   DType dtype = (DType)t.data_type();
   Shape shape(t.dims().begin(), t.dims().end());
-  for (auto d : shape) OGX_CHECK(d >= 0, "tensor '", t.name(), "': negative dimension");
-  int64_t n = shape_numel(shape);
+  for (auto d : shape) OGX_CHECK(d >= 0, "tensor '", t.name(), "': negative dimension in ", shape_str(shape));
+  // Sizes are checked before anything is allocated or mapped: a shape whose byte size overflows is an error.
+  const size_t need = bytes_checked(shape, dtype, "tensor '" + t.name() + "'");
+  const int64_t n = shape_numel(shape);
   if (t.data_location() == onnx::TensorProto::EXTERNAL) return external_tensor(t, dtype, shape, src);
-  Tensor out(dtype, shape);
-  size_t need = out.bytes();
+  auto check = [&](int64_t count) {
+    OGX_CHECK(count == n, "tensor '", t.name(), "': has ", count, " values, expected ", n, " for ", shape_str(shape));
+  };
   if (t.has_raw_data()) {
     OGX_CHECK(t.raw_data().size() == need, "tensor '", t.name(), "': raw_data has ", t.raw_data().size(),
               " bytes, expected ", need, " for ", dtype_name(dtype), " ", shape_str(shape));
+  } else {
+    const int64_t count = std::max({t.float_data_size(), t.double_data_size(), t.int64_data_size(),
+                                    t.uint64_data_size(), t.int32_data_size()});
+    check(count);  // before allocating: the typed field is checked again below
+  }
+  Tensor out(dtype, shape);
+  if (t.has_raw_data()) {
     if (need) std::memcpy(out.raw(), t.raw_data().data(), need);
     return out;
   }
-  auto check = [&](int count) {
-    OGX_CHECK(count == n, "tensor '", t.name(), "': has ", count, " values, expected ", n, " for ", shape_str(shape));
-  };
   switch (dtype) {
     case DType::f32: check(t.float_data_size()); copy_field<float, float>(t.float_data(), out); break;
     case DType::f64: check(t.double_data_size()); copy_field<double, double>(t.double_data(), out); break;
@@ -230,7 +242,9 @@ std::shared_ptr<Model> load_model_proto(const onnx::ModelProto& proto, const std
 }
 
 std::shared_ptr<Model> load_model(const std::string& path) {
+  OGX_CHECK(!fs::is_directory(path), "'", path, "' is a directory, not an ONNX model file");
   auto file = MappedFile::open(path);
+  OGX_CHECK(file->size() > 0, "'", path, "' is empty: not an ONNX model");
   OGX_CHECK(file->size() < (size_t)INT_MAX, "'", path, "' is larger than 2 GiB: weights must be external data");
   onnx::ModelProto proto;
   google::protobuf::io::ArrayInputStream ais(file->data(), (int)file->size());
@@ -239,6 +253,8 @@ std::shared_ptr<Model> load_model(const std::string& path) {
   cis.SetRecursionLimit(256);
   if (!proto.ParseFromCodedStream(&cis) || !cis.ConsumedEntireMessage())
     throw_error("'", path, "' is not a valid ONNX model (protobuf parse failed)");
+  OGX_CHECK(proto.has_graph() && proto.graph().node_size() > 0, "'", path,
+            "' is not an ONNX model (it parses as protobuf but holds no graph nodes)");
   auto model = load_model_proto(proto, fs::path(path).parent_path().string(), nullptr);
   model->path = path;
   return model;

@@ -1,13 +1,16 @@
 // ogx generate MODEL_DIR (--ids 1,2,3 | --prompt TEXT [--chat]) [--max-new-tokens N] [--min-new-tokens N]
 //   [--greedy | --top-k K --top-p P --temperature T --seed S] [--repetition-penalty R] [--provider P]
 //   [--provider-option K=V]... [--threads N] [--json] [--dump-logits FILE]
+#include <algorithm>
 #include <chrono>
+#include <climits>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
 
 #include "commands.h"
+#include "common/log.h"
 #include "genai/generator.h"
 #include "genai/tokenizer/tokenizer.h"
 #include "model_options.h"
@@ -58,8 +61,16 @@ int cmd_generate(const std::vector<std::string>& argv) {
   int max_new = a.get_int("max-new-tokens", 128);
   int min_new = a.get_int("min-new-tokens", 0);
   OGX_CHECK(max_new >= 0 && min_new >= 0, "--max-new-tokens and --min-new-tokens must be >= 0");
-  params.search.max_length = (int)prompt.size() + max_new;
-  if (min_new > 0) params.search.min_length = (int)prompt.size() + min_new;
+  // Lengths add in 64 bits and are clamped to the model's context (or int32): --max-new-tokens 2147483647 means
+  // "until the context is full", never an overflowed length.
+  const int64_t ctx = model->config().model.context_length > 0 ? model->config().model.context_length : INT32_MAX;
+  const int64_t want = (int64_t)prompt.size() + max_new;
+  if (want > ctx)
+    log_warning("--max-new-tokens " + std::to_string(max_new) + ": the prompt's " + std::to_string(prompt.size()) +
+                " tokens plus that many exceed the model's context of " + std::to_string(ctx) +
+                " tokens; generation stops there");
+  params.search.max_length = (int)std::min(want, ctx);
+  if (min_new > 0) params.search.min_length = (int)std::min((int64_t)prompt.size() + min_new, ctx);
   bool sample = a.has("sample") || a.has("top-k") || a.has("top-p") || a.has("temperature") || a.has("seed");
   if (a.has("greedy")) sample = false;
   params.search.do_sample = sample;

@@ -7,7 +7,7 @@ namespace {
 
 void set_search_options(ogx::GeneratorParams& p, const py::kwargs& kw) {
   for (auto item : kw) {
-    std::string name = item.first.cast<std::string>();
+    std::string name = c_text(item.first.cast<std::string>(), "set_search_options");
     py::handle v = item.second;
     // bool first: Python's bool is an int.
     if (py::isinstance<py::bool_>(v) || py::isinstance(v, py::module_::import("numpy").attr("bool_"))) {
@@ -36,15 +36,21 @@ void bind_config_model(py::module_& m) {
       .def("clear_providers", [](ogx::Config& c) { nogil([&] { c.ClearProviders(); }); },
            "Empty the provider list: the model runs on the CPU.")
       .def("append_provider",
-           [](ogx::Config& c, const std::string& provider) { nogil([&] { c.AppendProvider(provider.c_str()); }); },
+           [](ogx::Config& c, const std::string& provider) { c_text(provider, "append_provider");
+             nogil([&] { c.AppendProvider(provider.c_str()); }); },
            py::arg("provider"), "Add a provider ('cpu', 'vulkan', 'dml'); the first listed one is used.")
       .def("set_provider_option",
            [](ogx::Config& c, const std::string& provider, const std::string& key, const std::string& value) {
+             for (const std::string* s : {&provider, &key, &value}) c_text(*s, "set_provider_option");
              nogil([&] { c.SetProviderOption(provider.c_str(), key.c_str(), value.c_str()); });
            },
            py::arg("provider"), py::arg("key"), py::arg("value"),
            "Set a provider option, e.g. ('dml', 'device_id', '0') or ('dml', 'hardware_device_type', 'cpu').")
-      .def("overlay", [](ogx::Config& c, const std::string& json) { nogil([&] { c.Overlay(json.c_str()); }); },
+      .def("overlay",
+           [](ogx::Config& c, const std::string& json) {
+             c_text(json, "overlay");
+             nogil([&] { c.Overlay(json.c_str()); });
+           },
            py::arg("json"), "Apply a partial genai_config.json (a JSON string) on top of this config.");
 
   py::class_<ogx::Model>(m, "Model", "A loaded model. Model(config) or Model(path).")

@@ -7,7 +7,7 @@ namespace {
 
 // A chat given as a JSON string, or as a list of {"role", "content"} dicts (serialized here).
 std::string json_arg(const py::handle& obj, const char* what) {
-  if (py::isinstance<py::str>(obj)) return obj.cast<std::string>();
+  if (py::isinstance<py::str>(obj)) return c_text(obj.cast<std::string>(), what);
   if (py::isinstance<py::list>(obj) || py::isinstance<py::tuple>(obj) || py::isinstance<py::dict>(obj))
     return py::module_::import("json").attr("dumps")(obj).cast<std::string>();
   throw py::type_error(std::string(what) + ": expected a JSON string or a list of dicts, got " +
@@ -27,6 +27,7 @@ py::list decode_batch(const ogx::Tokenizer& t, const py::object& tokens) {
 }
 
 py::array_t<int32_t> encode_batch(const ogx::Tokenizer& t, const std::vector<std::string>& texts) {
+  for (const auto& s : texts) c_text(s, "encode_batch");
   std::unique_ptr<ogx::Tensor> tensor = nogil([&] { return t.EncodeBatch(texts); });
   std::vector<int64_t> shape = tensor->Shape();
   py::array_t<int32_t> a({static_cast<py::ssize_t>(shape[0]), static_cast<py::ssize_t>(shape[1])});
@@ -52,6 +53,7 @@ void bind_tokenizer(py::module_& m) {
            py::arg("model"))
       .def("encode",
            [](const ogx::Tokenizer& t, const std::string& text) {
+             c_text(text, "encode");
              auto ids = nogil([&] { return t.Encode(text.c_str()); });
              return to_numpy(ids);
            },
@@ -67,13 +69,17 @@ void bind_tokenizer(py::module_& m) {
       .def("decode_batch", &decode_batch, py::arg("tokens"),
            "Texts of a 2-D array or a list of token-id sequences.")
       .def("to_token_id",
-           [](const ogx::Tokenizer& t, const std::string& s) { return nogil([&] { return t.ToTokenId(s.c_str()); }); },
+           [](const ogx::Tokenizer& t, const std::string& s) {
+             c_text(s, "to_token_id");
+             return nogil([&] { return t.ToTokenId(s.c_str()); });
+           },
            py::arg("text"), "The id of one vocabulary entry, -1 if absent.")
       .def("apply_chat_template",
            [](const ogx::Tokenizer& t, const py::object& messages, const std::optional<std::string>& template_str,
               const py::object& tools, bool add_generation_prompt) {
              std::string msgs = json_arg(messages, "apply_chat_template(messages)");
              std::string tools_json = tools.is_none() ? "" : json_arg(tools, "apply_chat_template(tools)");
+             if (template_str) c_text(*template_str, "apply_chat_template(template_str)");
              return utf8(nogil([&] {
                return t.ApplyChatTemplate(template_str ? template_str->c_str() : nullptr, msgs.c_str(),
                                           tools_json.empty() ? nullptr : tools_json.c_str(), add_generation_prompt);

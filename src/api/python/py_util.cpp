@@ -67,11 +67,16 @@ std::vector<std::vector<int32_t>> token_rows(const py::handle& obj, const char* 
   return rows;
 }
 
+const std::string& c_text(const std::string& s, const char* what) {
+  if (s.find('\0') != std::string::npos) throw py::value_error(std::string(what) + ": embedded null character");
+  return s;
+}
+
 std::string path_arg(const py::handle& obj, const char* what) {
-  if (py::isinstance<py::str>(obj)) return obj.cast<std::string>();
+  if (py::isinstance<py::str>(obj)) return c_text(obj.cast<std::string>(), what);
   if (py::hasattr(obj, "__fspath__")) {
     py::object p = py::module_::import("os").attr("fspath")(obj);
-    if (py::isinstance<py::str>(p)) return p.cast<std::string>();
+    if (py::isinstance<py::str>(p)) return c_text(p.cast<std::string>(), what);
   }
   throw py::type_error(std::string(what) + ": expected a path (str or os.PathLike), got " +
                        std::string(py::str(py::type::of(obj).attr("__name__"))));

@@ -44,8 +44,13 @@ inline py::str utf8(const std::string& s) {
   return py::reinterpret_steal<py::str>(o);
 }
 
-// A path argument: str or os.PathLike.
+// A path argument: str or os.PathLike. Raises ValueError for a NUL inside (the C API would cut the path there).
 std::string path_arg(const py::handle& obj, const char* what);
+
+// s unchanged, for a library call that takes NUL-terminated text: a NUL inside would silently cut the text there
+// (encode('hello\0world') == encode('hello')), so it raises ValueError naming the argument, as Python's own
+// os/open functions do ("embedded null character").
+const std::string& c_text(const std::string& s, const char* what);
 
 void bind_config_model(py::module_& m);
 void bind_tokenizer(py::module_& m);

@@ -283,3 +283,19 @@ TEST(CAbiErrors, ModelFolderProblemsAreRuntimeErrors) {
   OgxDestroyResult(r);
   EXPECT_EQ(model, nullptr);
 }
+
+// Issue 17 / fuzz_c_api finding: a zero-filled tensor larger than the machine's memory is refused before it is
+// allocated (it was a 65 TB std::vector, an OOM kill under overcommit), and overflowing shapes are errors.
+TEST(CAbiErrors, HugeTensorsAreRefusedBeforeAllocating) {
+  int64_t huge[2] = {int64_t(1) << 22, int64_t(1) << 22};  // 2^44 float32: 64 TiB
+  OgxTensor* t = nullptr;
+  std::string msg = error_of(OgxCreateTensorFromBuffer(nullptr, huge, 2, OgxElementType_float32, &t));
+  EXPECT_NE(msg.find("OgxCreateTensorFromBuffer"), std::string::npos) << msg;
+  EXPECT_EQ(t, nullptr);
+  int64_t overflow[3] = {int64_t(1) << 40, int64_t(1) << 40, 4};
+  EXPECT_NE(error_of(OgxCreateTensorFromBuffer(nullptr, overflow, 3, OgxElementType_float32, &t)).find("overflows"),
+            std::string::npos);
+  int64_t fine[2] = {3, 5};
+  ASSERT_OK(OgxCreateTensorFromBuffer(nullptr, fine, 2, OgxElementType_float32, &t));
+  OgxDestroyTensor(t);
+}

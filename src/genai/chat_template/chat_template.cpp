@@ -38,6 +38,8 @@ std::string render_value(const Body& body, const Value& ctx, const RenderOptions
   limits.max_steps = opts.max_steps;
   limits.max_call_depth = opts.max_call_depth;
   limits.max_output = opts.max_output;
+  limits.max_list_items = opts.max_list_items;
+  limits.max_time_ms = opts.max_time_ms;
   Interp in(limits, opts.immutable);
   auto globals = std::make_shared<Scope>();
   add_globals(in, *globals);

@@ -16,6 +16,8 @@ struct RenderOptions {
   int64_t max_steps = 20'000'000;       // evaluation steps before giving up (huge or endless loops)
   int max_call_depth = 100;             // nested macro calls
   size_t max_output = size_t(256) << 20;  // bytes of output or of any one string
+  size_t max_list_items = 1'000'000;     // items of any one list
+  int64_t max_time_ms = 3000;            // wall time of one render
 };
 
 struct Node;

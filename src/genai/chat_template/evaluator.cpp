@@ -15,11 +15,28 @@ Value* Scope::lookup(const std::string& name) {
 void Interp::fail(const std::string& msg) const { throw Error("chat template line " + std::to_string(line_) + ": " + msg); }
 
 void Interp::step() {
-  if (++steps_ > limits_.max_steps) fail("template exceeded the step limit (infinite or huge loop?)");
+  if (++steps_ > limits_.max_steps)
+    fail("template exceeded the step limit of " + std::to_string(limits_.max_steps) + " (infinite or huge loop?)");
+  if (steps_ >= next_clock_check_) {  // the clock is read every 4096 steps (a few milliseconds at most)
+    next_clock_check_ = steps_ + 4096;
+    const auto ms =
+        std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start_).count();
+    if (ms > limits_.max_time_ms)
+      fail("template exceeded the time limit of " + std::to_string(limits_.max_time_ms) + " ms (" +
+           std::to_string(steps_) + " steps; infinite or huge loop?)");
+  }
 }
 
 void Interp::check_size(size_t n) const {
-  if (n > limits_.max_output) fail("string or list exceeds the size limit");
+  if (n > limits_.max_output)
+    fail("string of " + std::to_string(n) + " bytes exceeds the size limit of " + std::to_string(limits_.max_output));
+}
+
+void Interp::check_list(size_t n) {
+  if (n > limits_.max_list_items)
+    fail("list of " + std::to_string(n) + " items exceeds the limit of " + std::to_string(limits_.max_list_items));
+  steps_ += (int64_t)(n / 64);  // copying items is work too: a loop of big list copies meets the step limit
+  step();
 }
 
 struct CallDepthGuard {

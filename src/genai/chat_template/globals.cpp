@@ -20,8 +20,13 @@ Value range_fn(Interp& in, CallArgs& a) {
     if (a.args.size() == 3) step = a.args[2].as_int();
   }
   if (step == 0) in.fail("range() arg 3 must not be zero");
-  int64_t n = step > 0 ? (stop > start ? (stop - start + step - 1) / step : 0) : (start > stop ? (start - stop - step - 1) / -step : 0);
-  if (n > in.limits().max_range) in.fail("range too large");
+  // 128-bit arithmetic: range(-2**62, 2**62) must not overflow while its length is computed.
+  const __int128 span = step > 0 ? (__int128)stop - start : (__int128)start - stop;
+  const __int128 st = step > 0 ? (__int128)step : -(__int128)step;
+  const __int128 len = span > 0 ? (span + st - 1) / st : 0;
+  if (len > in.limits().max_range) in.fail("range too large");
+  const int64_t n = (int64_t)len;
+  in.check_list((size_t)n);
   ValueList out;
   for (int64_t k = 0; k < n; ++k) out.push_back(Value::integer(start + k * step));
   return Value::make_list(std::move(out));

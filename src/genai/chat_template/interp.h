@@ -1,5 +1,6 @@
 // Internal: the tree-walking evaluator and the builtin registries it uses (filters, tests, methods, globals).
 #pragma once
+#include <chrono>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -14,6 +15,8 @@ struct Limits {
   int max_call_depth = 100;               // nested macro / caller calls
   size_t max_output = 256u << 20;         // bytes of any one string, output included
   int64_t max_range = 10'000'000;         // range() length
+  size_t max_list_items = 1'000'000;      // items of any one list (a doubling list fails here, not at bad_alloc)
+  int64_t max_time_ms = 3000;             // wall time per render
 };
 
 struct Scope {
@@ -40,6 +43,8 @@ class Interp {
 
   void step();
   void check_size(size_t n) const;
+  // A list about to hold n items: fails past max_list_items, and charges the copy to the step budget.
+  void check_list(size_t n);
   [[noreturn]] void fail(const std::string& msg) const;
   int line() const { return line_; }
   const Limits& limits() const { return limits_; }
@@ -49,6 +54,8 @@ class Interp {
   Limits limits_;
   bool immutable_;
   int64_t steps_ = 0;
+  int64_t next_clock_check_ = 0;  // steps_ value at which the wall clock is read next
+  std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
   int call_depth_ = 0;
   int line_ = 0;
 

@@ -162,9 +162,20 @@ Value list_method(Interp& in, const std::string& name, const Value& self, CallAr
     return Value::integer(n);
   }
   if (name == "copy") return Value::make_list(l);
-  if (name == "append") { const Value* x = arg(a, "object", 0); if (x) l.push_back(*x); return Value::none(); }
-  if (name == "extend") { for (auto& v : iterate(*arg(a, "iterable", 0))) l.push_back(v); return Value::none(); }
+  if (name == "append") {
+    const Value* x = arg(a, "object", 0);
+    in.check_list(l.size() + 1);
+    if (x) l.push_back(*x);
+    return Value::none();
+  }
+  if (name == "extend") {
+    ValueList add = iterate(*arg(a, "iterable", 0));
+    in.check_list(l.size() + add.size());
+    l.insert(l.end(), add.begin(), add.end());
+    return Value::none();
+  }
   if (name == "insert") {
+    in.check_list(l.size() + 1);
     int64_t i = std::clamp<int64_t>(int_arg(a, "index", 0, 0), 0, (int64_t)l.size());
     l.insert(l.begin() + i, *arg(a, "object", 1));
     return Value::none();

@@ -66,7 +66,10 @@ Value arith(Interp& in, const std::string& op, const Value& a, const Value& b) {
 Value repeat(Interp& in, const Value& seq, int64_t n) {
   if (seq.is_string()) return Value::string(str_repeat(in, *seq.s, n));
   ValueList out;
-  if (n > 0) in.check_size(seq.list->size() * size_t(n));
+  if (n > 0 && !seq.list->empty()) {
+    if (n > int64_t(in.limits().max_list_items)) in.check_list(size_t(n));
+    in.check_list(seq.list->size() * size_t(n));
+  }
   for (int64_t k = 0; k < n; ++k) out.insert(out.end(), seq.list->begin(), seq.list->end());
   return Value::make_list(std::move(out));
 }
@@ -101,7 +104,7 @@ Value binary_op(Interp& in, const std::string& op, const Value& a, const Value& 
       return r;
     }
     if (a.is_list() && b.is_list()) {
-      in.check_size(a.list->size() + b.list->size());
+      in.check_list(a.list->size() + b.list->size());
       ValueList r = *a.list;
       r.insert(r.end(), b.list->begin(), b.list->end());
       Value out = Value::make_list(std::move(r));

@@ -48,9 +48,7 @@ Bpe::Bpe(const json& j, const std::string& path) {
   const auto& v = jreq(j, "vocab", path);
   if (!v.is_object()) throw_error("tokenizer.json: ", jpath(path, "vocab"), ": expected an object of token -> id");
   for (auto it = v.begin(); it != v.end(); ++it) {
-    if (!it.value().is_number_integer() || it.value().get<int64_t>() < 0)
-      throw_error("tokenizer.json: ", jpath(path, "vocab"), "[\"", it.key(), "\"]: expected a non-negative integer id");
-    vocab_.add(it.key(), it.value().get<int32_t>());
+    vocab_.add(it.key(), jtoken_id(it.value(), jpath(path, "vocab") + "[\"" + it.key() + "\"]"));
   }
   prefix_ = jstr_or(j, "continuing_subword_prefix", path, "");
   suffix_ = jstr_or(j, "end_of_word_suffix", path, "");

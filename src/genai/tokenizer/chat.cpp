@@ -2,6 +2,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/error.h"
+#include "common/json_limits.h"
 #include "genai/tokenizer/tokenizer.h"
 
 #ifdef OGX_HAVE_CHAT_TEMPLATE
@@ -15,17 +16,19 @@ std::string Tokenizer::apply_chat_template(const std::string& messages_json, boo
   const std::string& source = template_override.empty() ? chat_template() : template_override;
   if (source.empty()) throw_error("apply_chat_template: the tokenizer has no chat template (tokenizer_config.json chat_template)");
   nlohmann::json messages, tools;
+  check_json_depth(messages_json, "apply_chat_template: messages");
   try {
     messages = nlohmann::json::parse(messages_json);
   } catch (const nlohmann::json::exception& e) {
-    throw_error("apply_chat_template: messages: invalid JSON: ", e.what());
+    throw_error("apply_chat_template: messages: invalid JSON: ", json_error_text(e));
   }
   if (!messages.is_array()) throw_error("apply_chat_template: messages: expected a JSON array of {role, content}");
   if (!tools_json.empty()) {
+    check_json_depth(tools_json, "apply_chat_template: tools");
     try {
       tools = nlohmann::json::parse(tools_json);
     } catch (const nlohmann::json::exception& e) {
-      throw_error("apply_chat_template: tools: invalid JSON: ", e.what());
+      throw_error("apply_chat_template: tools: invalid JSON: ", json_error_text(e));
     }
   }
   nlohmann::json extra = {{"bos_token", bos_}, {"eos_token", eos_}, {"pad_token", pad_}, {"unk_token", unk_}};

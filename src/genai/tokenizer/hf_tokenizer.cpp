@@ -69,9 +69,7 @@ HfBackend::HfBackend(const json& j) {
       std::string p = jpath("added_tokens", i);
       AddedToken t;
       t.content = jstr(arr[i], "content", p);
-      int64_t id = jint_or(arr[i], "id", p, -1);
-      if (id < 0) throw_error("tokenizer.json: ", jpath(p, "id"), ": missing or negative");
-      t.id = static_cast<int32_t>(id);
+      t.id = jtoken_id(jreq(arr[i], "id", p), jpath(p, "id"));
       t.special = jbool_or(arr[i], "special", p, false);
       t.lstrip = jbool_or(arr[i], "lstrip", p, false);
       t.rstrip = jbool_or(arr[i], "rstrip", p, false);

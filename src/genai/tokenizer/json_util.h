@@ -48,6 +48,16 @@ inline int64_t jint_or(const nlohmann::json& j, const char* key, const std::stri
   return it->get<int64_t>();
 }
 
+// Token ids: ints in [0, kMaxTokenId). A larger id would be truncated to int32 or size a per-id table of
+// gigabytes; the largest published vocabularies have about 2^18 entries.
+inline constexpr int64_t kMaxTokenId = int64_t(1) << 24;
+inline int32_t jtoken_id(const nlohmann::json& v, const std::string& path) {
+  if (!v.is_number_integer() || (v.is_number_unsigned() && v.get<uint64_t>() >= uint64_t(kMaxTokenId)) ||
+      v.get<int64_t>() < 0 || v.get<int64_t>() >= kMaxTokenId)
+    throw_error("tokenizer.json: ", path, ": expected a token id in [0, ", kMaxTokenId, "), got ", v.dump());
+  return static_cast<int32_t>(v.get<int64_t>());
+}
+
 inline const nlohmann::json& jarr(const nlohmann::json& j, const char* key, const std::string& path) {
   const auto& v = jreq(j, key, path);
   if (!v.is_array()) throw_error("tokenizer.json: ", jpath(path, key), ": expected an array, got ", v.type_name());

@@ -42,9 +42,8 @@ struct SequencePost : PostProcessor {
 
 int32_t pair_id(const json& j, const char* key, const std::string& path) {
   const auto& v = jreq(j, key, path);
-  if (!v.is_array() || v.size() != 2 || !v[1].is_number_integer())
-    throw_error("tokenizer.json: ", jpath(path, key), ": expected [token, id]");
-  return v[1].get<int32_t>();
+  if (!v.is_array() || v.size() != 2) throw_error("tokenizer.json: ", jpath(path, key), ": expected [token, id]");
+  return jtoken_id(v[1], jpath(path, key) + "[1]");
 }
 
 }  // namespace
@@ -77,7 +76,7 @@ std::unique_ptr<PostProcessor> make_post_processor(const json& j, const std::str
       if (specials.is_object() && specials.contains(name)) {
         const auto& st = specials[name];
         const auto& arr = jarr(st, "ids", jpath(jpath(path, "special_tokens"), name));
-        for (const auto& x : arr) ids.push_back(x.get<int32_t>());
+        for (size_t k = 0; k < arr.size(); k++) ids.push_back(jtoken_id(arr[k], jpath(jpath(ip, "ids"), k)));
       } else {
         int32_t id = vocab.lookup(name);
         if (id < 0) throw_error("tokenizer.json: ", ip, ": special token '", name, "' is not in special_tokens or the vocabulary");

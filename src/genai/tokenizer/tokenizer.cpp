@@ -1,9 +1,12 @@
 // ogx::tok::Tokenizer: folder loading, tokenizer_config.json handling, and the public encode/decode API.
 #include "genai/tokenizer/tokenizer.h"
 
+#include <climits>
+
 #include <nlohmann/json.hpp>
 
 #include "common/error.h"
+#include "common/json_limits.h"
 #include "genai/tokenizer/backend.h"
 #include "genai/tokenizer/unicode.h"
 
@@ -16,10 +19,11 @@ Tokenizer::~Tokenizer() = default;
 
 namespace {
 json parse_json(const std::string& text, const std::string& what) {
+  check_json_depth(text, what);
   try {
     return json::parse(text);
   } catch (const json::exception& e) {
-    throw_error(what, ": invalid JSON: ", e.what());
+    throw_error(what, ": invalid JSON: ", json_error_text(e));
   }
 }
 
@@ -54,7 +58,7 @@ void Tokenizer::apply_config(const std::string& config_json, const std::string& 
   if (!gen_config_json.empty()) {
     json g = parse_json(gen_config_json, "generation_config.json");
     auto add_eos = [&](const json& v) {
-      if (!v.is_number_integer()) return;
+      if (!v.is_number_integer() || v.get<int64_t>() < 0 || v.get<int64_t>() > INT32_MAX) return;  // not a token
       int32_t id = v.get<int32_t>();
       if (std::find(eos_ids_.begin(), eos_ids_.end(), id) == eos_ids_.end()) eos_ids_.push_back(id);
     };
@@ -62,7 +66,8 @@ void Tokenizer::apply_config(const std::string& config_json, const std::string& 
       if (g["eos_token_id"].is_array()) for (const auto& v : g["eos_token_id"]) add_eos(v);
       else add_eos(g["eos_token_id"]);
     }
-    if (bos_id_ < 0 && g.is_object() && g.contains("bos_token_id") && g["bos_token_id"].is_number_integer())
+    if (bos_id_ < 0 && g.is_object() && g.contains("bos_token_id") && g["bos_token_id"].is_number_integer() &&
+        g["bos_token_id"].get<int64_t>() >= 0 && g["bos_token_id"].get<int64_t>() <= INT32_MAX)
       bos_id_ = g["bos_token_id"].get<int32_t>();
   }
   if (cfg.contains("chat_template")) {

@@ -16,9 +16,7 @@ class WordPiece : public Model {
     const auto& v = jreq(j, "vocab", path);
     if (!v.is_object()) throw_error("tokenizer.json: ", jpath(path, "vocab"), ": expected an object of token -> id");
     for (auto it = v.begin(); it != v.end(); ++it) {
-      if (!it.value().is_number_integer())
-        throw_error("tokenizer.json: ", jpath(path, "vocab"), "[\"", it.key(), "\"]: expected an integer id");
-      vocab_.add(it.key(), it.value().get<int32_t>());
+      vocab_.add(it.key(), jtoken_id(it.value(), jpath(path, "vocab") + "[\"" + it.key() + "\"]"));
     }
     std::string unk = jstr_or(j, "unk_token", path, "[UNK]");
     unk_id_ = vocab_.find(unk);

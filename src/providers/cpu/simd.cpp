@@ -1,8 +1,15 @@
 #include "providers/cpu/simd.h"
 
+#include <cpuid.h>
 #include <immintrin.h>
 
 #include <atomic>
+
+// F16C (CPUID.1:ECX bit 29), read directly: clang's __builtin_cpu_supports does not know "f16c".
+static bool cpu_has_f16c() {
+  unsigned a = 0, b = 0, c = 0, d = 0;
+  return __get_cpuid(1, &a, &b, &c, &d) && (c & bit_F16C) != 0;
+}
 
 namespace ogx::cpu {
 namespace {
@@ -10,7 +17,7 @@ std::atomic<bool> g_simd_on{true};
 
 bool detect_avx2() {
   __builtin_cpu_init();
-  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c");
+  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && cpu_has_f16c();
 }
 
 template <typename S>

@@ -17,9 +17,12 @@ template <typename S> inline typename Compute<S>::type load(S v) { return v; }
 inline float load(f16_t v) { return f16_to_f32(v.bits); }
 inline float load(bf16_t v) { return bf16_to_f32(v.bits); }
 
-template <typename S, typename C> inline S store(C v) { return static_cast<S>(v); }
-template <> inline f16_t store<f16_t, float>(float v) { return f16_t{f32_to_f16(v)}; }
-template <> inline bf16_t store<bf16_t, float>(float v) { return bf16_t{f32_to_bf16(v)}; }
+// f16/bf16 from any arithmetic value through float (clang instantiates store<f16_t, bool> for comparison ops).
+template <typename S, typename C> inline S store(C v) {
+  if constexpr (std::is_same_v<S, f16_t>) return f16_t{f32_to_f16(static_cast<float>(v))};
+  else if constexpr (std::is_same_v<S, bf16_t>) return bf16_t{f32_to_bf16(static_cast<float>(v))};
+  else return static_cast<S>(v);
+}
 
 template <typename T> struct TypeTag { using type = T; };
 

@@ -61,6 +61,9 @@ class DeviceOp {
   virtual bool prepares_input(int input) const { return false; }
   // Dtype the op wants for an integer input the host supplies each step (e.g. int64 token ids for Gather).
   virtual DType step_input_dtype(int input, DType given) const { return given; }
+  // Checks the host values of an input the host supplies each step, before they are uploaded (e.g. Gather's token
+  // ids against its table: the kernel cannot report an error, so a bad id is refused here as the CPU refuses it).
+  virtual void check_step_input(int input, const Tensor& host) const {}
   // The output aliases input 0's memory with a new shape (Reshape, Identity, ...): no dispatch.
   virtual bool is_alias() const { return false; }
   // Fills dtype and shape of every wanted output from the inputs' dtypes/shapes (and host values).

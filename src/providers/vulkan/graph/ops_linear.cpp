@@ -96,8 +96,20 @@ class GateUpSiluOp : public DeviceOp {
 // dtype the general one. ids that the host supplies each step arrive as int64.
 class GatherOp : public DeviceOp {
  public:
-  explicit GatherOp(OpBuildContext& b) : node_(b.node) {}
+  explicit GatherOp(OpBuildContext& b) : node_(b.node) {
+    if (node_.attr_int("axis", 0) == 0)
+      if (const Tensor* table = b.constant(0); table && table->rank() >= 1) rows_ = table->dim(0);
+  }
   DType step_input_dtype(int i, DType given) const override { return i == 1 ? DType::i64 : given; }
+  // Host ids outside [-rows, rows) are refused with the CPU kernel's message (the shader would embed zeros).
+  void check_step_input(int i, const Tensor& ids) const override {
+    if (i != 1 || rows_ < 0) return;
+    for (int64_t j = 0; j < ids.numel(); j++) {
+      const int64_t id = ids.get_i64(j);
+      OGX_CHECK(id >= -rows_ && id < rows_, node_.describe(), ": index ", id, " out of range [", -rows_, ", ", rows_,
+                ")");
+    }
+  }
   void infer(const OpArgs& a) override {
     const TensorView& data = need_in(a, 0, node_);
     const TensorView& ids = need_in(a, 1, node_);
@@ -123,6 +135,7 @@ class GatherOp : public DeviceOp {
  private:
   const Node& node_;
   int64_t axis_ = 0;
+  int64_t rows_ = -1;  // the constant table's rows along axis 0 (host ids are checked against it), -1: unknown
 };
 
 // com.microsoft GatherBlockQuantized over a constant table: the CPU kernel dequantizes every row once at load

@@ -197,6 +197,8 @@ class VulkanGraphSession : public Session {
   std::map<int, DeviceBuffer> const_bufs_;   // constants uploaded for device ops
   std::map<int, TensorView> const_views_;
   std::vector<std::pair<int, std::pair<int, int>>> step_values_;  // host value read on the device: (value, (node, input))
+  // Every (value, (node, input)) use of a step value, checked on the host before each run (DeviceOp::check_step_input).
+  std::vector<std::pair<int, std::pair<int, int>>> step_value_uses_;
   std::vector<int> host_read_values_;        // non-constant host values device ops read on the host
   bool cpu_fallback_ = true;                 // enable_cpu_fallback (off: a node the device lacks is an error)
   std::set<std::string> cpu_ops_;            // cpu_ops: op types placed as if the device lacked them

@@ -340,8 +340,9 @@ void VulkanGraphSession::build_ops() {
                   "value), but it is computed on the device");
       } else if (is_constant(v)) {
         device_constant(v);
-      } else if (host_known_[v] && step_seen.insert(v).second) {
-        step_values_.push_back({v, {i, k}});
+      } else if (host_known_[v]) {
+        step_value_uses_.push_back({v, {i, k}});
+        if (step_seen.insert(v).second) step_values_.push_back({v, {i, k}});
       }
     }
     for (int v : n.inputs)  // (uploaded above where the op did not prepare it)
@@ -462,6 +463,9 @@ VulkanGraphSession::Prepared VulkanGraphSession::prepare(const std::vector<Named
     OGX_CHECK(t, "host value '", g.values[sv.first].name, "' was not computed");
     sig << " s" << sv.first << dtype_name(t->dtype()) << shape_str(t->shape());
   }
+  // Host values are checked where the op needs it (token ids against the table), as the CPU kernels check them.
+  for (auto& [v, use] : step_value_uses_)
+    if (host[v]) ops_[use.first]->check_step_input(use.second, *host[v]);
   if (sampling_)
     sig << " sample" << sampling_params_.greedy << "," << sampling_params_.top_k << "," << sampling_params_.top_p << ","
         << sampling_params_.temperature;
