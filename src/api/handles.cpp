@@ -42,6 +42,7 @@ const char* kind_name(Kind k) {
     case Kind::generator: return "OgxGenerator";
     case Kind::tensor: return "OgxTensor";
     case Kind::strings: return "OgxStringArray";
+    case Kind::named_tensors: return "OgxNamedTensors";
   }
   return "object";
 }

@@ -74,6 +74,7 @@ Generator::Generator(std::shared_ptr<const Model> model, const GeneratorParams& 
       beams_(search_.num_beams),
       vocab_(model_->io().vocab_size),
       kv_(*model_, search_.batch_size, max_length_, params.search.past_present_share_buffer),
+      extra_io_(*model_),
       sampler_(params.search, model_->config().model.eos_token_ids),
       seqs_(rows()),
       eos_seen_(rows(), false) {
@@ -174,6 +175,7 @@ std::vector<NamedTensor> Generator::step_inputs(const std::vector<int32_t>& ids,
     }
     in.emplace_back(d.position_ids, int_tensor(io.position_dtype, {n_rows, S}, pos));
   }
+  extra_io_.add_inputs(in);
   return in;
 }
 
@@ -199,15 +201,17 @@ void Generator::run(const std::vector<int32_t>& ids, int n_rows, int64_t S, bool
   std::vector<NamedTensor> in = step_inputs(ids, n_rows, S, past), out;
   if (want_logits) {
     Tensor bound;
-    if (padded) {
+    if (padded || (S > 1 && extra_io_.full_logits())) {  // every position's logits
       OGX_CHECK(vocab_ > 0, "genai_config.json has no model.vocab_size (needed for prompts of different lengths)");
       bound = Tensor(io.logits_dtype, {n_rows, S, vocab_});
     }
     out.emplace_back(d.logits, bound);
   }
   kv_.bind(total, in, out);
+  extra_io_.add_outputs(out);
   model_->session().run(in, out);
   kv_.commit(out, total);
+  extra_io_.keep(in, out);
   logits_on_device_ = !want_logits;
   if (!want_logits) return;
   const Tensor& lg = out[0].second;
@@ -241,10 +245,13 @@ void Generator::rerun_last_real(const std::vector<int32_t>& ids, int n_rows, int
   in.emplace_back(d.input_ids, int_tensor(io.input_ids_dtype, {n_rows, 1}, tok));
   if (io.has_attention_mask) in.emplace_back(d.attention_mask, int_tensor(io.mask_dtype, {n_rows, total}, mask));
   if (io.has_position_ids) in.emplace_back(d.position_ids, int_tensor(io.position_dtype, {n_rows, 1}, pos));
+  extra_io_.add_inputs(in);
   out.emplace_back(d.logits, Tensor());
   kv_.bind(total, in, out);
+  extra_io_.add_outputs(out);
   model_->session().run(in, out);
   kv_.commit(out, total);
+  extra_io_.keep(in, out);
   const Tensor& lg = out[0].second;
   OGX_CHECK(lg.rank() == 3 && lg.dim(0) == n_rows && lg.dim(1) == 1, "logits output has shape ",
             shape_str(lg.shape()), ", expected [", n_rows, ",1,vocab]");

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "genai/beam_search.h"
+#include "genai/extra_io.h"
 #include "genai/kv_cache.h"
 #include "genai/model.h"
 #include "genai/search.h"
@@ -71,6 +72,10 @@ class Generator {
   void set_logits(const std::vector<float>& logits);  // [rows x vocab]
   void rewind_to(size_t length);
   int max_length() const { return max_length_; }
+  const Model& model() const { return *model_; }
+  // Extra model inputs the caller sets, and the latest run's inputs and outputs (extra_io.h).
+  ExtraIO& extra_io() { return extra_io_; }
+  const ExtraIO& extra_io() const { return extra_io_; }
 
  private:
   // Forward pass over `S` new tokens per row (ids: [n_rows x S]) after kv_.length() positions; n_rows is rows() or,
@@ -102,6 +107,7 @@ class Generator {
   int batch_, beams_;
   int vocab_;
   mutable KvCache kv_;
+  ExtraIO extra_io_;
   Sampler sampler_;
   std::unique_ptr<BeamSearch> beam_;  // num_beams > 1
   std::vector<std::vector<int32_t>> seqs_;  // [rows][length]: each row's tokens (padded prompt + generated)

@@ -47,6 +47,12 @@ inline py::str utf8(const std::string& s) {
 // A path argument: str or os.PathLike.
 std::string path_arg(const py::handle& obj, const char* what);
 
+// A tensor holding a copy of a numpy array (or of another Tensor); numpy copy of a tensor.
+std::unique_ptr<ogx::Tensor> to_tensor(const py::object& value);
+py::array to_numpy(const ogx::Tensor& t);
+
+void bind_tensor(py::module_& m);
+void bind_unsupported(py::module_& m);
 void bind_config_model(py::module_& m);
 void bind_tokenizer(py::module_& m);
 void bind_generator(py::module_& m);

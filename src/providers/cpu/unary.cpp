@@ -25,6 +25,27 @@ void unary_float(KernelContext& ctx, Op op) {
   });
 }
 
+// unary_float of x + bias, bias [H] added along the last axis (com.microsoft FastGelu / Gelu's optional bias).
+template <typename Op>
+void unary_float_bias(KernelContext& ctx, Op op) {
+  const Tensor& x = ctx.input(0);
+  const Tensor& bias = ctx.input(1);
+  const int64_t H = x.rank() ? x.dim(-1) : 1;
+  OGX_CHECK(bias.numel() == H && bias.dtype() == x.dtype(), ctx.node().describe(), ": bias must be ",
+            dtype_name(x.dtype()), " with ", H, " elements (the last dimension), got ", shape_str(bias.shape()));
+  Tensor& y = ctx.output(0, x.dtype(), x.shape());
+  dispatch_float(x.dtype(), ctx.node().op_type.c_str(), [&](auto tag) {
+    using S = typename decltype(tag)::type;
+    using C = typename Compute<S>::type;
+    const S* px = x.data<S>();
+    const S* pb = bias.data<S>();
+    S* py = y.data<S>();
+    ctx.pool().parallel_for(x.numel(), 1 << 14, [&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; i++) py[i] = store<S>((C)op((C)load(px[i]) + (C)load(pb[i % H])));
+    });
+  });
+}
+
 template <typename Op>
 void unary_numeric(KernelContext& ctx, Op op) {
   const Tensor& x = ctx.input(0);
@@ -100,8 +121,8 @@ void register_unary(KernelRegistry& r) {
   FLOAT_OP("Softsign", x / (decltype(x)(1) + std::abs(x)));
   FLOAT_OP("Silu", x * sigmoid(x));
   r.add_fn("com.microsoft", "FastGelu", [](KernelContext& ctx) {
-    OGX_CHECK(!ctx.has_input(1), ctx.node().describe(), ": bias input is not supported");
-    unary_float(ctx, [](auto x) { return gelu_tanh(x); });
+    if (ctx.has_input(1)) unary_float_bias(ctx, [](auto x) { return gelu_tanh(x); });
+    else unary_float(ctx, [](auto x) { return gelu_tanh(x); });
   });
   r.add_fn("com.microsoft", "Gelu", [](KernelContext& ctx) { unary_float(ctx, [](auto x) { return gelu_erf(x); }); });
   r.add_fn("com.microsoft", "QuickGelu", [](KernelContext& ctx) {
