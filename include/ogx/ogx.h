@@ -104,6 +104,7 @@ typedef struct OgxGenerator OgxGenerator;
 typedef struct OgxTensor OgxTensor;
 typedef struct OgxStringArray OgxStringArray;
 typedef struct OgxNamedTensors OgxNamedTensors; /* tensors by name: extra model inputs */
+typedef struct OgxSpeculativeStats OgxSpeculativeStats; /* counters of speculative decoding */
 /* Multimodal objects: declared so that code naming them compiles; every call that would make one fails with
  * "multimodal models are not supported by ogx". */
 typedef struct OgxImages OgxImages;
@@ -331,6 +332,17 @@ OGX_EXPORT OgxResult* OgxGeneratorParamsSetSearchBool(OgxGeneratorParams* params
 OGX_EXPORT OgxResult* OgxGeneratorParamsGetSearchNumber(const OgxGeneratorParams* params, const char* name,
                                                         double* out);
 OGX_EXPORT OgxResult* OgxGeneratorParamsGetSearchBool(const OgxGeneratorParams* params, const char* name, bool* out);
+/* Speculative decoding with n-gram (prompt-lookup) drafting: numbers ngram_size (0: off, up to 16),
+ * max_draft_tokens (1-16, default 4), min_adaptive_k (0 only); booleans ngram_chained_lookup and cooldown (false
+ * only). Greedy output equals plain decoding; batch_size 1 greedy search on the cpu provider only (other settings
+ * are an error at generator creation). Unknown names and values out of range are errors. */
+OGX_EXPORT OgxResult* OgxGeneratorParamsSetSpeculativeNumber(OgxGeneratorParams* params, const char* name,
+                                                            double value);
+OGX_EXPORT OgxResult* OgxGeneratorParamsSetSpeculativeBool(OgxGeneratorParams* params, const char* name, bool value);
+OGX_EXPORT OgxResult* OgxGeneratorParamsGetSpeculativeNumber(const OgxGeneratorParams* params, const char* name,
+                                                            double* value);
+OGX_EXPORT OgxResult* OgxGeneratorParamsGetSpeculativeBool(const OgxGeneratorParams* params, const char* name,
+                                                          bool* value);
 
 /* Creates a generator. The params are copied. Search options as ONNX Runtime GenAI: batch_size 1-32 prompts,
  * num_beams 1-32 (beam search when > 1, with num_return_sequences <= num_beams hypotheses per prompt, best first),
@@ -391,6 +403,16 @@ OGX_EXPORT OgxResult* OgxGenerator_GetOutput(const OgxGenerator* generator, cons
 OGX_EXPORT OgxResult* OgxGenerator_SetRuntimeOption(OgxGenerator* generator, const char* key, const char* value);
 /* Whether terminate_session is set; false for a bad handle. */
 OGX_EXPORT bool OgxGenerator_IsSessionTerminated(const OgxGenerator* generator);
+/* *out = a snapshot of the generator's speculative-decoding counters (all 0 when speculative decoding is off).
+ * Counts: rounds, draft_tokens_proposed, draft_tokens_evaluated, draft_tokens_accepted, bonus_tokens,
+ * correction_tokens, tokens_emitted, tokens_discarded, target_forward_passes, ngram_lookup_hits,
+ * ngram_lookup_misses; numbers: those and acceptance_rate, observed_speedup (tokens per forward pass); bool:
+ * enabled. Unknown names are errors. Free with OgxDestroySpeculativeStats. */
+OGX_EXPORT OgxResult* OgxGenerator_GetSpeculativeStats(const OgxGenerator* generator, OgxSpeculativeStats** out);
+OGX_EXPORT void OgxDestroySpeculativeStats(OgxSpeculativeStats* stats);
+OGX_EXPORT OgxResult* OgxSpeculativeStatsGetCount(const OgxSpeculativeStats* stats, const char* name, uint64_t* value);
+OGX_EXPORT OgxResult* OgxSpeculativeStatsGetNumber(const OgxSpeculativeStats* stats, const char* name, double* value);
+OGX_EXPORT OgxResult* OgxSpeculativeStatsGetBool(const OgxSpeculativeStats* stats, const char* name, bool* value);
 
 /* ---------------------------------------------------------------------------------------------------------------
  * Tensors and string arrays

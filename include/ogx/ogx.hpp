@@ -451,10 +451,51 @@ class GeneratorParams {
     detail::check(OgxGeneratorParamsGetSearchBool(get(), name, &v));
     return v;
   }
+  void SetSpeculativeNumber(const char* name, double value) {
+    detail::check(OgxGeneratorParamsSetSpeculativeNumber(get(), name, value));
+  }
+  void SetSpeculativeBool(const char* name, bool value) {
+    detail::check(OgxGeneratorParamsSetSpeculativeBool(get(), name, value));
+  }
+  double GetSpeculativeNumber(const char* name) const {
+    double v = 0;
+    detail::check(OgxGeneratorParamsGetSpeculativeNumber(get(), name, &v));
+    return v;
+  }
+  bool GetSpeculativeBool(const char* name) const {
+    bool v = false;
+    detail::check(OgxGeneratorParamsGetSpeculativeBool(get(), name, &v));
+    return v;
+  }
   OgxGeneratorParams* get() const { return h_.get(); }
 
  private:
   detail::Handle<OgxGeneratorParams, OgxDestroyGeneratorParams> h_;
+};
+
+// A snapshot of a generator's speculative-decoding counters.
+class SpeculativeStats {
+ public:
+  uint64_t GetCount(const char* name) const {
+    uint64_t v = 0;
+    detail::check(OgxSpeculativeStatsGetCount(h_.get(), name, &v));
+    return v;
+  }
+  double GetNumber(const char* name) const {
+    double v = 0;
+    detail::check(OgxSpeculativeStatsGetNumber(h_.get(), name, &v));
+    return v;
+  }
+  bool GetBool(const char* name) const {
+    bool v = false;
+    detail::check(OgxSpeculativeStatsGetBool(h_.get(), name, &v));
+    return v;
+  }
+
+ private:
+  friend class Generator;
+  explicit SpeculativeStats(OgxSpeculativeStats* p) : h_(p) {}
+  detail::Handle<OgxSpeculativeStats, OgxDestroySpeculativeStats> h_;
 };
 
 class Generator {
@@ -510,6 +551,11 @@ class Generator {
     detail::check(OgxGenerator_SetRuntimeOption(get(), key, value));
   }
   bool IsSessionTerminated() const { return OgxGenerator_IsSessionTerminated(get()); }
+  std::unique_ptr<SpeculativeStats> GetSpeculativeStats() const {
+    OgxSpeculativeStats* p = nullptr;
+    detail::check(OgxGenerator_GetSpeculativeStats(get(), &p));
+    return std::unique_ptr<SpeculativeStats>(new SpeculativeStats(p));
+  }
   // float32 [1, 1, vocab], a copy.
   std::unique_ptr<Tensor> GetLogits() {
     OgxTensor* p = nullptr;

@@ -43,6 +43,7 @@ const char* kind_name(Kind k) {
     case Kind::tensor: return "OgxTensor";
     case Kind::strings: return "OgxStringArray";
     case Kind::named_tensors: return "OgxNamedTensors";
+    case Kind::speculative_stats: return "OgxSpeculativeStats";
   }
   return "object";
 }

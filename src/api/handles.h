@@ -91,6 +91,10 @@ struct OgxStringArray {
   std::vector<std::string> items;
 };
 
+struct OgxSpeculativeStats {
+  std::vector<std::pair<std::string, double>> items;  // SpeculativeStats::items(), a snapshot
+};
+
 struct OgxNamedTensors {
   std::vector<std::pair<std::string, OgxTensor>> items;  // insertion order; owned tensors hold their own copy
 };
@@ -99,7 +103,8 @@ namespace ogx::api {
 
 // Kinds of registered objects (the registry maps an address to its kind).
 enum class Kind {
-  result, string, config, model, tokenizer, stream, sequences, params, generator, tensor, strings, named_tensors
+  result, string, config, model, tokenizer, stream, sequences, params, generator, tensor, strings, named_tensors,
+  speculative_stats
 };
 const char* kind_name(Kind k);
 
@@ -114,6 +119,7 @@ template <> constexpr Kind kind_of<OgxGenerator>() { return Kind::generator; }
 template <> constexpr Kind kind_of<OgxTensor>() { return Kind::tensor; }
 template <> constexpr Kind kind_of<OgxStringArray>() { return Kind::strings; }
 template <> constexpr Kind kind_of<OgxNamedTensors>() { return Kind::named_tensors; }
+template <> constexpr Kind kind_of<OgxSpeculativeStats>() { return Kind::speculative_stats; }
 template <> constexpr Kind kind_of<OgxResult>() { return Kind::result; }
 
 void register_handle(const void* p, Kind k);

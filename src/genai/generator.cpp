@@ -81,7 +81,8 @@ Generator::Generator(std::shared_ptr<const Model> model, const GeneratorParams& 
   if (beams_ > 1) beam_ = std::make_unique<BeamSearch>(search_, model_->config().model.eos_token_ids, pad_token());
   // Logit processing that needs the sequence stays on the host; EOS suppression before min_length is handled per
   // step (such steps read the logits back). One row only.
-  if (rows() == 1 && search_.repetition_penalty == 1.0 && search_.no_repeat_ngram_size <= 0) {
+  if (params.speculative.ngram_size > 0) start_speculative(params.speculative);  // picks on the host
+  if (rows() == 1 && search_.repetition_penalty == 1.0 && search_.no_repeat_ngram_size <= 0 && !spec_) {
     DeviceSampling ds;
     ds.greedy = !search_.do_sample;
     ds.top_k = search_.top_k;
@@ -274,6 +275,7 @@ void Generator::recompute_last() {
 
 const std::vector<float>& Generator::logits() {
   take_kv_cache();
+  if (spec_) spec_->discard_buffered(*this);
   drop_queued();
   if (!pending_.empty()) run_pending(true);
   else if (logits_.empty() && !logits_on_device_ && token_count() > 0) recompute_last();
@@ -311,6 +313,7 @@ void Generator::append_token_sequences(const std::vector<std::vector<int32_t>>& 
   }
   take_kv_cache();
   drop_queued();
+  if (spec_) spec_->discard_buffered(*this);
   OGX_CHECK(token_count() + longest <= (size_t)max_length_, "max_length ", max_length_, " is smaller than the ",
             token_count() + longest, " tokens of the sequence");
   std::fill(eos_seen_.begin(), eos_seen_.end(), false);
@@ -403,6 +406,7 @@ void Generator::generate_next_token() {
   OGX_CHECK(token_count() > 0, "generate_next_token: append a prompt first");
   OGX_CHECK(!is_done(), "generate_next_token: generation is done (EOS or max_length reached)");
   take_kv_cache();
+  if (spec_) return spec_->generate_next_token(*this);
   // On the device when nothing needs the logits on the host (EOS is suppressed until min_length on the host).
   bool device = device_sampling_ && (int)token_count() >= search_.min_length;
   if (queued_ > 0 && device) {
@@ -494,6 +498,7 @@ void Generator::rewind_to(size_t length) {
   OGX_CHECK(beams_ == 1, "rewind_to is not supported with beam search");
   OGX_CHECK(batch_ == 1 || length == 0, "rewind_to(", length, "): with batch_size > 1 only rewind_to(0) is supported");
   drop_queued();
+  if (spec_) spec_->discard_buffered(*this);
   for (auto& s : seqs_) s.resize(length);
   pending_.clear();
   logits_.clear();

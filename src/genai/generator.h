@@ -22,11 +22,13 @@
 #include "genai/kv_cache.h"
 #include "genai/model.h"
 #include "genai/search.h"
+#include "genai/speculative.h"
 
 namespace ogx::genai {
 
 struct GeneratorParams {
   SearchConfig search;
+  SpeculativeOptions speculative;  // n-gram speculative decoding (speculative.h); off by default
   explicit GeneratorParams(const Model& m) : search(m.config().search) {}
   // Sets a numeric or boolean search option by its genai_config.json name; throws for unknown names.
   void set_search_option(const std::string& name, double value);
@@ -76,8 +78,12 @@ class Generator {
   // Extra model inputs the caller sets, and the latest run's inputs and outputs (extra_io.h).
   ExtraIO& extra_io() { return extra_io_; }
   const ExtraIO& extra_io() const { return extra_io_; }
+  // Speculative decoding's counters; null when it is off.
+  const SpeculativeStats* speculative_stats() const { return spec_ ? &spec_->stats() : nullptr; }
 
  private:
+  friend class SpeculativeDecoder;
+  void start_speculative(const SpeculativeOptions& options);  // speculative.cpp
   // Forward pass over `S` new tokens per row (ids: [n_rows x S]) after kv_.length() positions; n_rows is rows() or,
   // for the prompt of a beam search, batch_size (expanded to the beams afterwards).
   void run(const std::vector<int32_t>& ids, int n_rows, int64_t S, bool want_logits = true);
@@ -108,6 +114,7 @@ class Generator {
   int vocab_;
   mutable KvCache kv_;
   ExtraIO extra_io_;
+  std::unique_ptr<SpeculativeDecoder> spec_;  // n-gram speculative decoding, when on
   Sampler sampler_;
   std::unique_ptr<BeamSearch> beam_;  // num_beams > 1
   std::vector<std::vector<int32_t>> seqs_;  // [rows][length]: each row's tokens (padded prompt + generated)

@@ -34,6 +34,29 @@ py::dict get_search_options(const ogx::GeneratorParams& p) {
   return d;
 }
 
+void set_speculative_options(ogx::GeneratorParams& p, const py::kwargs& kw) {
+  for (auto item : kw) {
+    std::string name = item.first.cast<std::string>();
+    py::handle v = item.second;
+    if (py::isinstance<py::bool_>(v)) {
+      bool b = v.cast<bool>();
+      nogil([&] { p.SetSpeculativeBool(name.c_str(), b); });
+    } else if (py::isinstance<py::int_>(v) || py::isinstance<py::float_>(v)) {
+      double d = py::float_(py::reinterpret_borrow<py::object>(v)).cast<double>();
+      nogil([&] { p.SetSpeculativeNumber(name.c_str(), d); });
+    } else {
+      throw py::type_error("set_speculative_options: '" + name + "' must be a bool, int or float");
+    }
+  }
+}
+
+py::dict get_speculative_options(const ogx::GeneratorParams& p) {
+  py::dict d;
+  for (const char* n : {"max_draft_tokens", "ngram_size", "min_adaptive_k"}) d[n] = (int64_t)p.GetSpeculativeNumber(n);
+  for (const char* n : {"ngram_chained_lookup", "cooldown"}) d[n] = p.GetSpeculativeBool(n);
+  return d;
+}
+
 void add_model_data(ogx::Config& c, const std::string& name, const py::object& data) {
   if (py::isinstance<py::bytes>(data)) {
     char* p = nullptr;
@@ -140,7 +163,11 @@ void bind_config_model(py::module_& m) {
            "Set search options by keyword: max_length, min_length, do_sample, top_k, top_p, temperature, "
            "repetition_penalty, random_seed, no_repeat_ngram_size, past_present_share_buffer, batch_size, ...")
       .def("get_search_options", &get_search_options,
-           "The search options as a dict (the keys onnxruntime_genai returns).");
+           "The search options as a dict (the keys onnxruntime_genai returns).")
+      .def("set_speculative_options", &set_speculative_options,
+           "n-gram speculative decoding by keyword: ngram_size (0: off), max_draft_tokens (1-16), min_adaptive_k "
+           "(0), ngram_chained_lookup (False), cooldown (False). Greedy output equals plain decoding.")
+      .def("get_speculative_options", &get_speculative_options, "The speculative options as a dict.");
 }
 
 }  // namespace ogx::py_module

@@ -114,6 +114,19 @@ void bind_generator(py::module_& m) {
       .def("set_inputs",
            [](ogx::Generator& g, const ogx::NamedTensors& inputs) { nogil([&] { g.SetInputs(inputs); }); },
            py::arg("named_tensors"), "set_model_input for every tensor of a NamedTensors.")
+      .def("get_speculative_stats",
+           [](const ogx::Generator& g) {
+             auto s = nogil([&] { return g.GetSpeculativeStats(); });
+             py::dict d;
+             for (const char* n : {"rounds", "draft_tokens_proposed", "draft_tokens_evaluated", "draft_tokens_accepted",
+                                   "bonus_tokens", "correction_tokens", "tokens_emitted", "tokens_discarded",
+                                   "target_forward_passes", "ngram_lookup_hits", "ngram_lookup_misses"})
+               d[n] = s->GetCount(n);
+             for (const char* n : {"acceptance_rate", "observed_speedup"}) d[n] = s->GetNumber(n);
+             d["enabled"] = s->GetBool("enabled");
+             return d;
+           },
+           "Speculative decoding's counters (drafted, accepted, ...) as a dict; zeros when it is off.")
       .def("set_runtime_option",
            [](ogx::Generator& g, const std::string& key, const std::string& value) {
              nogil([&] { g.SetRuntimeOption(key.c_str(), value.c_str()); });

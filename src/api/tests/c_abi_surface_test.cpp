@@ -248,3 +248,48 @@ TEST(CAbiSurface, TokenizerOptionsAndMarkers) {
   OgxDestroyTokenizer(tok);
   OgxDestroyModel(model);
 }
+
+TEST(CAbiSurface, SpeculativeOptionsAndStats) {
+  OGX_REQUIRE_MODEL(dir, "fp32-cpu");
+  OgxModel* model = nullptr;
+  ASSERT_OK(OgxCreateModel(dir.c_str(), &model));
+  OgxGeneratorParams* params = nullptr;
+  ASSERT_OK(OgxCreateGeneratorParams(model, &params));
+  ASSERT_OK(OgxGeneratorParamsSetSearchNumber(params, "max_length", 24));
+  double v = -1;
+  ASSERT_OK(OgxGeneratorParamsGetSpeculativeNumber(params, "ngram_size", &v));
+  EXPECT_EQ(v, 0);
+  EXPECT_NE(error_of(OgxGeneratorParamsSetSpeculativeNumber(params, "max_draft_tokens", 0)).find("[1, 16]"),
+            std::string::npos);
+  EXPECT_NE(error_of(OgxGeneratorParamsSetSpeculativeBool(params, "cooldown", true)).find("not supported"),
+            std::string::npos);
+  EXPECT_NE(error_of(OgxGeneratorParamsSetSpeculativeNumber(params, "draft", 1)).find("unknown speculative option"),
+            std::string::npos);
+  // Plain and speculative greedy generation give the same tokens.
+  std::vector<std::vector<int32_t>> out;
+  for (int ngram : {0, 2}) {
+    ASSERT_OK(OgxGeneratorParamsSetSpeculativeNumber(params, "ngram_size", ngram));
+    OgxGenerator* gen = nullptr;
+    ASSERT_OK(OgxCreateGenerator(model, params, &gen));
+    int32_t prompt[] = {1, 7, 7, 7, 7, 7, 7, 7};
+    ASSERT_OK(OgxGenerator_AppendTokens(gen, prompt, 8));
+    while (!OgxGenerator_IsDone(gen)) ASSERT_OK(OgxGenerator_GenerateNextToken(gen));
+    const int32_t* seq = OgxGenerator_GetSequenceData(gen, 0);
+    out.emplace_back(seq, seq + OgxGenerator_GetSequenceCount(gen, 0));
+    OgxSpeculativeStats* stats = nullptr;
+    ASSERT_OK(OgxGenerator_GetSpeculativeStats(gen, &stats));
+    bool enabled = !ngram;
+    ASSERT_OK(OgxSpeculativeStatsGetBool(stats, "enabled", &enabled));
+    EXPECT_EQ(enabled, ngram > 0);
+    uint64_t emitted = 0;
+    ASSERT_OK(OgxSpeculativeStatsGetCount(stats, "tokens_emitted", &emitted));
+    EXPECT_EQ(emitted, ngram ? 16u : 0u);
+    EXPECT_NE(error_of(OgxSpeculativeStatsGetNumber(stats, "speed", &v)).find("unknown statistic 'speed'"),
+              std::string::npos);
+    OgxDestroySpeculativeStats(stats);
+    OgxDestroyGenerator(gen);
+  }
+  EXPECT_EQ(out[0], out[1]);
+  OgxDestroyGeneratorParams(params);
+  OgxDestroyModel(model);
+}
