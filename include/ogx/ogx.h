@@ -37,7 +37,8 @@
  *     serialized on that model. With the vulkan (dml) provider the model keeps one sequence's KV cache on the
  *     device: when generators take turns, the one that runs first re-runs its own tokens into it (one prompt pass
  *     per switch), so each still gets the tokens it gets alone.
- *   - OgxTokenizer: immutable; encode/decode/apply_chat_template may run concurrently from many threads.
+ *   - OgxTokenizer: encode/decode/apply_chat_template may run concurrently from many threads; its options
+ *     (OgxUpdateTokenizerOptions) are not synchronized with them: set them before sharing the tokenizer.
  *   - OgxTokenizerStream: one thread at a time (it holds decoding state).
  *   - OgxGenerator: calls are serialized by the generator (concurrent calls do not corrupt it, they wait), but a
  *     borrowed pointer it returns (GetNextTokens, GetSequenceData) is invalidated by the next mutating call from any

@@ -29,7 +29,8 @@ std::vector<int32_t> to_ids(const std::vector<int64_t>& v, const char* fn) {
 // The model's special ids as ONNX Runtime GenAI's Tokenizer takes them: genai_config.json first, the tokenizer's
 // files otherwise.
 OgxTokenizer make_tokenizer(const ogx::genai::Model& model) {
-  OgxTokenizer t{ogx::tok::Tokenizer::load(model.config().model_dir)};
+  OgxTokenizer t;
+  t.tokenizer = ogx::tok::Tokenizer::load(model.config().model_dir);
   const auto& mc = model.config().model;
   t.bos_id = mc.bos_token_id >= 0 ? mc.bos_token_id : t.tokenizer->bos_token_id();
   t.pad_id = mc.pad_token_id >= 0 ? mc.pad_token_id : t.tokenizer->pad_token_id();
