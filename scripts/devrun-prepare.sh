@@ -23,6 +23,7 @@ for l in $libs; do cp -L $l $d/libstage/lib/; done
 rm -rf $d/libstage $d/lib
 cp ../shared/model-shapes/*.json $d/shapes/
 cp -r ../shared/golden/models $d/shared/golden/
+cp ../shared/golden/*.json $d/shared/golden/ 2>/dev/null || true
 ls $d/vulkan-validationlayers_*.deb >/dev/null 2>&1 || (cd $d && apt-get download vulkan-validationlayers >/dev/null)
 if [ ! -d $d/llamacpp/work ] && [ -d ../shared/llamacpp-bench ]; then
   cp -r ../shared/llamacpp-bench $d/llamacpp-build

@@ -35,13 +35,21 @@ constexpr double kGreedyLogitMargin = 0.05;
 const json& reference() {
   static json j = [] {
     std::ifstream f(shared_dir() + "/golden/search_ort.json");
+    OGX_CHECK(f.good(), shared_dir(), "/golden/search_ort.json: not found");
     return json::parse(f);
   }();
   return j;
 }
 
+// Models loaded once per test suite; dropped in SearchGolden::TearDownTestSuite, never by a static destructor (a
+// Vulkan context must be gone before the process exits: drivers and layers tear down their own state at exit).
+std::map<std::string, std::shared_ptr<genai::Model>>& model_cache() {
+  static auto* cache = new std::map<std::string, std::shared_ptr<genai::Model>>;
+  return *cache;
+}
+
 std::shared_ptr<genai::Model> load(const std::string& model, const std::string& variant, bool vulkan) {
-  static std::map<std::string, std::shared_ptr<genai::Model>> cache;
+  auto& cache = model_cache();
   std::string key = model + "/" + variant + (vulkan ? "/vk" : "");
   auto& m = cache[key];
   if (!m) {
@@ -151,7 +159,10 @@ struct Param {
   bool vulkan;
 };
 
-class SearchGolden : public ::testing::TestWithParam<Param> {};
+class SearchGolden : public ::testing::TestWithParam<Param> {
+ public:
+  static void TearDownTestSuite() { model_cache().clear(); }
+};
 
 TEST_P(SearchGolden, every_case_matches_onnxruntime_genai) {
   OGX_REQUIRE_SHARED();

@@ -9,8 +9,9 @@
 #   gpu                          name, driver and clocks of the GPU (nvidia-smi)
 #   tests[:FILTER]               kernel suite (gtest FILTER; 'none': skip it) then the goldens, device sampling and
 #                                the default model on the GPU, validation layers on
-#   check[:ARCHS[:PRECS]]        `ogx check` (CPU provider against the GPU, prompts 1..129) over random-weight folders
-#                                that `ogx build` makes for each architecture x precision x {cpu, dml}
+#   check[:SHAPES_DIR]           tests/check_architectures.sh --full on the GPU: `ogx check` (CPU provider against the
+#                                GPU, prompts 1..129, 32 new tokens) over the 36 random-weight folders `ogx build`
+#                                makes (6 architectures x fp32/fp16/int4 x cpu/dml), plus SHAPES_DIR/*.json shapes
 #   bench:SHAPE:PREC[:P[:G[:BIN[:EXTRA]]]]
 #                                `ogx bench --synthetic` of .devrun/shapes/SHAPE.json (prompt P=128, G=128 new tokens,
 #                                median of 3); EXTRA is passed on (e.g. 'provider-option enable_profiling=1' with
@@ -27,6 +28,8 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 source "$HERE/env.sh"
 SUMMARY=$OUT/summary.txt
 log() { echo "$*" | tee -a "$SUMMARY"; }
+now_ms() { echo $(( $(date +%s%N) / 1000000 )); }
+since() { local ms=$(( $(now_ms) - $1 )); printf '%d.%03d' $((ms / 1000)) $((ms % 1000)); }  # seconds since $1 (ms)
 
 step_gpu() {
   nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noheader 2>&1 | tee -a "$SUMMARY"
@@ -34,21 +37,10 @@ step_gpu() {
 
 step_tests() { gpu_tests "${1:-*}" | tee -a "$SUMMARY"; }
 
-step_check() {
-  local archs=${1:-"llama mistral qwen2 qwen3 phi3 gemma2"} precs=${2:-"fp32 fp16 int4"}
-  archs=${archs//,/ }; precs=${precs//,/ }
-  local work=/dev/shm/check; mkdir -p $work
-  for arch in $archs; do
-    local hf=$work/$arch-hf
-    [ -d $hf ] || ./.devrun/ogx build --config src/builder/tests/data/arch/$arch.json --save-hf $hf --init-std 0.2 \
-      > /dev/null 2>> $OUT/check.err
-    for prec in $precs; do for ep in cpu dml; do
-      local dir=$work/$arch-$prec-$ep
-      ./.devrun/ogx build -i $hf -o $dir -p $prec -e $ep > /dev/null 2>> $OUT/check.err || { log "check $arch $prec $ep: build failed"; continue; }
-      timeout 300 ./.devrun/ogx check $dir --provider vulkan --json > $OUT/check_$arch-$prec-$ep.json 2>> $OUT/check.err
-      log "check $arch $prec $ep: rc=$? $(grep -o '"verdict":"[a-z-]*"' $OUT/check_$arch-$prec-$ep.json | sort | uniq -c | tr '\n' ' ')"
-    done; done
-  done
+step_check() {  # tests/check_architectures.sh on the GPU: 36 tiny folders (+ the shapes in $1, a folder of HF configs)
+  local extra=(); [ -n "$1" ] && extra=(--shapes "$1")
+  timeout 540 bash tests/check_architectures.sh ./.devrun/ogx . --full --device gpu "${extra[@]}" > $OUT/check.txt 2>&1
+  log "check: rc=$?"; grep -E "FAIL|NEAR|PASS|SKIP|fallback" $OUT/check.txt | tail -60 | tee -a "$SUMMARY"
 }
 
 step_bench() {
@@ -60,16 +52,16 @@ step_folder() {
   local shape=$1 prec=$2 P=${3:-128} bin=${4:-ogx} dir=/dev/shm/folder-$1-$2
   if [ ! -d $dir ]; then  # a folder made by an earlier step is reused (so builds can be compared on it)
     rm -rf /dev/shm/folder-*
-    local t0=$(date +%s.%N)
+    local t0=$(now_ms)
     ./.devrun/ogx build --config .devrun/shapes/$shape.json --random-weights -o $dir -p $prec -e dml \
       > $OUT/folder_build.txt 2>&1 || { log "folder $shape $prec: build failed"; return; }
-    log "folder $shape $prec: built in $(echo "$(date +%s.%N) - $t0" | bc) s, $(du -sh $dir | cut -f1)"
+    log "folder $shape $prec: built in $(since $t0) s, $(du -sh $dir | cut -f1)"
   fi
   for i in 1 2; do
-    local t0=$(date +%s.%N)
+    local t0=$(now_ms)
     timeout 300 ./.devrun/$bin generate $dir --ids 1,2,3,4 --max-new-tokens 8 --min-new-tokens 8 --greedy \
       --provider dml --json > $OUT/folder_generate_$bin.json 2>&1
-    log "folder $shape $prec $bin: generate (load + 4 + 8 tokens) wall $(echo "$(date +%s.%N) - $t0" | bc) s"
+    log "folder $shape $prec $bin: generate (load + 4 + 8 tokens) wall $(since $t0) s"
   done
   local out=$OUT/folder_${bin}_${shape}_${prec}_p$P
   timeout 300 ./.devrun/$bin bench $dir --provider dml --prompt-len $P --gen-len 128 --repeats 3 --json \

@@ -6,4 +6,5 @@
 namespace ogx::cli {
 int cmd_generate(const std::vector<std::string>& args);
 int cmd_bench(const std::vector<std::string>& args);
+int cmd_check(const std::vector<std::string>& args);
 }  // namespace ogx::cli

@@ -7,7 +7,9 @@ namespace ogx::cpu {
 void register_elementwise(KernelRegistry& r);    // elementwise.cpp: arithmetic, comparison, logic, Where
 void register_unary(KernelRegistry& r);          // unary.cpp: activations, math functions, Cast
 void register_shape_ops(KernelRegistry& r);      // shape_ops.cpp: Shape, Reshape, Transpose, Slice, Concat...
-void register_gather(KernelRegistry& r);         // gather.cpp: Gather, GatherElements
+void register_gather(KernelRegistry& r);         // gather.cpp: Gather, GatherElements, GatherND
+void register_scatter(KernelRegistry& r);        // scatter.cpp: ScatterND
+void register_pad(KernelRegistry& r);            // pad.cpp: Pad
 void register_reduce(KernelRegistry& r);         // reduce.cpp: Reduce*, ArgMax/Min, Softmax, CumSum
 void register_matmul(KernelRegistry& r);         // matmul.cpp: MatMul, Gemm
 void register_matmul_nbits(KernelRegistry& r);   // matmul_nbits.cpp: com.microsoft MatMulNBits and

@@ -12,6 +12,8 @@ const KernelRegistry& kernel_registry() {
     register_unary(r);
     register_shape_ops(r);
     register_gather(r);
+    register_scatter(r);
+    register_pad(r);
     register_reduce(r);
     register_matmul(r);
     register_matmul_nbits(r);

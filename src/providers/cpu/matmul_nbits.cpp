@@ -1,16 +1,18 @@
 // com.microsoft MatMulNBits: Y = A x dequant(B)^T (+ bias), B blockwise-quantized along K (4 or 8 bits).
 //
 // Two compute paths, chosen like ONNX Runtime's CPU provider (x86):
-//  * int8 ("CompInt8", accuracy_level 4, constant B, uint8 or absent zero points, no g_idx): every row of A is
-//    quantized per block of block_size along K to int8 (MLAS QuantizeARow_CompInt8: amax over the block,
-//    scale_a = amax / 127.f, q = round_half_even(a * (127.f / amax)), zero-padded past K), then per block the
-//    exact integer dot sum(q_a * (q_b - zp)) is scaled by (scale_a * scale_b) (one fp32 product) and accumulated in
-//    fp32; the bias is added last. fp16 A is converted to fp32 first, the result back to fp16 (as ORT does).
+//  * int8 ("CompInt8", accuracy_level 4, constant B, block size 16..256, uint8 or absent zero points, no g_idx):
+//    every row of A is quantized per block of block_size along K to int8 (MLAS QuantizeARow_CompInt8: amax over the
+//    block, scale_a = amax / 127.f, q = round_half_even(a * (127.f / amax)), zero-padded past K); the integer
+//    block dots are scaled by scale_a * scale_b (one fp32 product) and accumulated in fp32, the bias added last.
+//    fp16 A is converted to fp32 first, the result back to fp16 (as ORT does).
 //  * fp32 (every other case): weights dequantized as float(q - zp) * scale and accumulated in fp32 against A.
 // The int8 path with 4-bit weights on a CPU with AVX-512 VNNI uses weights repacked once at session creation and
-// a register-tiled GEMM (matmul_nbits_packed.h). Every other case runs the kernels of this file on the unpacked
-// weights: columns are split over the thread pool, rows are tiled by 4 so one unpacked weight block serves up to
-// 4 rows. AVX2 kernels with runtime dispatch, scalar twins for every path (the tests' reference).
+// a register-tiled GEMM that performs exactly MLAS's fp32 operations in MLAS's order, so that results are
+// bit-identical to ONNX Runtime's (matmul_nbits_mlas.h). Every other case runs the kernels of this file on the
+// unpacked weights (dots of q_b - zp, summed in their own order): columns are split over the thread pool, rows are
+// tiled by 4 so one unpacked weight block serves up to 4 rows. AVX2 kernels with runtime dispatch, scalar twins for
+// every path (the tests' reference).
 #include <immintrin.h>
 
 #include <algorithm>
@@ -22,6 +24,7 @@
 #include "common/half.h"
 #include "providers/cpu/cpu_ops.h"
 #include "common/mapped_file.h"
+#include "providers/cpu/matmul_nbits_mlas.h"
 #include "providers/cpu/matmul_nbits_packed.h"
 #include "providers/cpu/simd.h"
 
@@ -380,7 +383,8 @@ class MatMulNBitsKernel : public Kernel {
     }
 
     const int64_t kp = nb_ * bs_;  // padded K
-    const bool int8_path = level_ == 4 && b_const_ && zpf == nullptr && !has_g_idx_;
+    // MLAS's int8 path exists for block sizes 16..256 only; ORT computes larger blocks in fp32.
+    const bool int8_path = level_ == 4 && b_const_ && zpf == nullptr && !has_g_idx_ && nbits::mlas_block_supported(bs_);
     const bool avx2 = nbits::use_avx2();
     const uint8_t* bdata = B.data<uint8_t>();
     ThreadPool& pool = ctx.pool();
@@ -403,8 +407,8 @@ class MatMulNBitsKernel : public Kernel {
       af = af_local.data();
     }
 
-    if (packed_ok_ && avx2 && nbits::q4_packed_available())
-      return run_packed(af, M, bias.empty() ? nullptr : bias.data(), y, pool, A.dtype(), Y);
+    if (mlas_ok_ && avx2 && nbits::q4_packed_available())
+      return run_mlas(af, M, bias.empty() ? nullptr : bias.data(), y, pool, A.dtype(), Y);
 
     std::vector<int8_t> qa;
     std::vector<float> sa;
@@ -455,35 +459,34 @@ class MatMulNBitsKernel : public Kernel {
   // Below this many multiply-adds a node runs on the calling thread: a hand-off costs more than the work.
   static constexpr int64_t kInlineWork = 1 << 18;
 
-  // The int8 path on weights repacked once (matmul_nbits_packed.h), when the CPU has AVX-512 VNNI.
+  // The int8 path on weights repacked once (matmul_nbits_mlas.h), when the CPU has AVX-512 VNNI.
   void maybe_pack(const Tensor* b, int threads) {
-    if (!(level_ == 4 && bits_ == 4 && b && scales_cached_ && zp_cached_ && zpf_.empty() && !has_g_idx_)) return;
+    if (!(level_ == 4 && bits_ == 4 && b && scales_cached_ && zp_cached_ && zpf_.empty() && !has_g_idx_ &&
+          nbits::mlas_block_supported(bs_)))
+      return;
     if (b->dtype() != DType::u8 || b->numel() != N_ * nb_ * blob_ || !nbits::q4_packed_available()) return;
-    nbits::pack_q4(b->data<uint8_t>(), scales_.data(), zp_.data(), K_, N_, bs_, threads, packed_);
-    packed_ok_ = true;
+    nbits::pack_q4_mlas(b->data<uint8_t>(), scales_.data(), zp_.data(), K_, N_, bs_, threads, mlas_);
+    mlas_ok_ = true;
     // The original bytes are not read again here: their pages of the weight file leave the process (a tied
     // embedding's lookup reads its few rows back from the file), so the weights do not count twice in memory.
     MappedFile::release_if_mapped(b->raw(), b->bytes());
   }
 
   // af: [M][nb * bs] fp32 rows; y: [M][N].
-  void run_packed(const float* af, int64_t M, const float* bias, float* y, ThreadPool& pool, DType adt,
-                  Tensor& Y) {
-    const nbits::PackedQ4& p = packed_;
-    const int64_t as = p.a_stride(), ss = p.sa_stride(), kp = nb_ * bs_;
-    qa_.assign((size_t)(M * as), 0);
-    sa_.assign((size_t)(M * ss), 0.f);
-    act_.resize((size_t)(M * p.chunks));
+  void run_mlas(const float* af, int64_t M, const float* bias, float* y, ThreadPool& pool, DType adt, Tensor& Y) {
+    const nbits::MlasQ4Packed& p = mlas_;
+    const int64_t kp = nb_ * bs_;
+    qa_.resize((size_t)(M * kp));
+    sa_.resize((size_t)(M * nb_));
+    nbits::resize_acts(p, M, mlas_act_);
     auto quant = [&](int64_t m0, int64_t m1) {
       for (int64_t m = m0; m < m1; m++)
-        nbits::quantize_row_int8(af + m * kp, K_, bs_, nb_, &qa_[(size_t)(m * as)], &sa_[(size_t)(m * ss)]);
-      nbits::pack_activations(p, qa_.data(), sa_.data(), M, m0, m1, act_.data());
+        nbits::quantize_row_int8(af + m * kp, K_, bs_, nb_, &qa_[(size_t)(m * kp)], &sa_[(size_t)(m * nb_)]);
+      nbits::pack_acts_mlas(p, qa_.data(), sa_.data(), m0, m1, mlas_act_);
     };
     if (M > 1 && M * K_ >= kInlineWork) pool.parallel_for(M, 1, quant);
     else quant(0, M);
-    auto work = [&](int64_t t0, int64_t t1) {
-      nbits::q4_gemm_packed(p, act_.data(), M, t0, t1, bias, y);
-    };
+    auto work = [&](int64_t t0, int64_t t1) { nbits::q4_gemm_mlas(p, mlas_act_, M, t0, t1, bias, y); };
     if (M * N_ * K_ < kInlineWork) work(0, p.tiles());
     else pool.parallel_for(p.tiles(), 4, work);
     store_result(y, M, adt, Y);
@@ -541,11 +544,11 @@ class MatMulNBitsKernel : public Kernel {
   std::vector<float> scales_;
   std::vector<uint8_t> zp_;
   std::vector<float> zpf_;
-  nbits::PackedQ4 packed_;
-  bool packed_ok_ = false;
-  std::vector<int8_t> qa_;  // scratch of run_packed: quantized activations and their scales
+  nbits::MlasQ4Packed mlas_;  // the int8 path's weights, packed for the MLAS-exact kernel
+  bool mlas_ok_ = false;
+  nbits::MlasActs mlas_act_;  // scratch of run_mlas
+  std::vector<int8_t> qa_;  // scratch of run_mlas: quantized activations [M][nb * bs] and their scales [M][nb]
   std::vector<float> sa_;
-  std::vector<nbits::ActChunk> act_;  // the activations as the packed kernel reads them
 };
 
 }  // namespace

@@ -25,27 +25,6 @@ void unary_float(KernelContext& ctx, Op op) {
   });
 }
 
-// unary_float of x + bias, bias [H] added along the last axis (com.microsoft FastGelu / Gelu's optional bias).
-template <typename Op>
-void unary_float_bias(KernelContext& ctx, Op op) {
-  const Tensor& x = ctx.input(0);
-  const Tensor& bias = ctx.input(1);
-  const int64_t H = x.rank() ? x.dim(-1) : 1;
-  OGX_CHECK(bias.numel() == H && bias.dtype() == x.dtype(), ctx.node().describe(), ": bias must be ",
-            dtype_name(x.dtype()), " with ", H, " elements (the last dimension), got ", shape_str(bias.shape()));
-  Tensor& y = ctx.output(0, x.dtype(), x.shape());
-  dispatch_float(x.dtype(), ctx.node().op_type.c_str(), [&](auto tag) {
-    using S = typename decltype(tag)::type;
-    using C = typename Compute<S>::type;
-    const S* px = x.data<S>();
-    const S* pb = bias.data<S>();
-    S* py = y.data<S>();
-    ctx.pool().parallel_for(x.numel(), 1 << 14, [&](int64_t b, int64_t e) {
-      for (int64_t i = b; i < e; i++) py[i] = store<S>((C)op((C)load(px[i]) + (C)load(pb[i % H])));
-    });
-  });
-}
-
 template <typename Op>
 void unary_numeric(KernelContext& ctx, Op op) {
   const Tensor& x = ctx.input(0);
@@ -63,6 +42,28 @@ template <typename C> C sigmoid(C x) { return x >= 0 ? C(1) / (C(1) + std::exp(-
 template <typename C> C gelu_erf(C x) { return C(0.5) * x * (C(1) + std::erf(x * C(0.70710678118654752440))); }
 template <typename C> C gelu_tanh(C x) {
   return C(0.5) * x * (C(1) + std::tanh(C(0.7978845608028654) * (x + C(0.044715) * x * x * x)));
+}
+
+// com.microsoft FastGelu / Gelu with their optional bias input (broadcast over the last axis): gelu(x + bias),
+// the sum rounded to the storage type first (as an Add node before the activation would).
+void biased_gelu(KernelContext& ctx, bool tanh_approx) {
+  const Tensor& x = ctx.input(0);
+  const Tensor& b = ctx.input(1);
+  OGX_CHECK(b.dtype() == x.dtype() && x.rank() >= 1 && b.numel() == x.shape().back(), ctx.node().describe(),
+            ": bias must hold the input's last dim (", x.rank() ? x.shape().back() : 0, ") of its dtype");
+  Tensor& y = ctx.output(0, x.dtype(), x.shape());
+  dispatch_float(x.dtype(), ctx.node().op_type.c_str(), [&](auto tag) {
+    using S = typename decltype(tag)::type;
+    using C = typename Compute<S>::type;
+    const S* px = x.data<S>();
+    const S* pb = b.data<S>();
+    S* py = y.data<S>();
+    int64_t D = b.numel();
+    for (int64_t i = 0; i < x.numel(); i++) {
+      C v = (C)load(store<S>((C)load(px[i]) + (C)load(pb[i % D])));
+      py[i] = store<S>(tanh_approx ? gelu_tanh(v) : gelu_erf(v));
+    }
+  });
 }
 
 #define FLOAT_OP(NAME, EXPR) r.add_fn("", NAME, [](KernelContext& ctx) { unary_float(ctx, [](auto x) { return EXPR; }); })
@@ -121,10 +122,13 @@ void register_unary(KernelRegistry& r) {
   FLOAT_OP("Softsign", x / (decltype(x)(1) + std::abs(x)));
   FLOAT_OP("Silu", x * sigmoid(x));
   r.add_fn("com.microsoft", "FastGelu", [](KernelContext& ctx) {
-    if (ctx.has_input(1)) unary_float_bias(ctx, [](auto x) { return gelu_tanh(x); });
-    else unary_float(ctx, [](auto x) { return gelu_tanh(x); });
+    if (ctx.has_input(1)) return biased_gelu(ctx, true);
+    unary_float(ctx, [](auto x) { return gelu_tanh(x); });
   });
-  r.add_fn("com.microsoft", "Gelu", [](KernelContext& ctx) { unary_float(ctx, [](auto x) { return gelu_erf(x); }); });
+  r.add_fn("com.microsoft", "Gelu", [](KernelContext& ctx) {
+    if (ctx.has_input(1)) return biased_gelu(ctx, false);
+    unary_float(ctx, [](auto x) { return gelu_erf(x); });
+  });
   r.add_fn("com.microsoft", "QuickGelu", [](KernelContext& ctx) {
     float alpha = ctx.node().attr_float("alpha", 1.702f);
     unary_float(ctx, [alpha](auto x) { return x * sigmoid(decltype(x)(alpha) * x); });

@@ -61,6 +61,7 @@ void Context::create_device(VkPhysicalDevice physical) {
   f12.timelineSemaphore = VK_TRUE;
   f12.shaderFloat16 = info_.features.fp16_arithmetic;
   f12.storageBuffer8BitAccess = info_.features.storage_8bit;
+  f.features.shaderInt64 = info_.features.int64;
   f11.storageBuffer16BitAccess = info_.features.storage_16bit;
   OGX_CHECK(info_.features.storage_16bit, "Vulkan device ", info_.name,
             " lacks storageBuffer16BitAccess, which ogx's fp16 kernels need");

@@ -97,6 +97,7 @@ void read_features(VkPhysicalDevice device, const std::vector<std::string>& exts
   vkGetPhysicalDeviceFeatures2(device, &f);
   info.features.fp16_arithmetic = f12.shaderFloat16;
   info.features.storage_8bit = f12.storageBuffer8BitAccess;
+  info.features.int64 = f.features.shaderInt64;
   info.features.storage_16bit = f11.storageBuffer16BitAccess;
   info.features.buffer_device_address = f12.bufferDeviceAddress;
   info.features.timeline_semaphore = f12.timelineSemaphore;
@@ -197,7 +198,8 @@ std::string devices_to_json(const std::vector<DeviceInfo>& devices, int selected
     j["memory_heaps"] = heaps;
     auto& f = d.features;
     j["features"] = {{"fp16_arithmetic", f.fp16_arithmetic}, {"storage_16bit", f.storage_16bit},
-                     {"storage_8bit", f.storage_8bit}, {"integer_dot_product", f.integer_dot_product},
+                     {"storage_8bit", f.storage_8bit}, {"int64", f.int64},
+                     {"integer_dot_product", f.integer_dot_product},
                      {"cooperative_matrix", f.cooperative_matrix},
                      {"cooperative_matrix_f16_nv", f.coopmat_f16_nv}, {"bf16", f.bf16},
                      {"buffer_device_address", f.buffer_device_address}, {"timeline_semaphore", f.timeline_semaphore},

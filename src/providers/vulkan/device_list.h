@@ -23,6 +23,7 @@ struct DeviceFeatures {
   bool fp16_arithmetic = false;      // shaderFloat16
   bool storage_16bit = false;        // storageBuffer16BitAccess
   bool storage_8bit = false;         // storageBuffer8BitAccess
+  bool int64 = false;                // shaderInt64 (int64 elementwise ops)
   bool integer_dot_product = false;  // VK_KHR_shader_integer_dot_product (core 1.3)
   bool cooperative_matrix = false;   // VK_KHR_cooperative_matrix or VK_NV_cooperative_matrix
   bool coopmat_f16_nv = false;       // VK_NV_cooperative_matrix with fp16 x fp16 -> fp32 16x16x16 (subgroup scope)

@@ -1,6 +1,7 @@
 #include "providers/vulkan/transfer.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 
 #include "providers/vulkan/context.h"
@@ -46,7 +47,11 @@ TransferRing::~TransferRing() {
 TransferRing::Slot& TransferRing::next_slot() {
   Slot& s = slots_[next_];
   next_ = (next_ + 1) % slots_.size();
-  if (s.done) ctx_.wait(s.done);
+  if (s.done) {
+    auto t0 = std::chrono::steady_clock::now();
+    ctx_.wait(s.done);
+    slot_wait_ms_ += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  }
   return s;
 }
 
@@ -71,7 +76,9 @@ void TransferRing::upload(const BufferSlice& dst, VkDeviceSize dst_offset, const
   for (VkDeviceSize done = 0; done < bytes;) {
     VkDeviceSize n = std::min(slot_bytes_, bytes - done);
     Slot& s = next_slot();
+    auto t0 = std::chrono::steady_clock::now();
     std::memcpy((char*)staging_.mapped + s.offset, p + done, n);
+    host_copy_ms_ += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     submit_copy(s, staging_.buffer, s.offset, dst, dst_offset + done, n);
     done += n;
   }
@@ -84,7 +91,9 @@ void TransferRing::upload_generated(const BufferSlice& dst, VkDeviceSize bytes,
   for (VkDeviceSize done = 0; done < bytes;) {
     VkDeviceSize n = std::min(slot_bytes_, bytes - done);
     Slot& s = next_slot();
+    auto t0 = std::chrono::steady_clock::now();
     produce(done, (char*)staging_.mapped + s.offset, n);
+    host_copy_ms_ += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     submit_copy(s, staging_.buffer, s.offset, dst, done, n);
     done += n;
   }

@@ -32,6 +32,8 @@ class TransferRing {
 
   VkDeviceSize staging_bytes() const { return staging_.size; }
   uint64_t uploaded_bytes() const { return uploaded_; }
+  double host_copy_ms() const { return host_copy_ms_; }  // uploads: host copies into the upload heap
+  double slot_wait_ms() const { return slot_wait_ms_; }  // uploads: waits for a slot's earlier copy to finish
 
  private:
   struct Slot {
@@ -51,6 +53,7 @@ class TransferRing {
   size_t next_ = 0;
   Slot readback_slot_;
   uint64_t uploaded_ = 0;
+  double host_copy_ms_ = 0, slot_wait_ms_ = 0;
 };
 
 // Records a global barrier making earlier compute/transfer writes visible to later compute/transfer work.

@@ -1,4 +1,5 @@
-// com.microsoft RotaryEmbedding, SimplifiedLayerNormalization and SkipSimplifiedLayerNormalization against plain
+// com.microsoft RotaryEmbedding, SimplifiedLayerNormalization, SkipSimplifiedLayerNormalization and the biased
+// FastGelu / Gelu against plain
 // float64 loops written here from ONNX Runtime's contrib-op documentation (ContribOperators.md), on seeded random
 // shapes and data, fp32 and fp16 (tolerances: contrib_test_util.h).
 #include <gtest/gtest.h>
@@ -153,6 +154,30 @@ TEST(SkipSimplifiedLayerNormalization, RandomCasesAgainstFloat64) {
           expect_close(res[3], sum, sum_tol, "input_skip_bias_sum");
           if (want_stats) expect_close(res[2], inv, Tol{0, 1e-5}, "inv_std_var (fp32)");
         }
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// FastGelu / Gelu with their bias input: gelu(x + bias), the sum rounded to the storage type, bias over the last axis
+// ---------------------------------------------------------------------------------------------------------------
+TEST(BiasedGelu, RandomCasesAgainstFloat64) {
+  std::mt19937 rng(5);
+  for (DType dt : {DType::f32, DType::f16})
+    for (bool fast : {true, false}) {
+      SCOPED_TRACE(::testing::Message() << dtype_name(dt) << (fast ? " FastGelu" : " Gelu"));
+      Buf x = random_buf(rng, dt, {2, 3, 7}, -3, 3), b = random_buf(rng, dt, {7});
+      Tensor y = NodeRun("com.microsoft", fast ? "FastGelu" : "Gelu").input("x", x.t).constant("b", b.t)
+                     .registry(cpu::register_unary).run()[0];
+      std::vector<double> want(x.v.size());
+      for (size_t i = 0; i < want.size(); i++) {
+        double v = round_to(dt, x.v[i] + b.v[i % 7]);
+        want[i] = fast ? 0.5 * v * (1 + std::tanh(0.7978845608028654 * (v + 0.044715 * v * v * v)))
+                       : 0.5 * v * (1 + std::erf(v / std::sqrt(2.0)));
+      }
+      expect_close(y, want, tol_for(dt), "biased gelu");
+    }
+  Buf x = random_buf(rng, DType::f32, {2, 4}), bad = random_buf(rng, DType::f32, {3});
+  EXPECT_THROW(NodeRun("com.microsoft", "FastGelu").input("x", x.t).constant("b", bad.t)
+                   .registry(cpu::register_unary).run(), Error);
 }
 
 }  // namespace

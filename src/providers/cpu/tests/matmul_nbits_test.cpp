@@ -11,6 +11,7 @@
 #include "providers/cpu/matmul_nbits_packed.h"
 #include "providers/cpu/simd.h"
 #include "providers/cpu/tests/kernel_test_util.h"
+#include "providers/cpu/tests/matmul_nbits_mlas_model.h"
 
 namespace ogx::cpu::nbits {
 bool set_force_scalar(bool on);
@@ -358,6 +359,50 @@ TEST(MatMulNBits, PackedGemmMatchesReferenceAndScalar) {
             ogx::cpu::nbits::set_force_scalar(prev);
             expect_close(got, scalar, tol, 4e-6, 1e-6, "packed vs scalar " + name(c));
           }
+}
+
+// accuracy_level 4 with constant 4-bit B is bit-identical to the scalar model of MLAS's arithmetic
+// (matmul_nbits_mlas_model.h; tools/ortgenai_check/README.md records the check against ONNX Runtime itself) for every
+// block size MLAS has, M from 1 to 512, K and N off the kernel's groups and tiles, the qwen3 test model's projection
+// shapes, zero points absent / random, bias, fp16 A, 1..3 threads.
+TEST(MatMulNBits, BitIdenticalToMlas) {
+  if (!ogx::cpu::nbits::q4_packed_available()) GTEST_SKIP() << "no AVX-512 VNNI on this CPU: MLAS's other kernels";
+  struct Shape {
+    int64_t K, N;
+    std::vector<int64_t> Ms;
+  };
+  std::vector<int64_t> all_m;
+  for (int64_t M = 1; M <= 9; M++) all_m.push_back(M);
+  for (int64_t M : {16, 17, 33, 43, 129, 256, 257, 512}) all_m.push_back(M);
+  const std::vector<Shape> shapes = {
+      {64, 128, all_m},       // qwen3 (arch test model): q / gate / up projections
+      {64, 64, {1, 7, 43}},   // k / v
+      {128, 64, {1, 7, 43}},  // o / down
+      {64, 2048, {1, 43}},    // lm_head
+      {200, 37, all_m},       // whole groups and remaining blocks, the last one partial
+      {1056, 1027, {1, 5}},
+      {1056, 67, {64}},
+      {32, 5, {1, 2, 3}},
+  };
+  uint32_t seed = 900;
+  for (int64_t bs : {16, 32, 64, 128, 256})
+    for (const Shape& s : shapes)
+      for (int64_t M : s.Ms) {
+        if (bs != 32 && s.K * s.N * M > (1 << 20)) continue;  // the large cases once, at the default block size
+        const int v = (int)(seed % 3);
+        Case c;
+        c.M = M, c.K = s.K, c.N = s.N, c.bs = bs, c.level = 4, c.seed = seed++;
+        c.zp = v == 1, c.bias = v >= 1, c.fp16 = v == 2 && M % 2 == 1;
+        Data d = make(c);
+        auto want = ogx::test::mlas_int8_model(d.a, d.q, d.scale, d.zp, c.bias ? d.bias.data() : nullptr, c.M, c.K,
+                                               c.N, c.bs);
+        auto got = run(d, true, 1 + (int)(seed % 3));  // 1..3 threads: column ranges split anywhere
+        int bad = 0;
+        for (size_t i = 0; i < want.size(); i++) {
+          const double w = c.fp16 ? (double)ogx::f16_to_f32(ogx::f32_to_f16(want[i])) : (double)want[i];
+          if (got[i] != w && bad++ < 3) ADD_FAILURE() << name(c) << " [" << i << "]: got " << got[i] << " want " << w;
+        }
+      }
 }
 
 TEST(MatMulNBits, ThreadCountDoesNotChangeResult) {

@@ -11,6 +11,7 @@ const std::map<std::pair<std::string, std::string>, OpFactory>& device_op_table(
     register_transformer_ops(t);
     register_elementwise_ops(t);
     register_fused_ops(t);
+    register_layout_ops(t);
     return t;
   }();
   return table;

@@ -11,6 +11,7 @@
 #include "providers/vulkan/command_recorder.h"
 #include "providers/vulkan/context.h"
 #include "providers/vulkan/kernels/attention.h"
+#include "providers/vulkan/kernels/matmul.h"
 
 namespace ogx::vk::graph {
 
@@ -46,6 +47,9 @@ struct OpBuildContext {
   std::function<const Tensor*(int input)> constant;
   // The device copy of constant input i, uploaded once per session and shared by every node that reads it.
   std::function<const TensorView&(int input)> device_constant;
+  // When constant input i is a MatMul weight a rewrite assembled from others (fusion.h WeightLayouts): its parts,
+  // to be placed on the device without building the weight on the host; else empty.
+  std::function<std::vector<kernels::WeightColumns>(int input)> weight_parts;
 };
 
 class DeviceOp {
@@ -76,6 +80,7 @@ void register_linear_ops(std::map<std::pair<std::string, std::string>, OpFactory
 void register_transformer_ops(std::map<std::pair<std::string, std::string>, OpFactory>& t);
 void register_elementwise_ops(std::map<std::pair<std::string, std::string>, OpFactory>& t);
 void register_fused_ops(std::map<std::pair<std::string, std::string>, OpFactory>& t);
+void register_layout_ops(std::map<std::pair<std::string, std::string>, OpFactory>& t);
 
 // Checks shared by ops: a required device input / output.
 const TensorView& need_in(const OpArgs& a, int i, const Node& n);

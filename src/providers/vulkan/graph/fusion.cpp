@@ -14,7 +14,7 @@ int in(const Node& n, size_t k) { return k < n.inputs.size() ? n.inputs[k] : -1;
 
 class Rewriter {
  public:
-  Rewriter(Graph& g, LazyConstants* lazy) : g_(g), lazy_(lazy) {
+  Rewriter(Graph& g, LazyConstants* lazy, WeightLayouts* layouts) : g_(g), lazy_(lazy), layouts_(layouts) {
     producer_.assign(g.values.size(), -1);
     users_.resize(g.values.size());
     for (size_t i = 0; i < g.nodes.size(); i++) {
@@ -75,7 +75,15 @@ class Rewriter {
     f.outputs = {out};
     if (f.op_type == "MatMul") {
       auto ws = inputs_of(ns, 1);
-      f.inputs = {in(f, 0), add_constant(name + ".weight", [ws] { return concat_columns(ws); })};
+      int w = add_constant(name + ".weight", [ws] { return concat_columns(ws); });
+      f.inputs = {in(f, 0), w};
+      if (layouts_) {
+        int64_t offset = 0;
+        for (size_t i = 0; i < ns.size(); i++) {
+          (*layouts_)[w].push_back({in(g_.nodes[ns[i]], 1), offset, 1});
+          offset += ws[i].dim(1);
+        }
+      }
     } else {
       int64_t N = 0;
       for (int i : ns) N += g_.nodes[i].attr_int("N", 0);
@@ -101,7 +109,9 @@ class Rewriter {
     if (f.op_type == "MatMul") {
       auto ws = inputs_of(ns, 1);
       OGX_CHECK(ws[0].shape() == ws[1].shape(), "gate/up weights differ in shape");
-      f.inputs = {in(f, 0), add_constant(name + ".weight", [ws] { return interleave_columns(ws[0], ws[1]); })};
+      int w = add_constant(name + ".weight", [ws] { return interleave_columns(ws[0], ws[1]); });
+      f.inputs = {in(f, 0), w};
+      if (layouts_) (*layouts_)[w] = {{in(g_.nodes[a], 1), 0, 2}, {in(g_.nodes[b], 1), 1, 2}};
     } else {
       int64_t N = f.attr_int("N", 0);
       f.attrs["N"] = 2 * N;
@@ -223,6 +233,7 @@ class Rewriter {
 
   Graph& g_;
   LazyConstants* lazy_;
+  WeightLayouts* layouts_;
   std::vector<int> producer_;
   std::vector<std::vector<int>> users_;
   std::set<int> outputs_;
@@ -355,20 +366,20 @@ void fuse_norm_projection(Rewriter& r, FusionCounts& c) {
 
 }  // namespace
 
-FusionCounts fuse_decoder_patterns(Graph& g, LazyConstants* lazy) {
+FusionCounts fuse_decoder_patterns(Graph& g, LazyConstants* lazy, WeightLayouts* layouts) {
   FusionCounts c;
   {
-    Rewriter r(g, lazy);
+    Rewriter r(g, lazy, layouts);
     fuse_qkv(r, c);
     r.commit();
   }
   {
-    Rewriter r(g, lazy);
+    Rewriter r(g, lazy, layouts);
     fuse_gate_up(r, c);
     r.commit();
   }
   {
-    Rewriter r(g, lazy);
+    Rewriter r(g, lazy, layouts);
     fuse_norm_projection(r, c);
     r.commit();
   }

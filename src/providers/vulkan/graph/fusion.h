@@ -9,7 +9,7 @@
 //    the GateUpSiLU above) becomes ogx.NormProjection: the decode matvec computes the norm as its prologue (each
 //    thread sums s^2 over the inputs it reads anyway; the rms scales the dot products at the end), so the norm
 //    costs no dispatch. (A first prologue, commit 21bb308, staged the normalized row through shared memory with two
-//    extra passes and was slower; see bench/vulkan-decode.md.)
+//    extra passes and was slower; see the git history of bench/.)
 #pragma once
 #include <functional>
 #include <map>
@@ -28,8 +28,18 @@ struct FusionCounts {
 // Constants the rewrites create (concatenated weights), made on demand: value id -> builder.
 using LazyConstants = std::map<int, std::function<Tensor()>>;
 
+// How a rewrite's MatMul weight [K, N] is assembled from original weights: column c of `value` ([K, N_i]) becomes
+// column offset + c * stride (packed QKV: offsets 0, Nq, Nq + Nk, stride 1; gate/up: offsets 0 and 1, stride 2).
+// A session can place the parts on the device directly instead of building the weight on the host.
+struct WeightPart {
+  int value;
+  int64_t offset, stride;
+};
+using WeightLayouts = std::map<int, std::vector<WeightPart>>;
+
 // With `lazy`, new constants are registered there instead of being built into the graph (so a session can build,
-// upload and drop them one at a time); without, they are built at once.
-FusionCounts fuse_decoder_patterns(Graph& g, LazyConstants* lazy = nullptr);
+// upload and drop them one at a time); without, they are built at once. With `layouts`, the new MatMul weights'
+// assembly is recorded there too.
+FusionCounts fuse_decoder_patterns(Graph& g, LazyConstants* lazy = nullptr, WeightLayouts* layouts = nullptr);
 
 }  // namespace ogx::vk::graph

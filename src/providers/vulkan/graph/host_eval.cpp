@@ -8,7 +8,7 @@
 namespace ogx::vk::graph {
 
 HostSubgraph::HostSubgraph(const Graph& g, const std::vector<int>& nodes, const std::vector<int>& outputs,
-                           const std::map<int, Tensor>& constants) {
+                           const std::map<int, Tensor>& constants, const std::vector<int>& fed, int threads) {
   if (nodes.empty() && outputs.empty()) return;
   sub_ = std::make_shared<Model>();
   Graph& s = sub_->graph;
@@ -31,6 +31,13 @@ HostSubgraph::HostSubgraph(const Graph& g, const std::vector<int>& nodes, const 
       s.input_ids.push_back(g.input_ids[i]);
       input_names_.push_back(g.inputs[i].name);
     }
+  for (int v : fed) {
+    ValueInfo vi;
+    vi.name = g.values[v].name;
+    s.inputs.push_back(vi);
+    s.input_ids.push_back(v);
+    input_names_.push_back(vi.name);
+  }
   for (int v : outputs) {
     ValueInfo vi;
     vi.name = g.values[v].name;
@@ -39,7 +46,7 @@ HostSubgraph::HostSubgraph(const Graph& g, const std::vector<int>& nodes, const 
     output_names_.push_back(vi.name);
   }
   SessionOptions opts;
-  opts.intra_op_num_threads = 1;  // a handful of scalars per step
+  opts.intra_op_num_threads = threads;  // 1 for the shape arithmetic: a handful of scalars per step
   session_ = std::make_unique<GraphSession>(sub_, cpu::kernel_registry(), opts, "cpu (host part of vulkan)");
 }
 

@@ -1,80 +1,153 @@
-// Elementwise ops (broadcast binary, activations, float casts) and the view ops that only relabel a buffer's shape
-// (Reshape, Identity, Squeeze, Unsqueeze, Flatten).
+// Elementwise ops (every row of kernels/elementwise_ops.table, Cast) and the view ops that only relabel a buffer's
+// shape (Reshape, Identity, Squeeze, Unsqueeze, Flatten).
+#include <cmath>
+#include <sstream>
+
 #include "providers/vulkan/graph/device_op.h"
 #include "providers/vulkan/kernels/elementwise.h"
 
 namespace ogx::vk::graph {
 namespace {
 
-void check_float(const TensorView& t, const Node& n) {
-  OGX_CHECK(t.dtype == DType::f32 || t.dtype == DType::f16, n.describe(), ": the Vulkan provider runs this op on "
-            "float32/float16 only, got ", dtype_name(t.dtype));
+// A row's spec column (kernels/elementwise_ops.table), parsed.
+struct RowSpec {
+  struct Param {
+    std::string attr;
+    int input = -1;  // the value may come from this input instead (Clip's min / max)
+    float dflt = 0.0f;
+    bool integer = false;
+  };
+  std::vector<Param> params;  // a, b
+  std::string if_attr, if_default, if_value;
+  int bias_input = -1;
+  bool variadic = false;
+};
+
+float parse_float(const std::string& s) {
+  if (s == "inf") return INFINITY;
+  if (s == "-inf") return -INFINITY;
+  return std::stof(s);
 }
 
-// Output 0 = input 0's dtype and shape, a float tensor.
-void infer_float_like_input(const OpArgs& a, const Node& n) {
-  const TensorView& x = need_in(a, 0, n);
-  check_float(x, n);
-  TensorView& y = need_out(a, 0, n);
-  y.dtype = x.dtype;
-  y.shape = x.shape;
+RowSpec parse_spec(const kernels::ElementwiseRow& row) {
+  RowSpec r;
+  std::istringstream in(row.spec);
+  std::string tok;
+  auto bad = [&] { throw_error("elementwise_ops.table: bad spec token '", tok, "' of ", row.op_type); };
+  while (in >> tok) {
+    if (tok == "variadic") {
+      r.variadic = true;
+    } else if (tok.rfind("bias@", 0) == 0) {
+      r.bias_input = std::stoi(tok.substr(5));
+    } else if (tok.rfind("if=", 0) == 0) {  // if=ATTR:DEFAULT==VALUE
+      size_t c = tok.find(':'), e = tok.find("==");
+      if (c == std::string::npos || e == std::string::npos) bad();
+      r.if_attr = tok.substr(3, c - 3);
+      r.if_default = tok.substr(c + 1, e - c - 1);
+      r.if_value = tok.substr(e + 2);
+    } else if (tok.size() > 2 && (tok.rfind("a=", 0) == 0 || tok.rfind("b=", 0) == 0 || tok.rfind("int=", 0) == 0)) {
+      RowSpec::Param p;
+      p.integer = tok[0] == 'i';
+      std::string body = tok.substr(tok.find('=') + 1);
+      size_t c = body.rfind(':');
+      if (c == std::string::npos) bad();
+      p.dflt = parse_float(body.substr(c + 1));
+      p.attr = body.substr(0, c);
+      if (size_t at = p.attr.find('@'); at != std::string::npos) {
+        p.input = std::stoi(p.attr.substr(at + 1));
+        p.attr = p.attr.substr(0, at);
+      }
+      r.params.push_back(p);
+    } else {
+      bad();
+    }
+  }
+  return r;
 }
 
-class BinaryOp : public DeviceOp {
+// The row of `n`'s op that applies to its attributes (e.g. Gelu's approximate).
+const kernels::ElementwiseRow& row_for(const Node& n) {
+  for (const kernels::ElementwiseRow& row : kernels::elementwise_rows()) {
+    if (row.domain != n.domain || row.op_type != n.op_type) continue;
+    RowSpec s = parse_spec(row);
+    if (s.if_attr.empty() || n.attr_string(s.if_attr, s.if_default) == s.if_value) return row;
+  }
+  throw_error(n.describe(), ": no Vulkan kernel for these attributes");
+}
+
+// Every op of kernels/elementwise_ops.table: unary (with an optional bias), binary (variadic: folded left to
+// right into the output), compare, select.
+class ElementwiseOp : public DeviceOp {
  public:
-  BinaryOp(OpBuildContext& b, kernels::BinaryOp op) : node_(b.node), op_(op) {}
+  explicit ElementwiseOp(OpBuildContext& b) : node_(b.node), row_(row_for(b.node)), spec_(parse_spec(row_)) {}
+  bool reads_on_host(int i) const override {
+    for (auto& p : spec_.params)
+      if (p.input == i) return true;
+    return false;
+  }
+  bool is_alias() const override { return spec_.variadic && data_inputs() == 1; }
   void infer(const OpArgs& a) override {
-    const TensorView& x = need_in(a, 0, node_);
-    const TensorView& y = need_in(a, 1, node_);
-    check_float(x, node_);
-    OGX_CHECK(x.dtype == y.dtype, node_.describe(), ": dtypes differ (", dtype_name(x.dtype), ", ",
-              dtype_name(y.dtype), ")");
-    TensorView& z = need_out(a, 0, node_);
-    z.dtype = x.dtype;
-    z.shape = kernels::broadcast_shapes(x.shape, y.shape);
+    int n = data_inputs();
+    OGX_CHECK(n >= 1, node_.describe(), ": no inputs");
+    const TensorView& x = need_in(a, row_.kind == "select" ? 1 : 0, node_);
+    OGX_CHECK(row_.allows(x.dtype), node_.describe(), ": the Vulkan provider runs ", row_.op_type, " on ", row_.types,
+              " tensors, got ", dtype_name(x.dtype));
+    bool select = row_.kind == "select";
+    for (int k = select ? 1 : 0; k < n; k++)
+      OGX_CHECK(need_in(a, k, node_).dtype == x.dtype, node_.describe(), ": input ", k, " is ",
+                dtype_name(a.in[k]->dtype), ", input ", select ? 1 : 0, " ", dtype_name(x.dtype));
+    if (select)
+      OGX_CHECK(need_in(a, 0, node_).dtype == DType::boolean, node_.describe(), ": the condition must be bool");
+    Shape s = need_in(a, 0, node_).shape;
+    for (int k = 1; k < n; k++) s = kernels::broadcast_shapes(s, need_in(a, k, node_).shape);
+    if (bias(a)) s = kernels::broadcast_shapes(s, bias(a)->shape);
+    TensorView& y = need_out(a, 0, node_);
+    y.dtype = row_.kind == "compare" ? DType::boolean : x.dtype;
+    y.shape = s;
+    for (size_t i = 0; i < spec_.params.size(); i++) {
+      const RowSpec::Param& p = spec_.params[i];
+      float v = p.integer ? (float)node_.attr_int(p.attr, (int64_t)p.dflt) : node_.attr_float(p.attr, p.dflt);
+      if (p.input >= 0 && p.input < (int)a.host.size() && a.host[p.input]) {
+        OGX_CHECK(a.host[p.input]->numel() == 1, node_.describe(), ": input ", p.input, " must be a scalar");
+        v = (float)a.host[p.input]->get_f64(0);
+      }
+      param_[i] = v;
+    }
   }
   void record(CommandRecorder& rec, const OpArgs& a, StepScratch&) override {
-    kernels::binary(rec, op_, *a.in[0], *a.in[1], *a.out[0]);
-  }
-
- private:
-  const Node& node_;
-  kernels::BinaryOp op_;
-};
-
-class UnaryOp : public DeviceOp {
- public:
-  UnaryOp(OpBuildContext& b, kernels::UnaryOp op) : node_(b.node), op_(op) {}
-  void infer(const OpArgs& a) override { infer_float_like_input(a, node_); }
-  void record(CommandRecorder& rec, const OpArgs& a, StepScratch&) override {
-    kernels::unary(rec, op_, *a.in[0], *a.out[0]);
-  }
-
- private:
-  const Node& node_;
-  kernels::UnaryOp op_;
-};
-
-// com.microsoft FastGelu: gelu with the tanh approximation of (x + bias); the bias (input 1) is optional.
-class FastGeluOp : public DeviceOp {
- public:
-  explicit FastGeluOp(OpBuildContext& b) : node_(b.node) {}
-  void infer(const OpArgs& a) override { infer_float_like_input(a, node_); }
-  void record(CommandRecorder& rec, const OpArgs& a, StepScratch&) override {
-    const TensorView* bias = a.in.size() > 1 ? a.in[1] : nullptr;
-    if (bias) {  // y = x + bias, then gelu in place
-      kernels::binary(rec, kernels::BinaryOp::add, *a.in[0], *bias, *a.out[0]);
-      kernels::unary(rec, kernels::UnaryOp::gelu_tanh, *a.out[0], *a.out[0]);
+    const TensorView& y = *a.out[0];
+    if (const TensorView* b = bias(a)) {  // y = x + bias, then f in place
+      kernels::elementwise(rec, kernels::elementwise_row("", "Add"), {a.in[0], b}, y);
+      kernels::elementwise(rec, row_, {&y}, y, param_[0], param_[1]);
       return;
     }
-    kernels::unary(rec, kernels::UnaryOp::gelu_tanh, *a.in[0], *a.out[0]);
+    int n = data_inputs();
+    if (row_.kind == "unary") {
+      kernels::elementwise(rec, row_, {a.in[0]}, y, param_[0], param_[1]);
+    } else if (row_.kind == "select") {
+      kernels::elementwise(rec, row_, {a.in[0], a.in[1], a.in[2]}, y);
+    } else if (n >= 2) {
+      kernels::elementwise(rec, row_, {a.in[0], a.in[1]}, y, param_[0], param_[1]);
+      for (int k = 2; k < n; k++) kernels::elementwise(rec, row_, {&y, a.in[k]}, y, param_[0], param_[1]);
+    }
   }
 
  private:
+  int data_inputs() const {
+    if (spec_.variadic) return (int)node_.inputs.size();
+    return row_.kind == "unary" ? 1 : row_.kind == "select" ? 3 : 2;
+  }
+  const TensorView* bias(const OpArgs& a) const {
+    int k = spec_.bias_input;
+    return k >= 0 && k < (int)a.in.size() ? a.in[k] : nullptr;
+  }
   const Node& node_;
+  const kernels::ElementwiseRow& row_;
+  RowSpec spec_;
+  float param_[2] = {0.0f, 0.0f};
 };
 
-// Cast between float32 and float16; a cast to the same type is a view.
+// Cast between float32, float16, int32, int64 and bool; a cast to the same type is a view.
 class CastOp : public DeviceOp {
  public:
   explicit CastOp(OpBuildContext& b) : node_(b.node), to_((DType)b.node.attr_int("to", 0)) {}
@@ -82,11 +155,10 @@ class CastOp : public DeviceOp {
   void infer(const OpArgs& a) override {
     const TensorView& x = need_in(a, 0, node_);
     same_ = x.dtype == to_;
-    if (!same_) {
-      check_float(x, node_);
-      OGX_CHECK(to_ == DType::f32 || to_ == DType::f16, node_.describe(), ": cast to ", dtype_name(to_),
-                " is not supported on the Vulkan provider");
-    }
+    for (DType t : {x.dtype, to_})
+      OGX_CHECK(same_ || t == DType::f32 || t == DType::f16 || t == DType::i32 || t == DType::i64 ||
+                t == DType::boolean, node_.describe(), ": the Vulkan provider casts between float32, float16, int32, "
+                "int64 and bool, not ", dtype_name(x.dtype), " -> ", dtype_name(to_));
     TensorView& y = need_out(a, 0, node_);
     y.dtype = to_;
     y.shape = x.shape;
@@ -182,14 +254,8 @@ OpFactory make(A... args) {
 }  // namespace
 
 void register_elementwise_ops(std::map<std::pair<std::string, std::string>, OpFactory>& t) {
-  t[{"", "Add"}] = make<BinaryOp>(kernels::BinaryOp::add);
-  t[{"", "Sub"}] = make<BinaryOp>(kernels::BinaryOp::sub);
-  t[{"", "Mul"}] = make<BinaryOp>(kernels::BinaryOp::mul);
-  t[{"", "Div"}] = make<BinaryOp>(kernels::BinaryOp::div);
-  t[{"", "Sigmoid"}] = make<UnaryOp>(kernels::UnaryOp::sigmoid);
-  t[{"", "Neg"}] = make<UnaryOp>(kernels::UnaryOp::neg);
-  t[{"", "Tanh"}] = make<UnaryOp>(kernels::UnaryOp::tanh);
-  t[{"com.microsoft", "FastGelu"}] = make<FastGeluOp>();
+  for (const kernels::ElementwiseRow& row : kernels::elementwise_rows())  // the table's ops
+    t[{row.domain, row.op_type}] = make<ElementwiseOp>();
   t[{"", "Cast"}] = make<CastOp>();
   for (const char* op : {"Reshape", "Identity", "Squeeze", "Unsqueeze", "Flatten"}) t[{"", op}] = make<ViewOp>();
 }

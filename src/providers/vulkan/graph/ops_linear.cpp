@@ -1,8 +1,10 @@
-// Weight-bound ops: MatMul, MatMulNBits, Gather (embedding rows), GatherBlockQuantized (dequantized at load).
+// Weight-bound ops: MatMul, MatMulNBits, Gather (embedding rows, and any other Gather), GatherBlockQuantized
+// (dequantized at load).
 #include "providers/vulkan/graph/device_op.h"
 #include "providers/vulkan/graph/linear_core.h"
 #include "providers/vulkan/graph/host_eval.h"
 #include "providers/vulkan/kernels/elementwise.h"
+#include "providers/vulkan/kernels/layout.h"
 #include "providers/vulkan/kernels/matmul.h"
 #include "providers/vulkan/transfer.h"
 
@@ -18,7 +20,12 @@ Shape with_last(Shape s, int64_t last) {
 class MatMulOp : public DeviceOp {
  public:
   explicit MatMulOp(OpBuildContext& b) : node_(b.node) {
-    if (const Tensor* w = b.constant(1)) {
+    if (auto parts = b.weight_parts ? b.weight_parts(1) : std::vector<kernels::WeightColumns>{}; !parts.empty()) {
+      int64_t N = 0;
+      for (auto& p : parts) N += p.w->dim(1);
+      weight_ = kernels::upload_matmul_weight_parts(b.ctx, b.graph.values[node_.inputs[1]].name, parts, N);
+      has_weight_ = true;
+    } else if (const Tensor* w = b.constant(1)) {
       OGX_CHECK(w->rank() == 2, node_.describe(), ": constant B must be 2-D, got ", shape_str(w->shape()));
       weight_ = kernels::upload_matmul_weight(b.ctx, b.graph.values[node_.inputs[1]].name, *w);
       has_weight_ = true;
@@ -85,29 +92,37 @@ class GateUpSiluOp : public DeviceOp {
   LinearCore core_;
 };
 
-// Gather along axis 0 of a 2-D table (embedding lookup). ids arrive from the host each step as int64.
-class GatherRowsOp : public DeviceOp {
+// ai.onnx Gather: embedding lookups (a 2-D float table, axis 0) take the row kernel; any other rank, axis or
+// dtype the general one. ids that the host supplies each step arrive as int64.
+class GatherOp : public DeviceOp {
  public:
-  explicit GatherRowsOp(OpBuildContext& b) : node_(b.node) {
-    OGX_CHECK(node_.attr_int("axis", 0) == 0, node_.describe(), ": only axis 0 runs on the Vulkan provider");
-  }
+  explicit GatherOp(OpBuildContext& b) : node_(b.node) {}
   DType step_input_dtype(int i, DType given) const override { return i == 1 ? DType::i64 : given; }
   void infer(const OpArgs& a) override {
-    const TensorView& table = need_in(a, 0, node_);
+    const TensorView& data = need_in(a, 0, node_);
     const TensorView& ids = need_in(a, 1, node_);
-    OGX_CHECK(table.shape.size() == 2, node_.describe(), ": the table must be 2-D, got ", shape_str(table.shape));
-    OGX_CHECK(ids.dtype == DType::i64, node_.describe(), ": indices must be integers");
+    OGX_CHECK(ids.dtype == DType::i64 || ids.dtype == DType::i32, node_.describe(), ": indices must be int64 or int32");
+    int64_t r = (int64_t)data.shape.size(), axis = node_.attr_int("axis", 0);
+    OGX_CHECK(axis >= -r && axis < r, node_.describe(), ": axis ", axis, " is out of range for ",
+              shape_str(data.shape));
+    axis_ = axis < 0 ? axis + r : axis;
     TensorView& y = need_out(a, 0, node_);
-    y.dtype = table.dtype;
-    y.shape = ids.shape;
-    y.shape.push_back(table.shape[1]);
+    y.dtype = data.dtype;
+    y.shape.assign(data.shape.begin(), data.shape.begin() + axis_);
+    y.shape.insert(y.shape.end(), ids.shape.begin(), ids.shape.end());
+    y.shape.insert(y.shape.end(), data.shape.begin() + axis_ + 1, data.shape.end());
   }
   void record(CommandRecorder& rec, const OpArgs& a, StepScratch&) override {
-    kernels::gather_rows(rec, *a.in[0], *a.in[1], *a.out[0]);
+    const TensorView& data = *a.in[0];
+    bool rows = axis_ == 0 && data.shape.size() == 2 && a.in[1]->dtype == DType::i64 &&
+                (data.dtype == DType::f32 || data.dtype == DType::f16);
+    if (rows) kernels::gather_rows(rec, data, *a.in[1], *a.out[0]);
+    else kernels::gather_axis(rec, data, *a.in[1], axis_, *a.out[0]);
   }
 
  private:
   const Node& node_;
+  int64_t axis_ = 0;
 };
 
 // com.microsoft GatherBlockQuantized over a constant table: the CPU kernel dequantizes every row once at load
@@ -136,7 +151,7 @@ class GatherBlockQuantizedOp : public DeviceOp {
     g.input_ids.push_back(ids);
     g.nodes.push_back(n);
     std::vector<int> node_ids{0};
-    HostSubgraph host(g, node_ids, {n.outputs[0]});
+    HostSubgraph host(g, node_ids, {n.outputs[0]}, {}, {}, 0);  // all cores: a 128k-row table took 3.6 s on one
     Tensor all(DType::i64, {rows});
     for (int64_t r = 0; r < rows; r++) all.data<int64_t>()[r] = r;
     Tensor table = host.run({{"__ogx_all_rows", all}})[0];
@@ -175,6 +190,14 @@ class GatherBlockQuantizedOp : public DeviceOp {
 LinearCore::LinearCore(OpBuildContext& b, bool nbits, int b0) : nbits_(nbits), b0_(b0) {
   const Node& n = b.node;
   auto input = [&](int k) { return k < (int)n.inputs.size() ? n.inputs[k] : -1; };
+  if (!nbits && b.weight_parts) {
+    if (auto parts = b.weight_parts(b0); !parts.empty()) {  // a fused weight, placed from its parts on the device
+      int64_t N = 0;
+      for (auto& p : parts) N += p.w->dim(1);
+      w_ = kernels::upload_matmul_weight_parts(b.ctx, b.graph.values[input(b0)].name, parts, N);
+      return;
+    }
+  }
   const Tensor* w = b.constant(b0);
   OGX_CHECK(w, n.describe(), ": the weight must be a constant (initializer)");
   std::string name = b.graph.values[input(b0)].name;
@@ -252,7 +275,7 @@ void register_linear_ops(std::map<std::pair<std::string, std::string>, OpFactory
   t[{"", "MatMul"}] = make<MatMulOp>();
   t[{"com.microsoft", "MatMulNBits"}] = make<MatMulNBitsOp>();
   t[{"ogx", "GateUpSiLU"}] = make<GateUpSiluOp>();
-  t[{"", "Gather"}] = make<GatherRowsOp>();
+  t[{"", "Gather"}] = make<GatherOp>();
   t[{"com.microsoft", "GatherBlockQuantized"}] = make<GatherBlockQuantizedOp>();
 }
 

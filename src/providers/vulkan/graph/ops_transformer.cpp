@@ -1,4 +1,7 @@
-// Transformer-block ops: (Skip)SimplifiedLayerNormalization, RotaryEmbedding, GroupQueryAttention.
+// Transformer-block ops: (Skip)SimplifiedLayerNormalization, (Skip)LayerNormalization, RotaryEmbedding,
+// GroupQueryAttention.
+#include <optional>
+
 #include "providers/vulkan/graph/device_op.h"
 #include "providers/vulkan/kernels/attention.h"
 #include "providers/vulkan/kernels/norm.h"
@@ -64,6 +67,61 @@ class SkipRmsNormOp : public DeviceOp {
  private:
   const Node& node_;
   float eps_;
+};
+
+// A [.., D] view of t as [numel / D, D].
+TensorView rows_of(const TensorView& t, int64_t D) {
+  TensorView v = t;
+  v.shape = {D ? t.numel() / D : 0, D};
+  return v;
+}
+
+// ai.onnx LayerNormalization (inputs X, Scale, B; over the axes from `axis` on) and com.microsoft
+// SkipLayerNormalization (inputs input, skip, gamma, beta, bias; output 3 = input + skip + bias). The mean /
+// inv_std_var outputs are not supported.
+class LayerNormOp : public DeviceOp {
+ public:
+  explicit LayerNormOp(OpBuildContext& b)
+      : node_(b.node), eps_(b.node.attr_float("epsilon", 1e-5f)), skip_(b.node.op_type == "SkipLayerNormalization") {
+    OGX_CHECK(!wants(node_, 1) && !wants(node_, 2), node_.describe(),
+              ": the mean / inv_std_var outputs are not supported on the Vulkan provider");
+  }
+  void infer(const OpArgs& a) override {
+    const TensorView& x = need_in(a, 0, node_);
+    int64_t rank = (int64_t)x.shape.size();
+    int64_t axis = skip_ ? -1 : node_.attr_int("axis", -1);
+    if (axis < 0) axis += rank;
+    OGX_CHECK(axis >= 0 && axis < rank, node_.describe(), ": axis ", node_.attr_int("axis", -1), " is out of range");
+    D_ = 1;
+    for (int64_t d = axis; d < rank; d++) D_ *= x.shape[d];
+    if (skip_)
+      OGX_CHECK(need_in(a, 1, node_).shape == x.shape, node_.describe(), ": skip ", shape_str(a.in[1]->shape),
+                " must match input ", shape_str(x.shape), " on the Vulkan provider");
+    for (int i : {0, 3})
+      if (i < (int)a.out.size() && a.out[i]) {
+        a.out[i]->dtype = x.dtype;
+        a.out[i]->shape = x.shape;
+      }
+    need_out(a, 0, node_);
+  }
+  void record(CommandRecorder& rec, const OpArgs& a, StepScratch&) override {
+    auto in = [&](int k) { return k < (int)a.in.size() && a.in[k] ? a.in[k] : nullptr; };
+    TensorView x = rows_of(*a.in[0], D_), y = rows_of(*a.out[0], D_);
+    TensorView gamma = rows_of(need_in(a, skip_ ? 2 : 1, node_), D_);
+    std::optional<TensorView> skip, beta, bias, residual;
+    if (skip_) skip = rows_of(*a.in[1], D_);
+    if (const TensorView* t = in(skip_ ? 3 : 2)) beta = rows_of(*t, D_);
+    if (const TensorView* t = skip_ ? in(4) : nullptr) bias = rows_of(*t, D_);
+    if (a.out.size() > 3 && a.out[3]) residual = rows_of(*a.out[3], D_);
+    kernels::layer_norm(rec, x, skip ? &*skip : nullptr, bias ? &*bias : nullptr, gamma, beta ? &*beta : nullptr,
+                        eps_, y, residual ? &*residual : nullptr);
+  }
+
+ private:
+  const Node& node_;
+  float eps_;
+  bool skip_;
+  int64_t D_ = 0;  // elements normalized together
 };
 
 class RotaryOp : public DeviceOp {
@@ -167,6 +225,8 @@ void register_transformer_ops(std::map<std::pair<std::string, std::string>, OpFa
   t[{"com.microsoft", "SimplifiedLayerNormalization"}] = make<RmsNormOp>();
   t[{"", "RMSNormalization"}] = make<RmsNormOp>();
   t[{"com.microsoft", "SkipSimplifiedLayerNormalization"}] = make<SkipRmsNormOp>();
+  t[{"", "LayerNormalization"}] = make<LayerNormOp>();
+  t[{"com.microsoft", "SkipLayerNormalization"}] = make<LayerNormOp>();
   t[{"com.microsoft", "RotaryEmbedding"}] = make<RotaryOp>();
   t[{"com.microsoft", "GroupQueryAttention"}] = make<GqaOp>();
 }

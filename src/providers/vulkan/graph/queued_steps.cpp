@@ -15,8 +15,8 @@ bool VulkanGraphSession::is_queued(const Plan* p) const {
 
 bool VulkanGraphSession::queue_next(const std::vector<NamedTensor>& inputs, const std::string& token_input) {
   if (!sampling_ || !sampling_params_.greedy || profile_ || !graph_capture_ || queued_.size() >= 2 ||
-      !token_device_.size() || !last_plan_ || !last_plan_->samples)
-    return false;
+      !token_device_.size() || !last_plan_ || !last_plan_->samples || !stages_.empty())
+    return false;  // (a step split by CPU fallback stages needs the host between its segments: run synchronously)
   const Graph& g = model_->graph;
   int v = g.find(token_input);
   bool step_value = false;

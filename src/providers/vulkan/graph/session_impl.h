@@ -5,6 +5,7 @@
 #include <deque>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -15,7 +16,21 @@
 
 namespace ogx::vk::graph {
 
-enum class Place : uint8_t { skip, host, device };
+// skip: folded at load; host: the host part (shape arithmetic, and nodes the device lacks whose inputs are all known
+// on the host); device: a DeviceOp; fallback: a node the device lacks reading device values (a FallbackStage).
+enum class Place : uint8_t { skip, host, device, fallback };
+
+// Nodes the device cannot run, placed on the CPU provider between two device segments of a step: the segment before
+// it copies the device values it reads into host-visible buffers, the host runs it after that segment completed,
+// and the segment after it starts by copying its outputs that device nodes read into device memory.
+struct FallbackStage {
+  int before = 0;           // position in device_nodes_ of the first device node after it
+  std::vector<int> nodes;   // graph nodes, in order
+  std::vector<int> reads;   // device values it reads (read back)
+  std::vector<int> writes;  // its outputs device nodes read (uploaded)
+  std::vector<int> outputs;  // everything it makes that others read or the caller may ask for (writes first)
+  std::unique_ptr<HostSubgraph> cpu;  // the nodes on the CPU provider, fed with reads and earlier stages' outputs
+};
 
 // One GroupQueryAttention layer's cache on the device.
 struct KvSlot {
@@ -63,13 +78,22 @@ struct Plan {
     HostVisibleBuffer buf;
   };
   std::vector<Readback> readbacks;
+  // Per fallback stage (the session's stages_): the buffers of its boundary copies and the segment after it.
+  struct StageIo {
+    std::vector<Readback> reads;   // device values it reads, copied here by the end of the segment before it
+    std::vector<Readback> writes;  // its outputs device nodes read, written by the host and copied in after it
+    std::unique_ptr<CommandRecorder> rec;  // the device segment after it
+  };
+  std::vector<StageIo> stages;
+  VkDeviceSize fallback_bytes = 0;  // bytes copied across the stages' boundaries per run
+  CommandRecorder& tail() { return stages.empty() ? *rec : *stages.back().rec; }  // the step's last segment
   bool slice_last = false;    // the logits producer reads only the last position
   bool samples = false;       // picks the next token on the device (enable_device_sampling)
   HostVisibleBuffer token_host;  // int64 [B]: the step's tokens, written by the sampling kernel beside token_device_
   TensorView sliced_input;    // its input 0 restricted to that position
   TensorView sliced_skip;     // a folded norm's skip (input 1) restricted to that position
   StepScratch scratch;
-  std::unique_ptr<CommandRecorder> rec;
+  std::unique_ptr<CommandRecorder> rec;  // the step (its first segment when fallback stages split it)
   uint64_t last_used = 0;
   // Two timestamps around the step (where the device has compute timestamps): its GPU time for the stats.
   QueryPool step_pool;
@@ -100,8 +124,11 @@ class VulkanGraphSession : public Session {
   const Tensor* constant(int v) const;        // any, building a lazy one (kept until its op is built)
   const TensorView& device_constant(int v);
   void fold_constants();
+  bool defer_transpose(const Node& n);  // see vulkan_session.cpp
+  std::vector<kernels::WeightColumns> weight_parts(int v) const;  // a fused weight's parts; empty: none
   void place_nodes();
   void build_ops();
+  std::unique_ptr<DeviceOp> build_op(int node);  // throws an Error naming the node when the device op refuses it
   void ensure_kv(int64_t batch, int64_t capacity, int64_t head_size);
   struct ReplayStats {                      // per plan signature
     double runs = 0, run_us = 0, wait_us = 0;
@@ -124,6 +151,7 @@ class VulkanGraphSession : public Session {
     bool recorded = false;            // this run recorded the plan
     std::vector<const Tensor*> host;  // per value: known on the host
     std::vector<Tensor> host_vals;    // the host part's outputs (host points into them)
+    std::vector<Tensor> stage_vals;   // the fallback stages' outputs (host points into them)
   };
   // fed >= 0: a queued step whose value `fed` (the token ids) the plan takes from token_device_.
   Prepared prepare(const std::vector<NamedTensor>& inputs, const std::vector<std::string>& output_names, int fed);
@@ -136,6 +164,17 @@ class VulkanGraphSession : public Session {
   OpArgs make_args(Plan& p, int node, const std::vector<const Tensor*>& host);
   void write_steps(Plan& p, const std::vector<const Tensor*>& host);
   void record_sampling(Plan& p, int64_t batch);
+  // fallback.cpp
+  bool device_accepts(int node);   // builds the node's DeviceOp; false (the reason kept) when the op refuses it
+  void place_fallback(int node);  // appends a node to the current fallback stage (or opens one)
+  void finish_fallback();          // stage reads/writes/outputs, their CPU subgraphs, the load-time warning
+  // Shapes of a stage's outputs for a plan (a CPU run over zeros of the recorded input shapes).
+  void infer_stage(Plan& p, const FallbackStage& st, const std::vector<const Tensor*>& host);
+  // Runs the steps's segments after the first: each stage on the CPU, then the segment after it. `host` gains the
+  // stages' outputs (kept in `vals`).
+  void run_stages(Plan& p, std::vector<const Tensor*>& host, std::vector<Tensor>& vals);
+  // "fallback_nodes", "fallback_stages", "fallback_bytes" (the last run's), "fallback_op TYPE" (count per op type).
+  void fallback_stats(std::vector<std::pair<std::string, double>>& s) const;
 
   std::shared_ptr<const Model> model_;     // the graph the session runs: the caller's after the fusion rewrites
   std::shared_ptr<const Model> original_;  // the caller's
@@ -145,6 +184,8 @@ class VulkanGraphSession : public Session {
   bool graph_capture_ = true;
   std::map<int, Tensor> folded_;             // values computed from constants at load
   LazyConstants lazy_;                       // weights concatenated by the rewrites, built on demand
+  std::map<int, int> device_transposed_;     // value -> the 2-D initializer it transposes (made on the device)
+  WeightLayouts weight_layouts_;             // fused MatMul weights -> their parts (placed on the device)
   mutable std::map<int, Tensor> materialized_;  // lazy constants built and not yet uploaded
   std::vector<Place> place_;                 // per node
   std::vector<char> host_known_;             // per value: known on the host each run
@@ -156,6 +197,14 @@ class VulkanGraphSession : public Session {
   std::map<int, TensorView> const_views_;
   std::vector<std::pair<int, std::pair<int, int>>> step_values_;  // host value read on the device: (value, (node, input))
   std::vector<int> host_read_values_;        // non-constant host values device ops read on the host
+  bool cpu_fallback_ = true;                 // enable_cpu_fallback (off: a node the device lacks is an error)
+  std::set<std::string> cpu_ops_;            // cpu_ops: op types placed as if the device lacked them
+  std::vector<FallbackStage> stages_;        // in order of their `before`
+  std::vector<int> fallback_host_nodes_;     // nodes the device lacks that joined the host part
+  std::vector<std::string> refused_;         // why device ops refused nodes that fell back (their errors)
+  std::vector<char> stage_output_;           // per value: made by a fallback stage
+  VkDeviceSize last_fallback_bytes_ = 0;     // copied across fallback stage boundaries by the last run
+  bool fallback_bytes_told_ = false;         // the first recorded step's fallback bytes were logged as a warning
   std::vector<KvSlot> kv_;
   std::map<int, std::pair<int, int>> kv_value_;  // value id -> (slot, 0 key / 1 value)
   std::vector<char> is_kv_input_;            // per value: a past_key/past_value graph input
@@ -175,6 +224,9 @@ class VulkanGraphSession : public Session {
   DeviceBuffer argmax_scratch_;              // uint32, zero between steps: the spread argmax's chunk results
   int64_t last_token_ = -1;
   uint64_t runs_ = 0, recordings_ = 0;
+  struct LoadMs {  // wall time of the constructor's phases (stats(): load_*_ms)
+    double context = 0, fuse = 0, fold = 0, place = 0, ops = 0;
+  } load_ms_;
   RecorderStats last_stats_;
   // Timing of replayed runs (runs that recorded nothing): host time of run(), time in submit + wait, and with
   // enable_profiling=1 the GPU time per op type from timestamps written after every node.

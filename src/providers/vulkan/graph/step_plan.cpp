@@ -1,9 +1,10 @@
 // Recording one signature's step: shapes of every device value (pass 1), then activation memory assigned by
-// liveness and every dispatch recorded into one command buffer (pass 2), ending with copies of the requested
-// outputs into host-visible readback buffers.
+// liveness and every dispatch recorded into one command buffer (pass 2; one per device segment where CPU fallback
+// stages split the step), ending with copies of the requested outputs into host-visible readback buffers.
 #include <algorithm>
 #include <numeric>
 
+#include "common/log.h"
 #include "providers/vulkan/graph/session_impl.h"
 #include "providers/vulkan/kernels/sampling.h"
 #include "providers/vulkan/transfer.h"
@@ -105,10 +106,17 @@ std::unique_ptr<Plan> VulkanGraphSession::build_plan(const std::vector<const Ten
     }
   }
 
-  // Pass 1: shapes.
+  // Pass 1: shapes (a fallback stage's by running it over zeros).
   std::vector<char> alias(g.nodes.size(), 0);
   int64_t head_size = 0;
-  for (int i : device_nodes_) {
+  size_t next_stage = 0;
+  auto infer_stages_before = [&](size_t pos) {
+    for (; next_stage < stages_.size() && stages_[next_stage].before == (int)pos; next_stage++)
+      infer_stage(*p, stages_[next_stage], host);
+  };
+  for (size_t pos = 0; pos < device_nodes_.size(); pos++) {
+    infer_stages_before(pos);
+    int i = device_nodes_[pos];
     const Node& n = g.nodes[i];
     for (int v : n.outputs)
       if (v >= 0) p->on_device[v] = 1;
@@ -121,6 +129,7 @@ std::unique_ptr<Plan> VulkanGraphSession::build_plan(const std::vector<const Ten
     if (n.op_type == "GroupQueryAttention" && head_size == 0)
       head_size = p->views[n.outputs[0]].shape.back() / n.attr_int("num_heads", 1);
   }
+  infer_stages_before(device_nodes_.size());
   if (!kv_.empty() && kv_head_size_ == 0) {
     OGX_CHECK(head_size > 0, "cannot tell the attention head size");
     ensure_kv(batch, (total + 255) / 256 * 256, head_size);
@@ -137,6 +146,8 @@ std::unique_ptr<Plan> VulkanGraphSession::build_plan(const std::vector<const Ten
     for (int v : n.inputs)
       if (v >= 0) last_use[root[v]] = (int)pos;
   }
+  for (const FallbackStage& st : stages_)  // read back at the end of the segment before the stage
+    for (int v : st.reads) last_use[root[v]] = std::max(last_use[root[v]], st.before);
   std::vector<char> pinned(nv, 0);
   for (int v : wanted) pinned[root[v]] = 1;
   if (last_position_value_ >= 0) pinned[root[last_position_value_]] = 1;  // read_last_output / sampling read it
@@ -187,7 +198,37 @@ std::unique_ptr<Plan> VulkanGraphSession::build_plan(const std::vector<const Ten
     p->step_pool.create(ctx_->device(), 2);
     p->rec->write_timestamp(p->step_pool.pool, 0);
   }
+  // A fallback stage ends the current segment (copying what the stage reads into readback buffers) and opens the next
+  // (copying the stage's outputs that device nodes read into device memory).
+  next_stage = 0;
+  auto cut_before = [&](size_t pos) {
+    for (; next_stage < stages_.size() && stages_[next_stage].before == (int)pos; next_stage++) {
+      const FallbackStage& st = stages_[next_stage];
+      Plan::StageIo io;
+      for (int v : st.reads) {
+        VkDeviceSize bytes = bytes_of(p->views[v]);
+        HostVisibleBuffer rb(ctx_->memory(), "fallback read of " + g.values[v].name, std::max<VkDeviceSize>(bytes, 16),
+                             true);
+        if (bytes) p->tail().copy(p->views[v].mem, rb.slice().sub(0, bytes));
+        io.reads.push_back({v, std::move(rb)});
+        p->fallback_bytes += bytes;
+      }
+      p->tail().end();
+      io.rec = std::make_unique<CommandRecorder>(*ctx_);
+      io.rec->begin();
+      for (int v : st.writes) {
+        allocate(v);
+        VkDeviceSize bytes = bytes_of(p->views[v]);
+        HostVisibleBuffer up(ctx_->memory(), "fallback write of " + g.values[v].name, std::max<VkDeviceSize>(bytes, 16));
+        if (bytes) io.rec->copy(up.slice().sub(0, bytes), p->views[v].mem);
+        io.writes.push_back({v, std::move(up)});
+        p->fallback_bytes += bytes;
+      }
+      p->stages.push_back(std::move(io));
+    }
+  };
   for (size_t pos = 0; pos < device_nodes_.size(); pos++) {
+    cut_before(pos);
     int i = device_nodes_[pos];
     const Node& n = g.nodes[i];
     for (size_t k = 0; k < n.outputs.size(); k++) {
@@ -203,27 +244,35 @@ std::unique_ptr<Plan> VulkanGraphSession::build_plan(const std::vector<const Ten
     }
     with_node_context(n, [&] {
       OpArgs a = make_args(*p, i, host);
-      ops_[i]->record(*p->rec, a, p->scratch);
+      ops_[i]->record(p->tail(), a, p->scratch);
     });
-    if (profile_) p->rec->write_timestamp(query_pool_.pool, (uint32_t)pos + 1);
+    if (profile_) p->tail().write_timestamp(query_pool_.pool, (uint32_t)pos + 1);
     for (int v : n.inputs)
       if (v >= 0 && last_use[root[v]] == (int)pos) release(root[v]);
     for (int v : n.outputs)
       if (v >= 0 && root[v] == v && last_use[v] < 0) release(v);
   }
+  cut_before(device_nodes_.size());
   if (sampling_ && last_position_value_ >= 0 && p->on_device[last_position_value_]) {
     record_sampling(*p, batch);
-    if (profile_ && p->samples) p->rec->write_timestamp(query_pool_.pool, (uint32_t)device_nodes_.size() + 1);
+    if (profile_ && p->samples) p->tail().write_timestamp(query_pool_.pool, (uint32_t)device_nodes_.size() + 1);
   }
   for (int v : wanted) {
-    if (!p->on_device[v]) continue;
+    if (!p->on_device[v] || stage_output_[v]) continue;  // a stage's output: the host has it
     VkDeviceSize bytes = bytes_of(p->views[v]);
     HostVisibleBuffer rb(ctx_->memory(), "readback of " + g.values[v].name, std::max<VkDeviceSize>(bytes, 16), true);
-    p->rec->copy(p->views[v].mem, rb.slice().sub(0, bytes));
+    p->tail().copy(p->views[v].mem, rb.slice().sub(0, bytes));
     p->readbacks.push_back({v, std::move(rb)});
   }
-  if (p->step_pool.pool) p->rec->write_timestamp(p->step_pool.pool, 1);
-  p->rec->end();
+  if (p->step_pool.pool) p->tail().write_timestamp(p->step_pool.pool, 1);
+  p->tail().end();
+  if (!p->stages.empty()) {  // the cost in bytes, once as a warning (with the load-time one), then per recording
+    std::string msg = "vulkan: CPU fallback copies " + std::to_string(p->fallback_bytes) + " bytes per run of a step "
+                      "of batch " + std::to_string(batch) + " at total length " + std::to_string(total);
+    if (fallback_bytes_told_) log_info(msg);
+    else log_warning(msg);
+    fallback_bytes_told_ = true;
+  }
   return p;
 }
 
@@ -260,7 +309,7 @@ void VulkanGraphSession::record_sampling(Plan& p, int64_t batch) {
     ctx_->transfers().flush();
   }
   TensorView scratch = argmax_scratch_.view(DType::i32, {scratch_words});
-  kernels::sample_tokens(*p.rec, sp, rows, tokens, rng_.view(DType::i32, {B}), &host_tokens, &scratch);
+  kernels::sample_tokens(p.tail(), sp, rows, tokens, rng_.view(DType::i32, {B}), &host_tokens, &scratch);
   p.samples = true;
   (void)batch;
 }

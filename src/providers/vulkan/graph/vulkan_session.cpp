@@ -2,13 +2,17 @@
 // recording, step values, one submit, readback).
 #include <algorithm>
 #include <chrono>
+#include <cstring>
+#include <cstdlib>
 #include <set>
 #include <sstream>
 
 #include "common/log.h"
 #include "common/mapped_file.h"
+#include "providers/cpu/cpu_provider.h"
 #include "providers/vulkan/graph/fusion.h"
 #include "providers/vulkan/graph/session_impl.h"
+#include "providers/vulkan/kernels/matmul.h"
 #include "providers/vulkan/transfer.h"
 
 namespace ogx::vk::graph {
@@ -22,7 +26,8 @@ bool is_gqa(const Node& n) { return n.domain == "com.microsoft" && n.op_type == 
 
 // The provider options for Context::create, less ogx's session-level keys (validation, profiling, step values).
 std::map<std::string, std::string> context_options(const SessionOptions& opts, InstanceOptions* inst, bool* profile,
-                                                   bool* step_values_in_place) {
+                                                   bool* step_values_in_place, bool* cpu_fallback,
+                                                   std::set<std::string>* cpu_ops) {
   std::map<std::string, std::string> m;
   for (auto& kv : opts.provider_options) m[kv.first] = kv.second;
   for (auto& kv : opts.device_filtering) m[kv.first] = kv.second;
@@ -40,6 +45,21 @@ std::map<std::string, std::string> context_options(const SessionOptions& opts, I
     *step_values_in_place = it->second == "1";
     m.erase(it);
   }
+  // OGX_STRICT_PROVIDER=1 (tests): a node the device lacks fails loudly unless the options ask for fallback.
+  if (const char* strict = std::getenv("OGX_STRICT_PROVIDER"); strict && std::string(strict) == "1")
+    *cpu_fallback = false;
+  if (auto it = m.find("enable_cpu_fallback"); it != m.end()) {
+    OGX_CHECK(it->second == "0" || it->second == "1", "provider option enable_cpu_fallback must be 0 or 1, not '",
+              it->second, "'");
+    *cpu_fallback = it->second == "1";
+    m.erase(it);
+  }
+  if (auto it = m.find("cpu_ops"); it != m.end()) {  // op types to run on the CPU provider (bisecting a kernel)
+    std::stringstream ss(it->second);
+    for (std::string op; std::getline(ss, op, ',');)
+      if (!op.empty()) cpu_ops->insert(op);
+    m.erase(it);
+  }
   m.erase("intra_op_num_threads");
   return m;
 }
@@ -49,18 +69,30 @@ std::map<std::string, std::string> context_options(const SessionOptions& opts, I
 VulkanGraphSession::VulkanGraphSession(std::shared_ptr<const Model> model, const SessionOptions& opts)
     : model_(std::move(model)), opts_(opts) {
   InstanceOptions inst;
-  auto options = context_options(opts, &inst, &profile_, &step_values_in_place_);
+  auto options = context_options(opts, &inst, &profile_, &step_values_in_place_, &cpu_fallback_, &cpu_ops_);
+  OGX_CHECK(cpu_ops_.empty() || cpu_fallback_, "provider option cpu_ops needs CPU fallback (enable_cpu_fallback=1)");
+  using Clock = std::chrono::steady_clock;
+  auto lap = [t = Clock::now()](double* ms) mutable {  // load phases, reported by stats()
+    auto now = Clock::now();
+    *ms = std::chrono::duration<double, std::milli>(now - t).count();
+    t = now;
+  };
   ctx_ = Context::create(options, inst);
+  lap(&load_ms_.context);
   graph_capture_ = ctx_->options().enable_graph_capture;  // parsed with the other DirectML keys
   original_ = model_;
   auto work = std::make_shared<Model>(*model_);  // private copy (weights shared) for the rewrites
-  fusions_ = fuse_decoder_patterns(work->graph, &lazy_);
+  fusions_ = fuse_decoder_patterns(work->graph, &lazy_, &weight_layouts_);
   model_ = work;
   const Graph& g = model_->graph;
   if (!opts.last_position_output.empty()) last_position_value_ = g.find(opts.last_position_output);
+  lap(&load_ms_.fuse);
   fold_constants();
+  lap(&load_ms_.fold);
   place_nodes();
+  lap(&load_ms_.place);
   build_ops();
+  lap(&load_ms_.ops);
   if (profile_) {
     OGX_CHECK(ctx_->info().timestamp_period > 0, "enable_profiling: the device has no compute timestamps");
     query_count_ = (uint32_t)device_nodes_.size() + 2;  // + the end of device sampling
@@ -102,6 +134,15 @@ const Tensor* VulkanGraphSession::constant(int v) const {
 const TensorView& VulkanGraphSession::device_constant(int v) {
   auto it = const_views_.find(v);
   if (it != const_views_.end()) return it->second;
+  if (auto tr = device_transposed_.find(v); tr != device_transposed_.end()) {
+    // W^T of a 2-D weight W: the layout upload_matmul_weight makes on the device (the lm_head's, for a table tied
+    // to it), so the host never transposes it.
+    const Tensor* w = constant(tr->second);
+    kernels::MatMulWeight up = kernels::upload_matmul_weight(*ctx_, model_->graph.values[v].name, *w);
+    TensorView view = up.data.view(w->dtype(), {w->dim(1), w->dim(0)});
+    const_bufs_[v] = std::move(up.data);
+    return const_views_[v] = view;
+  }
   const Tensor* t = constant(v);
   OGX_CHECK(t, "value '", model_->graph.values[v].name, "' is not a constant");
   DeviceBuffer buf = ctx_->memory().allocate(model_->graph.values[v].name, std::max<size_t>(t->bytes(), 4));
@@ -110,6 +151,18 @@ const TensorView& VulkanGraphSession::device_constant(int v) {
   if (t->bytes() > kHostConstantBytes) MappedFile::release_if_mapped(t->raw(), t->bytes());  // on the device now
   const_bufs_[v] = std::move(buf);
   return const_views_[v] = view;
+}
+
+std::vector<kernels::WeightColumns> VulkanGraphSession::weight_parts(int v) const {
+  std::vector<kernels::WeightColumns> parts;
+  auto it = weight_layouts_.find(v);
+  if (it == weight_layouts_.end()) return parts;
+  for (const WeightPart& p : it->second) {
+    const Tensor* w = known_constant(p.value);
+    if (!w) return {};  // a part that is itself built on demand: the host builds the whole weight
+    parts.push_back({w, p.offset, p.stride});
+  }
+  return parts;
 }
 
 // Nodes whose inputs are all constants run once on the host; their outputs become constants.
@@ -124,6 +177,10 @@ void VulkanGraphSession::fold_constants() {
     for (int v : n.outputs) all_out_const &= v < 0 || is_const[v];
     for (int v : n.inputs) all_in_const &= v < 0 || is_const[v];
     if (all_out_const || !all_in_const) continue;
+    if (defer_transpose(n)) {  // a big 2-D weight's transposition: done on the device when uploaded
+      is_const[n.outputs[0]] = 1;
+      continue;
+    }
     nodes.push_back((int)i);
     for (int v : n.outputs)
       if (v >= 0) {
@@ -135,6 +192,32 @@ void VulkanGraphSession::fold_constants() {
   HostSubgraph fold(g, nodes, outs);
   std::vector<Tensor> r = fold.run({});
   for (size_t i = 0; i < outs.size(); i++) folded_[outs[i]] = r[i];
+}
+
+// Transpose (perm [1, 0]) of a 2-D fp32/fp16 initializer larger than a host constant (an lm_head weight read as the
+// embedding table, as builders tie them): its output becomes a constant the device makes at upload
+// (device_constant), and a host copy is built only if a host node asks for it (constant()). Folding it on the host
+// took 1.9 s of a 1B folder's 6.1 s load on the H200.
+bool VulkanGraphSession::defer_transpose(const Node& n) {
+  if (n.op_type != "Transpose" || !n.domain.empty() || n.inputs.size() != 1 || n.outputs.size() != 1) return false;
+  const Tensor* w = known_constant(n.inputs[0]);
+  if (!w || w->rank() != 2 || (w->dtype() != DType::f32 && w->dtype() != DType::f16) || w->bytes() <= kHostConstantBytes)
+    return false;
+  std::vector<int64_t> perm = n.attr_ints("perm");
+  if (!perm.empty() && perm != std::vector<int64_t>{1, 0}) return false;
+  int out = n.outputs[0];
+  device_transposed_[out] = n.inputs[0];
+  lazy_[out] = [w] {
+    int64_t K = w->dim(0), N = w->dim(1);
+    size_t es = dtype_size(w->dtype());
+    Tensor t(w->dtype(), {N, K});
+    const char* src = static_cast<const char*>(w->raw());
+    char* dst = static_cast<char*>(t.raw());
+    for (int64_t k = 0; k < K; k++)
+      for (int64_t c = 0; c < N; c++) std::memcpy(dst + (c * K + k) * es, src + (k * N + c) * es, es);
+    return t;
+  };
+  return true;
 }
 
 // Decides where each node runs and which host values the device reads each step.
@@ -169,6 +252,8 @@ void VulkanGraphSession::place_nodes() {
   for (int v : g.input_ids)
     if (!is_kv_input_[v]) host_known_[v] = 1;
   place_.assign(g.nodes.size(), Place::device);
+  ops_.resize(g.nodes.size());
+  stage_output_.assign(nv, 0);
   std::vector<std::string> unsupported;
   std::vector<int> host_nodes;
   for (size_t i = 0; i < g.nodes.size(); i++) {
@@ -179,20 +264,31 @@ void VulkanGraphSession::place_nodes() {
       place_[i] = Place::skip;
       continue;
     }
-    bool host = host_capable(n);
+    bool on_device = device_op_table().count({n.domain, n.op_type}) != 0 && !cpu_ops_.count(n.op_type);
+    bool inputs_on_host = true, small_inputs = true;
     for (int v : n.inputs) {
       if (v < 0) continue;
       const Tensor* c = known_constant(v);
-      host &= host_known_[v] && !(c && c->bytes() > kHostConstantBytes) && !lazy_.count(v);
+      inputs_on_host &= host_known_[v] && !lazy_.count(v);
+      small_inputs &= !(c && c->bytes() > kHostConstantBytes);
     }
-    if (host) {
+    bool cpu_kernel = cpu::kernel_registry().find(n.domain, n.op_type) != nullptr;
+    if (on_device && cpu_fallback_ && cpu_kernel && !(inputs_on_host && host_capable(n) && small_inputs))
+      on_device = device_accepts((int)i);  // else the device op refused it: it falls back too
+    bool fallback = !on_device && cpu_fallback_ && cpu_kernel;
+    if (inputs_on_host && ((host_capable(n) && small_inputs) || fallback)) {
       place_[i] = Place::host;
       host_nodes.push_back((int)i);
+      if (!on_device && !(host_capable(n) && small_inputs)) fallback_host_nodes_.push_back((int)i);
       for (int v : n.outputs)
         if (v >= 0) host_known_[v] = 1;
       continue;
     }
-    if (!device_op_table().count({n.domain, n.op_type})) unsupported.push_back(n.describe());
+    if (fallback) {
+      place_fallback((int)i);
+      continue;
+    }
+    if (!on_device) unsupported.push_back(n.describe());
     device_nodes_.push_back((int)i);
     if (std::find(n.outputs.begin(), n.outputs.end(), last_position_value_) != n.outputs.end() &&
         last_position_value_ >= 0)
@@ -202,8 +298,11 @@ void VulkanGraphSession::place_nodes() {
     std::string list;
     for (size_t i = 0; i < unsupported.size() && i < 5; i++) list += (i ? ", " : "") + unsupported[i];
     throw_error("the vulkan provider does not support ", unsupported.size(), " node(s): ", list,
-                unsupported.size() > 5 ? ", ..." : "", " (use --provider cpu)");
+                unsupported.size() > 5 ? ", ..." : "",
+                cpu_fallback_ ? " (nor does the CPU provider, so they cannot fall back to it)"
+                              : " (CPU fallback is off: enable_cpu_fallback=0 or OGX_STRICT_PROVIDER=1; or use --provider cpu)");
   }
+  finish_fallback();
   // Host values needed after the host part: what device nodes read (and host-produced graph outputs).
   std::set<int> needed;
   for (int i : device_nodes_)
@@ -211,6 +310,10 @@ void VulkanGraphSession::place_nodes() {
       if (v >= 0 && host_known_[v] && !is_constant(v)) needed.insert(v);
   for (int v : g.output_ids)
     if (host_known_[v] && !is_constant(v)) needed.insert(v);
+  for (const FallbackStage& st : stages_)
+    for (int i : st.nodes)
+      for (int v : g.nodes[i].inputs)
+        if (v >= 0 && host_known_[v] && !is_constant(v)) needed.insert(v);
   std::set<int> produced;
   for (int i : host_nodes)
     for (int v : g.nodes[i].outputs)
@@ -226,14 +329,7 @@ void VulkanGraphSession::build_ops() {
   std::set<int> step_seen, host_read_seen;
   for (int i : device_nodes_) {
     const Node& n = g.nodes[i];
-    OpBuildContext b{*ctx_, g, n, [&](int k) { return k < (int)n.inputs.size() ? constant(n.inputs[k]) : nullptr; },
-                     [&](int k) -> const TensorView& { return device_constant(n.inputs[k]); }};
-    try {
-      ops_[i] = device_op_table().at({n.domain, n.op_type})(b);
-    } catch (const Error& e) {
-      std::string msg = e.what();
-      throw Error(msg.find(n.name) == std::string::npos ? n.describe() + ": " + msg : msg);
-    }
+    if (!ops_[i]) ops_[i] = build_op(i);  // (place_nodes built those that could fall back)
     DeviceOp& op = *ops_[i];
     for (int k = 0; k < (int)n.inputs.size(); k++) {
       int v = n.inputs[k];
@@ -248,10 +344,28 @@ void VulkanGraphSession::build_ops() {
         step_values_.push_back({v, {i, k}});
       }
     }
-    for (int v : n.inputs)  // concatenated weights: on the device now, the host copy goes
+    for (int v : n.inputs)  // (uploaded above where the op did not prepare it)
       if (v >= 0 && lazy_.count(v)) materialized_.erase(v);
   }
   ctx_->transfers().flush();
+}
+
+std::unique_ptr<DeviceOp> VulkanGraphSession::build_op(int i) {
+  const Graph& g = model_->graph;
+  const Node& n = g.nodes[i];
+  OpBuildContext b{*ctx_, g, n, [&](int k) { return k < (int)n.inputs.size() ? constant(n.inputs[k]) : nullptr; },
+                   [&](int k) -> const TensorView& { return device_constant(n.inputs[k]); },
+                   [&](int k) { return weight_parts(k < (int)n.inputs.size() ? n.inputs[k] : -1); }};
+  std::unique_ptr<DeviceOp> op;
+  try {
+    op = device_op_table().at({n.domain, n.op_type})(b);
+  } catch (const Error& e) {
+    std::string msg = e.what();
+    throw Error(msg.find(n.name) == std::string::npos ? n.describe() + ": " + msg : msg);
+  }
+  for (int v : n.inputs)  // concatenated weights: on the device now, the host copy goes
+    if (v >= 0 && lazy_.count(v)) materialized_.erase(v);
+  return op;
 }
 
 void VulkanGraphSession::ensure_kv(int64_t batch, int64_t capacity, int64_t head_size) {
@@ -392,6 +506,7 @@ void VulkanGraphSession::run(const std::vector<NamedTensor>& inputs, std::vector
   write_steps(p, pr.host);
   auto t_submit = std::chrono::steady_clock::now();
   p.rec->run();
+  if (!p.stages.empty()) run_stages(p, pr.host, pr.stage_vals);
   auto t_done = std::chrono::steady_clock::now();
   complete(p, !pr.recorded, t_start, t_done - t_submit);
   // Outputs.
@@ -401,7 +516,7 @@ void VulkanGraphSession::run(const std::vector<NamedTensor>& inputs, std::vector
       t = Tensor();
       continue;
     }
-    if (pr.host[v] && !p.on_device[v]) {
+    if (pr.host[v] && (!p.on_device[v] || stage_output_[v])) {
       t = *pr.host[v];
       continue;
     }
@@ -423,6 +538,11 @@ void VulkanGraphSession::run(const std::vector<NamedTensor>& inputs, std::vector
 void VulkanGraphSession::complete(Plan& p, bool replayed, std::chrono::steady_clock::time_point t_start,
                                   std::chrono::steady_clock::duration wait) {
   last_stats_ = p.rec->stats();
+  for (const Plan::StageIo& io : p.stages) {  // the segments after fallback stages
+    last_stats_.dispatches += io.rec->stats().dispatches;
+    last_stats_.barriers += io.rec->stats().barriers;
+  }
+  last_fallback_bytes_ = p.fallback_bytes;
   if (profile_) collect_profile(profile_stats_[p.signature], p.samples);
   last_plan_ = &p;
   last_token_ = -1;
@@ -497,7 +617,17 @@ std::vector<std::pair<std::string, double>> VulkanGraphSession::stats() const {
           {"fused_qkv", (double)fusions_.qkv},
           {"fused_rotary", (double)fusions_.rotary},
           {"fused_gate_up", (double)fusions_.gate_up},
-          {"fused_norm", (double)fusions_.norm}};
+          {"fused_norm", (double)fusions_.norm},
+          {"load_context_ms", load_ms_.context},
+          {"load_fuse_ms", load_ms_.fuse},
+          {"load_fold_ms", load_ms_.fold},
+          {"load_place_ms", load_ms_.place},
+          {"load_ops_ms", load_ms_.ops},
+          {"load_upload_bytes", (double)ctx_->transfers().uploaded_bytes()},
+          {"load_upload_host_copy_ms", ctx_->transfers().host_copy_ms()},
+          {"load_upload_wait_ms", ctx_->transfers().slot_wait_ms()},
+          {"load_device_transposes", (double)device_transposed_.size()}};
+  fallback_stats(s);
   const std::string* steady_sig = nullptr;  // the most replayed signature: the decode step in a generation
   for (auto& [sig, st] : replay_stats_)
     if (!steady_sig || st.runs > replay_stats_.at(*steady_sig).runs) steady_sig = &sig;

@@ -22,8 +22,10 @@ namespace ogx::vk {
 // Provider options: the device keys of parse_provider_options (device_id, performance_preference,
 // hardware_device_type, ...), enable_graph_capture ("0": record every run), and enable_validation ("1": Khronos
 // validation + synchronization validation; any message is counted, see Instance), enable_profiling ("1": GPU time per
-// op type) and step_values_in_place ("0": copy the per-step values into device memory at each step's start instead
-// of letting kernels read them from device-local host-visible memory).
+// op type), step_values_in_place ("0": copy the per-step values into device memory at each step's start instead
+// of letting kernels read them from device-local host-visible memory), enable_cpu_fallback ("0": a node without a
+// device op is a load-time error instead of running on the CPU provider; OGX_STRICT_PROVIDER=1 in the environment
+// makes "0" the default) and cpu_ops ("Op,Op": op types placed on the CPU provider as if the device lacked them).
 std::unique_ptr<Session> create_vulkan_session(std::shared_ptr<const Model> model, const SessionOptions& opts);
 
 }  // namespace ogx::vk

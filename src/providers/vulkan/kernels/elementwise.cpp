@@ -6,46 +6,155 @@ namespace ogx::vk::kernels {
 
 namespace {
 
-struct ElementwisePush {
-  uint64_t a, b, out;
-  uint32_t n, rank;
-  uint32_t dims[6], a_strides[6], b_strides[6];
+const ElementwiseRow kRows[] = {
+#include "elementwise_registry.inc"
 };
 
-// Strides (elements) of `in` read at positions of `out` (0 along broadcast axes), right-aligned to rank 6 slots.
-void broadcast_strides(const Shape& in, const Shape& out, uint32_t* strides) {
-  size_t r = out.size(), off = r - in.size();
-  uint64_t stride = 1;
-  for (size_t d = r; d-- > 0;) {
-    int64_t dim = d >= off ? in[d - off] : 1;
-    strides[d] = dim == 1 ? 0 : (uint32_t)stride;
-    stride *= (uint64_t)dim;
+constexpr int kMaxRank = 5;
+
+struct ElementwisePush {
+  uint64_t a, b, c, out;
+  uint32_t n, rank;
+  float pa, pb;
+  uint32_t dims[kMaxRank], strides[3][kMaxRank];
+};
+static_assert(sizeof(ElementwisePush) == 128, "push constants are limited to 128 bytes");
+
+const char* type_class(DType t) {
+  switch (t) {
+    case DType::f32: case DType::f16: return "float";
+    case DType::i32: case DType::i64: return "int";
+    case DType::boolean: return "bool";
+    default: return nullptr;
   }
 }
 
-void launch(CommandRecorder& rec, uint32_t op, const TensorView& a, const TensorView* b, const TensorView& out) {
-  const char* t = storage_suffix(out.dtype, "elementwise op");
-  check_same_dtype(a, out, "elementwise op");
-  if (b) check_same_dtype(*b, out, "elementwise op");
-  OGX_CHECK(out.shape.size() <= 6, "elementwise op: rank ", out.shape.size(), " > 6 is not supported");
-  Shape expect = b ? broadcast_shapes(a.shape, b->shape) : a.shape;
-  OGX_CHECK(expect == out.shape, "elementwise op: output ", shape_str(out.shape), " must be ", shape_str(expect));
-  ElementwisePush p{};
-  p.a = addr(a);
-  p.b = b ? addr(*b) : 0;
-  p.out = addr(out);
-  p.n = (uint32_t)out.numel();
-  p.rank = (uint32_t)out.shape.size();
-  for (size_t d = 0; d < out.shape.size(); d++) p.dims[d] = (uint32_t)out.shape[d];
-  broadcast_strides(a.shape, out.shape, p.a_strides);
-  if (b) broadcast_strides(b->shape, out.shape, p.b_strides);
-  const Pipeline& pl = rec.context().pipelines().get(std::string("elementwise_") + t, {op});
-  uint32_t gx, gy;
-  grid_2d(div_up(p.n, 256), &gx, &gy);
-  rec.dispatch(pl, &p, sizeof(p), gx, gy, 1, {a.mem, b ? b->mem : a.mem}, {out.mem});
+// Storage suffix of an elementwise shader variant.
+const char* ew_storage(DType t) {
+  switch (t) {
+    case DType::f32: return "f32";
+    case DType::f16: return "f16";
+    case DType::i32: return "i32";
+    case DType::i64: return "i64";
+    case DType::boolean: return "u8";
+    default: throw_error("elementwise op: the Vulkan provider has no kernels for ", dtype_name(t), " tensors");
+  }
+}
+
+// Strides (elements) of `in` read at positions of `out` (0 along broadcast axes), right-aligned to out's rank.
+std::vector<int64_t> broadcast_strides(const Shape& in, const Shape& out) {
+  OGX_CHECK(in.size() <= out.size(), "elementwise op: input ", shape_str(in), " has a higher rank than the output ",
+            shape_str(out));
+  size_t r = out.size(), off = r - in.size();
+  std::vector<int64_t> strides(r);
+  int64_t stride = 1;
+  for (size_t d = r; d-- > 0;) {
+    int64_t dim = d >= off ? in[d - off] : 1;
+    OGX_CHECK(dim == out[d] || dim == 1, "elementwise op: input ", shape_str(in), " does not broadcast to ",
+              shape_str(out));
+    strides[d] = dim == 1 ? 0 : stride;
+    stride *= dim;
+  }
+  return strides;
 }
 
 }  // namespace
+
+bool ElementwiseRow::allows(DType t) const {
+  const char* c = type_class(t);
+  if (!c) return false;
+  std::string padded = " " + types + " ";
+  return padded.find(" " + std::string(c) + " ") != std::string::npos;
+}
+
+const std::vector<ElementwiseRow>& elementwise_rows() {
+  static const std::vector<ElementwiseRow> rows = [] {
+    std::vector<ElementwiseRow> r(std::begin(kRows), std::end(kRows));
+    for (size_t i = 0; i < r.size(); i++) r[i].code = (uint32_t)i;
+    return r;
+  }();
+  return rows;
+}
+
+const ElementwiseRow& elementwise_row(const std::string& domain, const std::string& op_type) {
+  for (const ElementwiseRow& r : elementwise_rows())
+    if (r.domain == domain && r.op_type == op_type) return r;
+  throw_error("no elementwise row for ", domain.empty() ? "" : domain + ".", op_type);
+}
+
+void elementwise(CommandRecorder& rec, const ElementwiseRow& row, const std::vector<const TensorView*>& ins,
+                 const TensorView& out, float a, float b) {
+  size_t want = row.kind == "unary" ? 1 : row.kind == "select" ? 3 : 2;
+  OGX_CHECK(ins.size() == want, row.op_type, ": ", want, " input(s) expected, got ", ins.size());
+  for (const TensorView* t : ins) OGX_CHECK(t, row.op_type, ": an input is missing");
+  bool select = row.kind == "select", compare = row.kind == "compare";
+  const TensorView& data = *ins[select ? 1 : 0];
+  OGX_CHECK(row.allows(data.dtype), row.op_type, " does not take ", dtype_name(data.dtype), " tensors (", row.types,
+            ")");
+  for (size_t k = select ? 1 : 0; k < ins.size(); k++) check_same_dtype(*ins[k], data, row.op_type.c_str());
+  if (select)
+    OGX_CHECK(ins[0]->dtype == DType::boolean, row.op_type, ": the condition must be bool, got ",
+              dtype_name(ins[0]->dtype));
+  OGX_CHECK(out.dtype == (compare ? DType::boolean : data.dtype), row.op_type, ": output dtype ",
+            dtype_name(out.dtype), " is wrong");
+  if (data.dtype == DType::i64)
+    OGX_CHECK(rec.context().info().features.int64, row.op_type, ": int64 tensors need shaderInt64, which ",
+              rec.context().info().name, " lacks");
+  for (const TensorView* t : ins) check_byte_storage(rec.context(), t->dtype, row.op_type.c_str());
+  check_byte_storage(rec.context(), out.dtype, row.op_type.c_str());
+  // Merge dims that every operand walks contiguously, and drop size-1 dims.
+  std::vector<std::vector<int64_t>> st;
+  for (const TensorView* t : ins) st.push_back(broadcast_strides(t->shape, out.shape));
+  if (out.numel() == 0) return;
+  std::vector<int64_t> dims;
+  std::vector<std::vector<int64_t>> mst(ins.size());
+  for (size_t d = 0; d < out.shape.size(); d++) {
+    if (out.shape[d] == 1) continue;
+    bool merge = !dims.empty();
+    for (size_t k = 0; k < ins.size() && merge; k++) merge = mst[k].back() == st[k][d] * out.shape[d];
+    if (merge) {
+      dims.back() *= out.shape[d];
+      for (size_t k = 0; k < ins.size(); k++) mst[k].back() = st[k][d];
+    } else {
+      dims.push_back(out.shape[d]);
+      for (size_t k = 0; k < ins.size(); k++) mst[k].push_back(st[k][d]);
+    }
+  }
+  OGX_CHECK(dims.size() <= (size_t)kMaxRank, row.op_type, ": output ", shape_str(out.shape), " has more than ",
+            kMaxRank, " dims that do not merge");
+  OGX_CHECK(out.numel() < (int64_t{1} << 32), row.op_type, ": ", out.numel(), " elements exceed 2^32");
+  ElementwisePush p{};
+  p.a = addr(*ins[0]);
+  p.b = addr(*ins[ins.size() > 1 ? 1 : 0]);  // unary ops read a as b (unused)
+  p.c = addr(*ins.back());
+  p.out = addr(out);
+  p.n = (uint32_t)out.numel();
+  p.rank = (uint32_t)dims.size();
+  p.pa = a;
+  p.pb = b;
+  for (size_t d = 0; d < dims.size(); d++) {
+    p.dims[d] = (uint32_t)dims[d];
+    for (size_t k = 0; k < 3; k++) p.strides[k][d] = (uint32_t)mst[std::min(k, ins.size() - 1)][d];
+  }
+  std::string name = std::string("elementwise_") + ew_storage(data.dtype) + (compare ? "_cmp" : select ? "_sel" : "");
+  const Pipeline& pl = rec.context().pipelines().get(name, {row.code});
+  uint32_t gx, gy;
+  grid_2d(div_up(p.n, 256), &gx, &gy);
+  std::vector<BufferSlice> reads;
+  for (const TensorView* t : ins) reads.push_back(t->mem);
+  rec.dispatch(pl, &p, sizeof(p), gx, gy, 1, reads, {out.mem});
+}
+
+void binary(CommandRecorder& rec, BinaryOp op, const TensorView& a, const TensorView& b, const TensorView& out) {
+  static const char* names[] = {"Add", "Sub", "Mul", "Div"};
+  elementwise(rec, elementwise_row("", names[(int)op]), {&a, &b}, out);
+}
+
+void unary(CommandRecorder& rec, UnaryOp op, const TensorView& a, const TensorView& out) {
+  static const std::pair<const char*, const char*> names[] = {
+      {"", "Sigmoid"}, {"", "Silu"}, {"", "Neg"}, {"", "Tanh"}, {"com.microsoft", "FastGelu"}};
+  elementwise(rec, elementwise_row(names[(int)op].first, names[(int)op].second), {&a}, out);
+}
 
 Shape broadcast_shapes(const Shape& a, const Shape& b) {
   size_t r = std::max(a.size(), b.size());
@@ -57,14 +166,6 @@ Shape broadcast_shapes(const Shape& a, const Shape& b) {
     out[i] = da == 1 ? db : da;
   }
   return out;
-}
-
-void binary(CommandRecorder& rec, BinaryOp op, const TensorView& a, const TensorView& b, const TensorView& out) {
-  launch(rec, (uint32_t)op, a, &b, out);
-}
-
-void unary(CommandRecorder& rec, UnaryOp op, const TensorView& a, const TensorView& out) {
-  launch(rec, (uint32_t)op, a, nullptr, out);
 }
 
 namespace {
@@ -105,15 +206,21 @@ void silu_mul_interleaved(CommandRecorder& rec, const TensorView& gate_up, const
 }
 
 void cast(CommandRecorder& rec, const TensorView& in, const TensorView& out) {
-  storage_suffix(in.dtype, "Cast");
-  storage_suffix(out.dtype, "Cast");
   OGX_CHECK(in.dtype != out.dtype, "Cast: a same-type cast is a copy, not a kernel");
   OGX_CHECK(in.numel() == out.numel(), "Cast: ", shape_str(in.shape), " -> ", shape_str(out.shape), " sizes differ");
+  if (in.dtype == DType::i64 || out.dtype == DType::i64)
+    OGX_CHECK(rec.context().info().features.int64, "Cast: int64 tensors need shaderInt64, which ",
+              rec.context().info().name, " lacks");
+  check_byte_storage(rec.context(), in.dtype, "Cast");
+  check_byte_storage(rec.context(), out.dtype, "Cast");
+  std::string name = std::string("cast_") + ew_storage(in.dtype) + "_" + ew_storage(out.dtype);
+  if (in.numel() == 0) return;
+  OGX_CHECK(in.numel() < (int64_t{1} << 32), "Cast: ", in.numel(), " elements exceed 2^32");
   struct {
     uint64_t in, out;
     uint32_t n;
   } p{addr(in), addr(out), (uint32_t)in.numel()};
-  const Pipeline& pl = rec.context().pipelines().get(in.dtype == DType::f32 ? "cast_f32_f16" : "cast_f16_f32");
+  const Pipeline& pl = rec.context().pipelines().get(name);
   uint32_t gx, gy;
   grid_2d(div_up(p.n, 256), &gx, &gy);
   rec.dispatch(pl, &p, sizeof(p), gx, gy, 1, {in.mem}, {out.mem});

@@ -1,14 +1,37 @@
-// Elementwise kernels: binary ops with ONNX broadcasting, unary activations, fused SiLU*Mul, embedding Gather.
+// Elementwise kernels: the ops of kernels/elementwise_ops.table (ONNX broadcasting, float / int / bool), fused
+// SiLU*Mul, embedding Gather, float casts.
 #pragma once
+#include <string>
+#include <vector>
+
 #include "providers/vulkan/command_recorder.h"
 #include "providers/vulkan/context.h"
 
 namespace ogx::vk::kernels {
 
-enum class BinaryOp : uint32_t { add = 0, sub = 1, mul = 2, div = 3 };
-enum class UnaryOp : uint32_t { sigmoid = 10, silu = 11, neg = 12, tanh = 13, gelu_tanh = 14 };
+// One row of kernels/elementwise_ops.table (see its header for the columns); code = its position.
+struct ElementwiseRow {
+  std::string kind;     // "unary", "binary", "compare", "select"
+  std::string domain;   // "" (ai.onnx) or "com.microsoft"
+  std::string op_type;  // e.g. "Gelu"
+  std::string types;    // type classes: "float", "int", "bool", space-separated
+  std::string spec;     // parameters and flags, e.g. "a=alpha:0.01", "bias@1", "variadic"
+  uint32_t code = 0;
+  bool allows(DType t) const;  // t's type class is among `types`
+};
+const std::vector<ElementwiseRow>& elementwise_rows();
+// The first row for (domain, op_type); ogx::Error when there is none.
+const ElementwiseRow& elementwise_row(const std::string& domain, const std::string& op_type);
 
-// out = a OP b with numpy broadcasting (rank <= 6); out's shape must be the broadcast shape.
+// out = row(ins...) with numpy broadcasting: 1 input (unary), 2 (binary, compare) or 3 (select: bool condition,
+// then two of out's dtype). Every input must broadcast to out's shape (rank <= 5 after merging dims). a, b: the
+// row's float parameters. Storage: float32, float16, int32, int64 (devices with shaderInt64), bool.
+void elementwise(CommandRecorder& rec, const ElementwiseRow& row, const std::vector<const TensorView*>& ins,
+                 const TensorView& out, float a = 0.0f, float b = 0.0f);
+
+// Shorthands over the table for the kernels' own users (tests, benchmarks).
+enum class BinaryOp { add, sub, mul, div };
+enum class UnaryOp { sigmoid, silu, neg, tanh, gelu_tanh };
 void binary(CommandRecorder& rec, BinaryOp op, const TensorView& a, const TensorView& b, const TensorView& out);
 void unary(CommandRecorder& rec, UnaryOp op, const TensorView& a, const TensorView& out);
 

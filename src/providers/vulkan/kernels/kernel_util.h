@@ -18,6 +18,12 @@ inline void check_same_dtype(const TensorView& a, const TensorView& b, const cha
   OGX_CHECK(a.dtype == b.dtype, what, ": dtype mismatch (", dtype_name(a.dtype), " vs ", dtype_name(b.dtype), ")");
 }
 
+// Kernels over 1-byte elements (bool) need storageBuffer8BitAccess.
+inline void check_byte_storage(Context& ctx, DType t, const char* what) {
+  OGX_CHECK(dtype_size(t) != 1 || ctx.info().features.storage_8bit, what, ": ", dtype_name(t), " tensors need "
+            "storageBuffer8BitAccess, which ", ctx.info().name, " lacks");
+}
+
 inline uint64_t addr(const TensorView& t) { return t.mem.address; }
 inline uint64_t addr_or_zero(const TensorView* t) { return t ? t->mem.address : 0; }
 

@@ -81,10 +81,12 @@ uint32_t matvec_unroll(int64_t K, uint32_t threads, uint32_t rows, bool int4) {
   return u < cap ? u : cap;
 }
 
-// Host fallback of the device transposition (an [N, K] of 2^32 elements or more): groups of output rows [r0, r0 + R)
-// of [N, K] are transposed in a bounded host buffer (reading source rows contiguously), then streamed.
-void transpose_on_host(Context& ctx, const MatMulWeight& w, const char* src, size_t es) {
-  int64_t K = w.K, N = w.N;
+// Host fallback of the device transposition (a weight of 2^32 elements or more): groups of output rows of the part
+// are transposed in a bounded host buffer (reading source rows contiguously), then streamed row by row.
+void transpose_on_host(Context& ctx, const MatMulWeight& w, const WeightColumns& part) {
+  int64_t K = w.K, N = part.w->dim(1);
+  size_t es = dtype_size(w.dtype);
+  const char* src = static_cast<const char*>(part.w->raw());
   int64_t R = std::clamp<int64_t>((int64_t)(kTransposeBytes / (K * es)), 1, N);
   std::vector<char> tile((size_t)(R * K) * es);
   for (int64_t r0 = 0; r0 < N; r0 += R) {
@@ -93,59 +95,88 @@ void transpose_on_host(Context& ctx, const MatMulWeight& w, const char* src, siz
       const char* s = src + ((size_t)k * N + r0) * es;
       for (int64_t r = 0; r < rows; r++) std::memcpy(&tile[((size_t)r * K + k) * es], s + r * es, es);
     }
-    ctx.transfers().upload(w.data.slice(), (VkDeviceSize)(r0 * K) * es, tile.data(), (VkDeviceSize)(rows * K) * es);
+    for (int64_t r = 0; r < rows; r++)
+      ctx.transfers().upload(w.data.slice(), (VkDeviceSize)(((r0 + r) * part.stride + part.offset) * K) * es,
+                             &tile[(size_t)(r * K) * es], (VkDeviceSize)K * es);
   }
 }
 
 struct TransposePush {  // transpose.comp's Push
   uint64_t in, out;
-  uint32_t kc, N, K, k0;
+  uint32_t kc, N, K, k0, row_stride, row_offset;
 };
 
 }  // namespace
 
-// The weight's bytes stream to the device as stored ([K, N], contiguous copies only) in blocks of whole rows, and
-// transpose.comp lays each block out as columns of [N, K]. Two scratch blocks alternate, so the host fills one while
-// the device transposes the other. (A host transposition was most of a folder's load time: ~55% of the CPU time of
-// loading a 1B fp16 folder, measured with perf.)
 MatMulWeight upload_matmul_weight(Context& ctx, const std::string& name, const Tensor& b) {
   OGX_CHECK(b.rank() == 2, "MatMul weight ", name, " must be 2-D [K, N], got ", shape_str(b.shape()));
-  storage_suffix(b.dtype(), name.c_str());
+  return upload_matmul_weight_parts(ctx, name, {{&b, 0, 1}}, b.dim(1));
+}
+
+// Each part's bytes stream to the device as stored ([K, N_i], contiguous copies only) in blocks of whole rows, and
+// transpose.comp lays each block out as columns of [N, K] (its rows offset + c * stride). Two scratch blocks
+// alternate, so the host fills one while the device transposes the other. Fused weights (packed QKV, interleaved
+// gate/up) are placed from their parts, never built on the host. (A host transposition and the host-built fused
+// weights were most of a folder's load time: ~55% of the CPU time of loading a 1B fp16 folder, measured with perf.)
+MatMulWeight upload_matmul_weight_parts(Context& ctx, const std::string& name, const std::vector<WeightColumns>& parts,
+                                        int64_t N) {
+  OGX_CHECK(!parts.empty(), "MatMul weight ", name, ": no parts");
+  const Tensor& first = *parts[0].w;
+  OGX_CHECK(first.rank() == 2, "MatMul weight ", name, " must be 2-D [K, N], got ", shape_str(first.shape()));
   MatMulWeight w;
-  w.dtype = b.dtype();
-  w.K = b.dim(0);
-  w.N = b.dim(1);
-  size_t es = dtype_size(b.dtype());
-  w.data = ctx.memory().allocate(name, b.bytes());
-  const char* src = static_cast<const char*>(b.raw());
-  int64_t K = w.K, N = w.N;
+  w.dtype = first.dtype();
+  storage_suffix(w.dtype, name.c_str());
+  w.K = first.dim(0);
+  w.N = N;
+  size_t es = dtype_size(w.dtype);
+  int64_t covered = 0;
+  for (const WeightColumns& p : parts) {
+    OGX_CHECK(p.w->rank() == 2 && p.w->dim(0) == w.K && p.w->dtype() == w.dtype && p.stride >= 1 && p.offset >= 0 &&
+                  (p.w->dim(1) == 0 || p.offset + (p.w->dim(1) - 1) * p.stride < N),
+              "MatMul weight ", name, ": a part ", shape_str(p.w->shape()), " does not fit [", w.K, ", ", N, "]");
+    covered += p.w->dim(1);
+  }
+  OGX_CHECK(covered == N, "MatMul weight ", name, ": parts cover ", covered, " of ", N, " columns");
+  w.data = ctx.memory().allocate(name, (VkDeviceSize)(w.K * N) * es);
+  const int64_t K = w.K;
   if (K == 0 || N == 0) return w;
   if ((uint64_t)K * (uint64_t)N >= (1ull << 32)) {  // the kernel indexes elements with 32 bits
-    transpose_on_host(ctx, w, src, es);
+    for (const WeightColumns& p : parts) transpose_on_host(ctx, w, p);
     return w;
   }
-  const VkDeviceSize row_bytes = (VkDeviceSize)N * es;
-  const int64_t kc = std::clamp<int64_t>((int64_t)(kTransposeScratchBytes / row_bytes), 1, K);
   const Pipeline& pl = ctx.pipelines().get(es == 2 ? "transpose_f16" : "transpose_f32");
+  int64_t widest = 0;
+  for (const WeightColumns& p : parts) widest = std::max(widest, p.w->dim(1));
+  const int64_t kc_max = std::clamp<int64_t>((int64_t)(kTransposeScratchBytes / ((VkDeviceSize)widest * es)), 1, K);
   DeviceBuffer scratch[2];
   std::unique_ptr<CommandRecorder> rec[2];
-  for (int i = 0; i < 2 && i * kc < K; i++) {
-    scratch[i] = ctx.memory().allocate(name + " (upload block)", (VkDeviceSize)kc * row_bytes);
+  int blocks = 0;
+  for (const WeightColumns& p : parts) blocks += (int)((K + kc_max - 1) / kc_max);
+  for (int i = 0; i < 2 && i < blocks; i++) {
+    scratch[i] = ctx.memory().allocate(name + " (upload block)", (VkDeviceSize)(kc_max * widest) * es);
     rec[i] = std::make_unique<CommandRecorder>(ctx);
   }
   int i = 0;
-  for (int64_t k0 = 0; k0 < K; k0 += kc, i ^= 1) {
-    int64_t rows = std::min(kc, K - k0);
-    rec[i]->wait();  // its last transposition read scratch[i]
-    ctx.transfers().upload(scratch[i].slice(), 0, src + (size_t)k0 * row_bytes, (VkDeviceSize)rows * row_bytes);
-    // The block is in the upload heap: its pages of a mapped model file need not stay resident (host RSS of a
-    // loaded model stays small; a later host read faults them back in).
-    MappedFile::release_if_mapped(src + (size_t)k0 * row_bytes, (size_t)rows * row_bytes);
-    TransposePush p{scratch[i].slice().address, w.data.slice().address, (uint32_t)rows, (uint32_t)N, (uint32_t)K, (uint32_t)k0};
-    rec[i]->begin();  // opens with a barrier after the block's upload copies
-    rec[i]->dispatch(pl, &p, sizeof(p), div_up(N, 32), div_up(rows, 32), 1, {scratch[i].slice()}, {w.data.slice()});
-    rec[i]->end();
-    rec[i]->submit();
+  for (const WeightColumns& part : parts) {
+    const int64_t Ni = part.w->dim(1);
+    if (Ni == 0) continue;
+    const VkDeviceSize row_bytes = (VkDeviceSize)Ni * es;
+    const char* src = static_cast<const char*>(part.w->raw());
+    for (int64_t k0 = 0; k0 < K; k0 += kc_max, i ^= 1) {
+      int64_t rows = std::min(kc_max, K - k0);
+      rec[i]->wait();  // its last transposition read scratch[i]
+      ctx.transfers().upload(scratch[i].slice(), 0, src + (size_t)k0 * row_bytes, (VkDeviceSize)rows * row_bytes);
+      // The block is in the upload heap: its pages of a mapped model file need not stay resident (host RSS of a
+      // loaded model stays small; a later host read faults them back in).
+      MappedFile::release_if_mapped(src + (size_t)k0 * row_bytes, (size_t)rows * row_bytes);
+      TransposePush p{scratch[i].slice().address, w.data.slice().address, (uint32_t)rows, (uint32_t)Ni, (uint32_t)K,
+                      (uint32_t)k0, (uint32_t)part.stride, (uint32_t)part.offset};
+      rec[i]->begin();  // opens with a barrier after the block's upload copies
+      rec[i]->dispatch(pl, &p, sizeof(p), div_up(Ni, 32), div_up(rows, 32), 1, {scratch[i].slice()},
+                       {w.data.slice()});
+      rec[i]->end();
+      rec[i]->submit();
+    }
   }
   for (auto& r : rec)
     if (r) r->wait();

@@ -23,6 +23,14 @@ struct MatMulWeight {
 
 // Uploads an ONNX MatMul weight B [K, N] (f32/f16), transposing it to [N, K] chunk by chunk through the upload heap.
 MatMulWeight upload_matmul_weight(Context& ctx, const std::string& name, const Tensor& b);
+// A weight assembled from parts on the device: column c of part.w ([K, N_i]) becomes column offset + c * stride of
+// the [K, N] weight (row offset + c * stride of the uploaded [N, K]). Every column must be covered exactly once.
+struct WeightColumns {
+  const Tensor* w;
+  int64_t offset, stride;
+};
+MatMulWeight upload_matmul_weight_parts(Context& ctx, const std::string& name, const std::vector<WeightColumns>& parts,
+                                        int64_t N);
 
 // Uploads MatMulNBits (bits = 4) inputs: b [N, nblocks, bs/2] uint8, scales [N * nblocks] f32/f16, optional
 // zero_points [N * ceil(nblocks/2)] uint8.

@@ -1,6 +1,7 @@
 // Load-time layout of a MatMul weight: rows [k0, k0 + kc) of a row-major [K, N] matrix (as an ONNX file stores it)
 // become columns [k0, k0 + kc) of the row-major [N, K] matrix the matvec / matmul kernels read:
-//   out[n * K + k0 + j] = in[j * N + n]   for j < kc, n < N.
+//   out[(n * row_stride + row_offset) * K + k0 + j] = in[j * N + n]   for j < kc, n < N.
+// row_stride / row_offset place a part of a fused weight (packed QKV: its row range; gate/up: every other row).
 // The host streams the weight's bytes unchanged; this kernel does the transposition (32 x 32 tiles through shared
 // memory, so both the loads and the stores are coalesced). ELEM_F16 selects 2-byte elements (else 4-byte, moved as
 // raw bits); an fp16 value passes through fp32 exactly.
@@ -23,8 +24,8 @@ shared uint tile[32][33];
 
 layout(push_constant) uniform Push {
   Buf in_;   // [kc, N]: source rows k0 .. k0 + kc
-  Buf out_;  // [N, K]
-  uint kc, N, K, k0;
+  Buf out_;  // [rows, K], rows >= N * row_stride
+  uint kc, N, K, k0, row_stride, row_offset;
 } p;
 
 void main() {
@@ -37,6 +38,6 @@ void main() {
   barrier();
   for (uint r = ty; r < 32; r += 8) {
     uint n = n0 + r, j = j0 + tx;
-    if (n < p.N && j < p.kc) p.out_.v[n * p.K + p.k0 + j] = STORE(tile[tx][r]);
+    if (n < p.N && j < p.kc) p.out_.v[(n * p.row_stride + p.row_offset) * p.K + p.k0 + j] = STORE(tile[tx][r]);
   }
 }

@@ -223,6 +223,33 @@ TEST_F(VulkanTest, WeightUploadTransposesOnTheDeviceExactly) {
   }
 }
 
+TEST_F(VulkanTest, WeightPartsArePlacedAsTheFusedWeight) {
+  // A packed QKV weight (parts side by side) and an interleaved gate/up weight (parts on alternate columns) placed
+  // from their parts on the device: the same bytes as the fused [K, N] weight built on the host, transposed.
+  for (DType dt : {DType::f16, DType::f32}) {
+    const int64_t K = 67;
+    Tensor q = host_tensor(random_values(K * 40, 81), dt, {K, 40}), k = host_tensor(random_values(K * 9, 82), dt, {K, 9});
+    Tensor v = host_tensor(random_values(K * 9, 83), dt, {K, 9});
+    Tensor g = host_tensor(random_values(K * 33, 84), dt, {K, 33}), u = host_tensor(random_values(K * 33, 85), dt, {K, 33});
+    struct Case { std::vector<kernels::WeightColumns> parts; int64_t N; };
+    for (const Case& c : {Case{{{&q, 0, 1}, {&k, 40, 1}, {&v, 49, 1}}, 58}, Case{{{&g, 0, 2}, {&u, 1, 2}}, 66}}) {
+      auto w = kernels::upload_matmul_weight_parts(ctx(), "fused", c.parts, c.N);
+      Tensor got = ctx().transfers().download_tensor(w.data.view(dt, {c.N, K}));
+      size_t es = dtype_size(dt);
+      int64_t bad = 0;
+      for (const auto& p : c.parts)
+        for (int64_t kk = 0; kk < K; kk++)
+          for (int64_t col = 0; col < p.w->dim(1); col++)
+            bad += std::memcmp(static_cast<const char*>(p.w->raw()) + (kk * p.w->dim(1) + col) * es,
+                               static_cast<const char*>(got.raw()) + ((p.offset + col * p.stride) * K + kk) * es, es) != 0;
+      EXPECT_EQ(bad, 0) << "N " << c.N << " " << dtype_name(dt);
+    }
+  }
+  Tensor a = host_tensor(random_values(8 * 4, 86), DType::f32, {8, 4});
+  EXPECT_THROW(kernels::upload_matmul_weight_parts(ctx(), "gap", {{&a, 0, 1}}, 5), Error);  // a column uncovered
+  EXPECT_THROW(kernels::upload_matmul_weight_parts(ctx(), "over", {{&a, 2, 1}}, 5), Error);  // past the end
+}
+
 // c[i] = a[i] [M, K] x b[i or 0] [K, N] in float64 (b broadcast when it has one batch).
 std::vector<double> batched_reference(const std::vector<float>& a, const std::vector<float>& b, int64_t B, int64_t M,
                                       int64_t K, int64_t N, bool broadcast) {
