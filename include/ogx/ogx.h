@@ -37,7 +37,8 @@
  *     serialized on that model. With the vulkan (dml) provider the model keeps one sequence's KV cache on the
  *     device: when generators take turns, the one that runs first re-runs its own tokens into it (one prompt pass
  *     per switch), so each still gets the tokens it gets alone.
- *   - OgxTokenizer: immutable; encode/decode/apply_chat_template may run concurrently from many threads.
+ *   - OgxTokenizer: encode/decode/apply_chat_template may run concurrently from many threads; its options
+ *     (OgxUpdateTokenizerOptions) are not synchronized with them: set them before sharing the tokenizer.
  *   - OgxTokenizerStream: one thread at a time (it holds decoding state).
  *   - OgxGenerator: calls are serialized by the generator (concurrent calls do not corrupt it, they wait), but a
  *     borrowed pointer it returns (GetNextTokens, GetSequenceData) is invalidated by the next mutating call from any
@@ -103,6 +104,13 @@ typedef struct OgxGeneratorParams OgxGeneratorParams;
 typedef struct OgxGenerator OgxGenerator;
 typedef struct OgxTensor OgxTensor;
 typedef struct OgxStringArray OgxStringArray;
+typedef struct OgxNamedTensors OgxNamedTensors; /* tensors by name: extra model inputs */
+typedef struct OgxSpeculativeStats OgxSpeculativeStats; /* counters of speculative decoding */
+/* Multimodal objects: declared so that code naming them compiles; every call that would make one fails with
+ * "multimodal models are not supported by ogx". */
+typedef struct OgxImages OgxImages;
+typedef struct OgxAudios OgxAudios;
+typedef struct OgxMultiModalProcessor OgxMultiModalProcessor;
 
 /* ---------------------------------------------------------------------------------------------------------------
  * Results, strings, version, logging
@@ -119,12 +127,37 @@ OGX_EXPORT void OgxDestroyString(const char* str);
 /* The library version, "MAJOR.MINOR.PATCH" (static storage, never freed). */
 OGX_EXPORT const char* OgxGetVersion(void);
 
-/* Receives every log message at or above the log level. user_data is passed back unchanged. */
+/* Installs a log callback as ort_genai_c.h: each message (not NUL-terminated at `length`; it is NUL-terminated
+ * too) at or above the log level. NULL restores the default (stderr, or the file set with OgxSetLogString
+ * ("filename")). See THREAD SAFETY above. */
+OGX_EXPORT OgxResult* OgxSetLogCallback(void (*callback)(const char* string, size_t length));
+/* ogx's richer form: the level and a user_data pointer passed back unchanged. Replaces any callback installed
+ * with OgxSetLogCallback (and vice versa). */
 typedef void (*OgxLogCallback)(void* user_data, OgxLogLevel level, const char* message);
-/* Installs a log callback (NULL restores the default: messages go to stderr). See THREAD SAFETY above. */
-OGX_EXPORT OgxResult* OgxSetLogCallback(OgxLogCallback callback, void* user_data);
+OGX_EXPORT OgxResult* OgxSetLogCallbackWithLevel(OgxLogCallback callback, void* user_data);
 /* Messages below this level are dropped. Default: OgxLogLevel_Info. */
 OGX_EXPORT OgxResult* OgxSetLogLevel(OgxLogLevel level);
+/* Log options by name, as ort_genai_c.h's OgaSetLogBool / OgaSetLogString:
+ *   bool "enabled" (default true: ogx logs warnings and errors; false: only errors), "ansi_tags" (accepted),
+ *   "warning" (accepted), "generate_next_token" (a line per generated token), "append_next_tokens",
+ *   "model_input_values" / "model_output_values" / "model_logits" (a line per model run describing the tensors),
+ *   "hit_eos", "ort_lib", "value_stats" (accepted);
+ *   string "filename": write log messages to this file (appending) instead of stderr / the callback; "" restores.
+ * Unknown names are errors listing the known ones. */
+OGX_EXPORT OgxResult* OgxSetLogBool(const char* name, bool value);
+OGX_EXPORT OgxResult* OgxSetLogString(const char* name, const char* value);
+/* ogx sends no telemetry: both states are accepted and nothing is sent either way. */
+OGX_EXPORT void OgxSetTelemetryEnabled(bool enabled);
+/* Accepted for compatibility; ogx needs no global shutdown (objects are freed by their destroy calls). */
+OGX_EXPORT void OgxShutdown(void);
+/* The GPU index new models use when their config names no device_id (ort_genai_c.h's current GPU device):
+ * it becomes the vulkan provider's default device_id. Negative ids are errors. Default 0. */
+OGX_EXPORT OgxResult* OgxSetCurrentGpuDeviceId(int device_id);
+OGX_EXPORT OgxResult* OgxGetCurrentGpuDeviceId(int* device_id);
+/* ONNX Runtime plug-in execution provider libraries cannot be loaded by ogx (it does not run on ONNX Runtime):
+ * these log an error naming the library and what ogx offers instead (void, as in ort_genai_c.h). */
+OGX_EXPORT void OgxRegisterExecutionProviderLibrary(const char* registration_name, const char* library_path);
+OGX_EXPORT void OgxUnregisterExecutionProviderLibrary(const char* registration_name);
 
 /* ---------------------------------------------------------------------------------------------------------------
  * Providers and devices
@@ -149,8 +182,9 @@ OGX_EXPORT OgxResult* OgxCreateConfig(const char* config_path, OgxConfig** out);
 OGX_EXPORT void OgxDestroyConfig(OgxConfig* config);
 /* Empties the provider list: the model then runs on the CPU. */
 OGX_EXPORT OgxResult* OgxConfigClearProviders(OgxConfig* config);
-/* Appends a provider ("cpu", "vulkan", "dml") unless already listed. The first listed provider is used.
- * Unknown names are an error listing the known ones. */
+/* Appends a provider unless already listed. The first listed provider is used. Any name is accepted here, as in
+ * ONNX Runtime GenAI; creating a model whose first provider ogx lacks ("cuda", ...) is an error listing the ones
+ * it has (cpu, vulkan, dml). */
 OGX_EXPORT OgxResult* OgxConfigAppendProvider(OgxConfig* config, const char* provider);
 /* Sets a provider option (appending the provider if absent), e.g. ("dml", "device_id", "0") or
  * ("dml", "performance_preference", "high_performance"). The device filtering keys hardware_device_type
@@ -160,6 +194,25 @@ OGX_EXPORT OgxResult* OgxConfigSetProviderOption(OgxConfig* config, const char* 
                                                  const char* value);
 /* Applies a partial genai_config.json (same schema) on top of the config, e.g. {"search": {"max_length": 64}}. */
 OGX_EXPORT OgxResult* OgxConfigOverlay(OgxConfig* config, const char* json);
+/* Holds a model file in memory: a model created from this config reads `model_filename` (the decoder's filename
+ * in genai_config.json, e.g. "model.onnx", or an external-data file it names, e.g. "model.onnx.data") from these
+ * bytes instead of the folder. The bytes are copied. Adding a name twice replaces it. */
+OGX_EXPORT OgxResult* OgxConfigAddModelData(OgxConfig* config, const char* model_filename, const void* model_data,
+                                            size_t model_data_length);
+/* Forgets model data added under that name; an error when there is none. */
+OGX_EXPORT OgxResult* OgxConfigRemoveModelData(OgxConfig* config, const char* model_filename);
+/* Device filtering of the provider's entry (appended if absent), as genai_config.json's
+ * device_filtering_options: hardware_device_type ("gpu", "cpu"; "GPU"/"CPU" accepted), hardware_device_id,
+ * hardware_vendor_id (PCI ids). The Clear forms remove the key. */
+OGX_EXPORT OgxResult* OgxConfigSetDecoderProviderOptionsHardwareDeviceType(OgxConfig* config, const char* provider,
+                                                                         const char* hardware_device_type);
+OGX_EXPORT OgxResult* OgxConfigSetDecoderProviderOptionsHardwareDeviceId(OgxConfig* config, const char* provider,
+                                                                       uint32_t hardware_device_id);
+OGX_EXPORT OgxResult* OgxConfigSetDecoderProviderOptionsHardwareVendorId(OgxConfig* config, const char* provider,
+                                                                       uint32_t hardware_vendor_id);
+OGX_EXPORT OgxResult* OgxConfigClearDecoderProviderOptionsHardwareDeviceType(OgxConfig* config, const char* provider);
+OGX_EXPORT OgxResult* OgxConfigClearDecoderProviderOptionsHardwareDeviceId(OgxConfig* config, const char* provider);
+OGX_EXPORT OgxResult* OgxConfigClearDecoderProviderOptionsHardwareVendorId(OgxConfig* config, const char* provider);
 
 /* ---------------------------------------------------------------------------------------------------------------
  * Model
@@ -176,7 +229,8 @@ OGX_EXPORT OgxResult* OgxCreateModelFromConfig(const OgxConfig* config, OgxModel
 OGX_EXPORT void OgxDestroyModel(OgxModel* model);
 /* *out = genai_config.json model.type ("llama", "phi3", ...). Free with OgxDestroyString. */
 OGX_EXPORT OgxResult* OgxModelGetType(const OgxModel* model, const char** out);
-/* *out = "cpu" or "gpu": where the model runs. Free with OgxDestroyString. */
+/* *out = the device the model runs on, spelled as ONNX Runtime GenAI does: "CPU", or "DirectML" for the vulkan
+ * provider (it plays DirectML's role). Free with OgxDestroyString. */
 OGX_EXPORT OgxResult* OgxModelGetDeviceType(const OgxModel* model, const char** out);
 
 /* ---------------------------------------------------------------------------------------------------------------
@@ -226,11 +280,30 @@ OGX_EXPORT OgxResult* OgxTokenizerToTokenId(const OgxTokenizer* tokenizer, const
 OGX_EXPORT OgxResult* OgxTokenizerApplyChatTemplate(const OgxTokenizer* tokenizer, const char* template_str,
                                                     const char* messages, const char* tools,
                                                     bool add_generation_prompt, const char** out);
-/* Special token ids; -1 when the tokenizer has none. */
+/* As OgxTokenizerApplyChatTemplate, with template_kwargs: a JSON object of extra template variables (e.g.
+ * {"enable_thinking": false}) or NULL. */
+OGX_EXPORT OgxResult* OgxTokenizerApplyChatTemplateWithOptions(const OgxTokenizer* tokenizer, const char* template_str,
+                                                               const char* messages, const char* tools,
+                                                               const char* template_kwargs,
+                                                               bool add_generation_prompt, const char** out);
+/* Special token ids as ONNX Runtime GenAI's Tokenizer reports them: genai_config.json's model.bos_token_id /
+ * pad_token_id / eos_token_id where set, else the tokenizer's files; -1 when neither has one. */
 OGX_EXPORT OgxResult* OgxTokenizerGetBosTokenId(const OgxTokenizer* tokenizer, int32_t* token_id);
 OGX_EXPORT OgxResult* OgxTokenizerGetPadTokenId(const OgxTokenizer* tokenizer, int32_t* token_id);
 /* The end-of-sequence ids (borrowed: valid while the tokenizer lives). */
 OGX_EXPORT OgxResult* OgxTokenizerGetEosTokenIds(const OgxTokenizer* tokenizer, const int32_t** ids, size_t* count);
+/* Tool-call and reasoning markers, as ort_genai_c.h: BOT/EOT begin and end a tool call, BOR/EOR begin and end
+ * reasoning. Taken from genai_config.json model.{bot,eot,bor,eor}_token_id, else from the vocabulary
+ * (<tool_call> / </tool_call>, <think> / </think>); an error naming the marker when the model has none. */
+OGX_EXPORT OgxResult* OgxTokenizerGetBotTokenId(const OgxTokenizer* tokenizer, int32_t* token_id);
+OGX_EXPORT OgxResult* OgxTokenizerGetEotTokenId(const OgxTokenizer* tokenizer, int32_t* token_id);
+OGX_EXPORT OgxResult* OgxTokenizerGetBorTokenId(const OgxTokenizer* tokenizer, int32_t* token_id);
+OGX_EXPORT OgxResult* OgxTokenizerGetEorTokenId(const OgxTokenizer* tokenizer, int32_t* token_id);
+/* Tokenizer options, as ort_genai_c.h: "add_special_tokens" (encode adds BOS etc.; default true) and
+ * "skip_special_tokens" (decode and streams drop special tokens; default true); values "true"/"false"/"1"/"0".
+ * Unknown keys and values are errors; options apply to this tokenizer object (streams created afterwards). */
+OGX_EXPORT OgxResult* OgxUpdateTokenizerOptions(OgxTokenizer* tokenizer, const char* const* keys,
+                                                const char* const* values, size_t num_options);
 
 /* A stream decodes one token at a time; the chunks concatenate to the full decode. Special tokens are skipped. */
 OGX_EXPORT OgxResult* OgxCreateTokenizerStream(const OgxTokenizer* tokenizer, OgxTokenizerStream** out);
@@ -255,6 +328,22 @@ OGX_EXPORT void OgxDestroyGeneratorParams(OgxGeneratorParams* params);
 OGX_EXPORT OgxResult* OgxGeneratorParamsSetSearchNumber(OgxGeneratorParams* params, const char* name, double value);
 /* Boolean search options: do_sample, past_present_share_buffer, early_stopping. */
 OGX_EXPORT OgxResult* OgxGeneratorParamsSetSearchBool(OgxGeneratorParams* params, const char* name, bool value);
+/* The current value of a search option (the names above, plus chunk_size: always 0, ogx runs a prompt in one
+ * pass); unknown names are errors. */
+OGX_EXPORT OgxResult* OgxGeneratorParamsGetSearchNumber(const OgxGeneratorParams* params, const char* name,
+                                                        double* out);
+OGX_EXPORT OgxResult* OgxGeneratorParamsGetSearchBool(const OgxGeneratorParams* params, const char* name, bool* out);
+/* Speculative decoding with n-gram (prompt-lookup) drafting: numbers ngram_size (0: off, up to 16),
+ * max_draft_tokens (1-16, default 4), min_adaptive_k (0 only); booleans ngram_chained_lookup and cooldown (false
+ * only). Greedy output equals plain decoding; batch_size 1 greedy search on the cpu provider only (other settings
+ * are an error at generator creation). Unknown names and values out of range are errors. */
+OGX_EXPORT OgxResult* OgxGeneratorParamsSetSpeculativeNumber(OgxGeneratorParams* params, const char* name,
+                                                            double value);
+OGX_EXPORT OgxResult* OgxGeneratorParamsSetSpeculativeBool(OgxGeneratorParams* params, const char* name, bool value);
+OGX_EXPORT OgxResult* OgxGeneratorParamsGetSpeculativeNumber(const OgxGeneratorParams* params, const char* name,
+                                                            double* value);
+OGX_EXPORT OgxResult* OgxGeneratorParamsGetSpeculativeBool(const OgxGeneratorParams* params, const char* name,
+                                                          bool* value);
 
 /* Creates a generator. The params are copied. Search options as ONNX Runtime GenAI: batch_size 1-32 prompts,
  * num_beams 1-32 (beam search when > 1, with num_return_sequences <= num_beams hypotheses per prompt, best first),
@@ -283,8 +372,8 @@ OGX_EXPORT size_t OgxGenerator_GetSequenceCount(const OgxGenerator* generator, s
 /* The tokens of batch entry `index` (borrowed: valid until the next call that changes the generator); never NULL
  * for a valid index, even with no tokens; NULL for a bad handle or index. */
 OGX_EXPORT const int32_t* OgxGenerator_GetSequenceData(const OgxGenerator* generator, size_t index);
-/* *out = total tokens in the sequence (prompt + generated). */
-OGX_EXPORT OgxResult* OgxGenerator_TokenCount(const OgxGenerator* generator, size_t* out);
+/* Total tokens in the sequence (prompt + generated), as ort_genai_c.h; 0 for a bad handle. */
+OGX_EXPORT size_t OgxGenerator_TokenCount(const OgxGenerator* generator);
 /* *out = a float32 tensor [batch_size x num_beams, 1, vocab] with a copy of the logits the next tokens are picked
  * from (after GenerateNextToken the model first runs the tokens it chose). Free with OgxDestroyTensor. */
 OGX_EXPORT OgxResult* OgxGenerator_GetLogits(OgxGenerator* generator, OgxTensor** out);
@@ -294,6 +383,37 @@ OGX_EXPORT OgxResult* OgxGenerator_SetLogits(OgxGenerator* generator, const OgxT
 /* Shortens the sequence to new_length tokens (KV cache included); generation continues from there. batch_size > 1:
  * only to 0; beam search: not supported. */
 OGX_EXPORT OgxResult* OgxGenerator_RewindTo(OgxGenerator* generator, size_t new_length);
+/* Appends the tokens of an int32 tensor ([n] or [batch_size, n]) as OgxGenerator_AppendTokens. */
+OGX_EXPORT OgxResult* OgxGenerator_AppendTokensFromTensor(OgxGenerator* generator, const OgxTensor* tokens);
+/* Feeds an extra model input (one the model has that is not input_ids, attention_mask, position_ids or the KV
+ * cache) with this tensor on every following run; the tensor is copied. Names the model lacks, and the inputs the
+ * generator sets itself, are errors. */
+OGX_EXPORT OgxResult* OgxGenerator_SetModelInput(OgxGenerator* generator, const char* name, const OgxTensor* tensor);
+/* OgxGenerator_SetModelInput for every tensor of the set. */
+OGX_EXPORT OgxResult* OgxGenerator_SetInputs(OgxGenerator* generator, const OgxNamedTensors* named_tensors);
+/* *out = a copy of an input of the latest model run (input_ids, attention_mask, position_ids, or one set with
+ * SetModelInput; for an input set but not yet run, that tensor). Free with OgxDestroyTensor. */
+OGX_EXPORT OgxResult* OgxGenerator_GetInput(const OgxGenerator* generator, const char* name, OgxTensor** out);
+/* *out = a copy of an output of the latest model run: "logits" ([rows, tokens of that run, vocab]; after
+ * GenerateNextToken the model first runs the tokens it chose), or any other graph output such as "hidden_states"
+ * (asking for one the first time re-runs the latest step to produce it, then every run keeps it). Free with
+ * OgxDestroyTensor. */
+OGX_EXPORT OgxResult* OgxGenerator_GetOutput(const OgxGenerator* generator, const char* name, OgxTensor** out);
+/* Runtime options: "terminate_session" = "1" makes the generator stop (IsDone true, and GenerateNextToken,
+ * AppendTokens fail with "session terminated") until set to "0". Unknown keys are errors. */
+OGX_EXPORT OgxResult* OgxGenerator_SetRuntimeOption(OgxGenerator* generator, const char* key, const char* value);
+/* Whether terminate_session is set; false for a bad handle. */
+OGX_EXPORT bool OgxGenerator_IsSessionTerminated(const OgxGenerator* generator);
+/* *out = a snapshot of the generator's speculative-decoding counters (all 0 when speculative decoding is off).
+ * Counts: rounds, draft_tokens_proposed, draft_tokens_evaluated, draft_tokens_accepted, bonus_tokens,
+ * correction_tokens, tokens_emitted, tokens_discarded, target_forward_passes, ngram_lookup_hits,
+ * ngram_lookup_misses; numbers: those and acceptance_rate, observed_speedup (tokens per forward pass); bool:
+ * enabled. Unknown names are errors. Free with OgxDestroySpeculativeStats. */
+OGX_EXPORT OgxResult* OgxGenerator_GetSpeculativeStats(const OgxGenerator* generator, OgxSpeculativeStats** out);
+OGX_EXPORT void OgxDestroySpeculativeStats(OgxSpeculativeStats* stats);
+OGX_EXPORT OgxResult* OgxSpeculativeStatsGetCount(const OgxSpeculativeStats* stats, const char* name, uint64_t* value);
+OGX_EXPORT OgxResult* OgxSpeculativeStatsGetNumber(const OgxSpeculativeStats* stats, const char* name, double* value);
+OGX_EXPORT OgxResult* OgxSpeculativeStatsGetBool(const OgxSpeculativeStats* stats, const char* name, bool* value);
 
 /* ---------------------------------------------------------------------------------------------------------------
  * Tensors and string arrays
@@ -311,10 +431,44 @@ OGX_EXPORT OgxResult* OgxTensorGetShape(const OgxTensor* tensor, int64_t* shape_
 /* *out = the tensor's data (borrowed: valid while the tensor lives). */
 OGX_EXPORT OgxResult* OgxTensorGetData(const OgxTensor* tensor, void** out);
 
+OGX_EXPORT OgxResult* OgxCreateStringArray(OgxStringArray** out);
+OGX_EXPORT OgxResult* OgxCreateStringArrayFromStrings(const char* const* strs, size_t count, OgxStringArray** out);
+OGX_EXPORT OgxResult* OgxStringArrayAddString(OgxStringArray* array, const char* str);
 OGX_EXPORT void OgxDestroyStringArray(OgxStringArray* array);
 OGX_EXPORT OgxResult* OgxStringArrayGetCount(const OgxStringArray* array, size_t* out);
 /* *out = string `index` (borrowed: valid while the array lives). */
 OGX_EXPORT OgxResult* OgxStringArrayGetString(const OgxStringArray* array, size_t index, const char** out);
+
+/* ---------------------------------------------------------------------------------------------------------------
+ * Named tensors: extra model inputs by name (OgxGenerator_SetInputs)
+ * ------------------------------------------------------------------------------------------------------------ */
+
+OGX_EXPORT OgxResult* OgxCreateNamedTensors(OgxNamedTensors** out);
+OGX_EXPORT void OgxDestroyNamedTensors(OgxNamedTensors* named_tensors);
+/* *out = a new handle to the tensor of that name (the data is shared with the set); an error when absent. */
+OGX_EXPORT OgxResult* OgxNamedTensorsGet(const OgxNamedTensors* named_tensors, const char* name, OgxTensor** out);
+/* Stores the tensor under the name (replacing any). The set keeps the tensor's data alive: an owning tensor's
+ * data is shared, a borrowing tensor's buffer must outlive its use as for OgxCreateTensorFromBuffer. */
+OGX_EXPORT OgxResult* OgxNamedTensorsSet(OgxNamedTensors* named_tensors, const char* name, const OgxTensor* tensor);
+/* Removes the tensor of that name; an error when absent. */
+OGX_EXPORT OgxResult* OgxNamedTensorsDelete(OgxNamedTensors* named_tensors, const char* name);
+OGX_EXPORT OgxResult* OgxNamedTensorsCount(const OgxNamedTensors* named_tensors, size_t* out);
+/* The names, in insertion order. Free with OgxDestroyStringArray. */
+OGX_EXPORT OgxResult* OgxNamedTensorsGetNames(const OgxNamedTensors* named_tensors, OgxStringArray** out);
+
+/* ---------------------------------------------------------------------------------------------------------------
+ * Multimodal: not supported (text models only). These exist so that code naming them builds; each fails with
+ * "multimodal models are not supported by ogx" and sets *out to NULL. Destroy functions accept NULL.
+ * ------------------------------------------------------------------------------------------------------------ */
+
+OGX_EXPORT OgxResult* OgxLoadImage(const char* image_path, OgxImages** out);
+OGX_EXPORT OgxResult* OgxLoadImages(const OgxStringArray* image_paths, OgxImages** out);
+OGX_EXPORT OgxResult* OgxLoadAudio(const char* audio_path, OgxAudios** out);
+OGX_EXPORT OgxResult* OgxLoadAudios(const OgxStringArray* audio_paths, OgxAudios** out);
+OGX_EXPORT OgxResult* OgxCreateMultiModalProcessor(const OgxModel* model, OgxMultiModalProcessor** out);
+OGX_EXPORT void OgxDestroyImages(OgxImages* images);
+OGX_EXPORT void OgxDestroyAudios(OgxAudios* audios);
+OGX_EXPORT void OgxDestroyMultiModalProcessor(OgxMultiModalProcessor* processor);
 
 #ifdef __cplusplus
 }

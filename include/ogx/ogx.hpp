@@ -90,10 +90,23 @@ inline bool IsProviderAvailable(const char* provider) {
   return out;
 }
 
+// ort_genai.h's Oga::SetLogCallback: each message and its length (nullptr restores the default).
+inline void SetLogCallback(void (*callback)(const char* string, size_t length)) {
+  detail::check(OgxSetLogCallback(callback));
+}
+// ogx's form: the level and user_data are passed back.
 inline void SetLogCallback(OgxLogCallback callback, void* user_data) {
-  detail::check(OgxSetLogCallback(callback, user_data));
+  detail::check(OgxSetLogCallbackWithLevel(callback, user_data));
 }
 inline void SetLogLevel(OgxLogLevel level) { detail::check(OgxSetLogLevel(level)); }
+inline void SetLogBool(const char* name, bool value) { detail::check(OgxSetLogBool(name, value)); }
+inline void SetLogString(const char* name, const char* value) { detail::check(OgxSetLogString(name, value)); }
+inline void SetCurrentGpuDeviceId(int device_id) { detail::check(OgxSetCurrentGpuDeviceId(device_id)); }
+inline int GetCurrentGpuDeviceId() {
+  int id = 0;
+  detail::check(OgxGetCurrentGpuDeviceId(&id));
+  return id;
+}
 
 class Config {
  public:
@@ -111,6 +124,29 @@ class Config {
     detail::check(OgxConfigSetProviderOption(get(), provider, key, value));
   }
   void Overlay(const char* json) { detail::check(OgxConfigOverlay(get(), json)); }
+  // The bytes are copied.
+  void AddModelData(const char* model_filename, const void* data, size_t length) {
+    detail::check(OgxConfigAddModelData(get(), model_filename, data, length));
+  }
+  void RemoveModelData(const char* model_filename) { detail::check(OgxConfigRemoveModelData(get(), model_filename)); }
+  void SetDecoderProviderOptionsHardwareDeviceType(const char* provider, const char* type) {
+    detail::check(OgxConfigSetDecoderProviderOptionsHardwareDeviceType(get(), provider, type));
+  }
+  void SetDecoderProviderOptionsHardwareDeviceId(const char* provider, uint32_t id) {
+    detail::check(OgxConfigSetDecoderProviderOptionsHardwareDeviceId(get(), provider, id));
+  }
+  void SetDecoderProviderOptionsHardwareVendorId(const char* provider, uint32_t id) {
+    detail::check(OgxConfigSetDecoderProviderOptionsHardwareVendorId(get(), provider, id));
+  }
+  void ClearDecoderProviderOptionsHardwareDeviceType(const char* provider) {
+    detail::check(OgxConfigClearDecoderProviderOptionsHardwareDeviceType(get(), provider));
+  }
+  void ClearDecoderProviderOptionsHardwareDeviceId(const char* provider) {
+    detail::check(OgxConfigClearDecoderProviderOptionsHardwareDeviceId(get(), provider));
+  }
+  void ClearDecoderProviderOptionsHardwareVendorId(const char* provider) {
+    detail::check(OgxConfigClearDecoderProviderOptionsHardwareVendorId(get(), provider));
+  }
   OgxConfig* get() const { return h_.get(); }
 
  private:
@@ -219,6 +255,47 @@ class Tensor {
   detail::Handle<OgxTensor, OgxDestroyTensor> h_;
 };
 
+// Tensors by name (extra model inputs for Generator::SetInputs).
+class NamedTensors {
+ public:
+  NamedTensors() {
+    OgxNamedTensors* p = nullptr;
+    detail::check(OgxCreateNamedTensors(&p));
+    h_.reset(p);
+  }
+  static std::unique_ptr<NamedTensors> Create() { return std::make_unique<NamedTensors>(); }
+  std::unique_ptr<Tensor> Get(const char* name) const {
+    OgxTensor* p = nullptr;
+    detail::check(OgxNamedTensorsGet(get(), name, &p));
+    return Tensor::Adopt(p);
+  }
+  void Set(const char* name, const Tensor& tensor) { detail::check(OgxNamedTensorsSet(get(), name, tensor.get())); }
+  void Delete(const char* name) { detail::check(OgxNamedTensorsDelete(get(), name)); }
+  size_t Count() const {
+    size_t n = 0;
+    detail::check(OgxNamedTensorsCount(get(), &n));
+    return n;
+  }
+  std::vector<std::string> GetNames() const {
+    OgxStringArray* a = nullptr;
+    detail::check(OgxNamedTensorsGetNames(get(), &a));
+    detail::Handle<OgxStringArray, OgxDestroyStringArray> owner(a);
+    size_t n = 0;
+    detail::check(OgxStringArrayGetCount(a, &n));
+    std::vector<std::string> out;
+    for (size_t i = 0; i < n; i++) {
+      const char* s = nullptr;
+      detail::check(OgxStringArrayGetString(a, i, &s));
+      out.emplace_back(s);
+    }
+    return out;
+  }
+  OgxNamedTensors* get() const { return h_.get(); }
+
+ private:
+  detail::Handle<OgxNamedTensors, OgxDestroyNamedTensors> h_;
+};
+
 class Tokenizer {
  public:
   explicit Tokenizer(const Model& model) {
@@ -277,6 +354,14 @@ class Tokenizer {
     detail::check(OgxTokenizerApplyChatTemplate(get(), template_str, messages, tools, add_generation_prompt, &s));
     return detail::take(s);
   }
+  // template_kwargs: a JSON object of extra template variables, or nullptr.
+  std::string ApplyChatTemplate(const char* template_str, const char* messages, const char* tools,
+                                const char* template_kwargs, bool add_generation_prompt) const {
+    const char* s = nullptr;
+    detail::check(OgxTokenizerApplyChatTemplateWithOptions(get(), template_str, messages, tools, template_kwargs,
+                                                           add_generation_prompt, &s));
+    return detail::take(s);
+  }
   int32_t GetBosTokenId() const {
     int32_t id = -1;
     detail::check(OgxTokenizerGetBosTokenId(get(), &id));
@@ -293,9 +378,22 @@ class Tokenizer {
     detail::check(OgxTokenizerGetEosTokenIds(get(), &ids, &n));
     return {ids, ids + n};
   }
+  // Tool-call and reasoning markers; throw when the model has none.
+  int32_t GetBotTokenId() const { return id_of(OgxTokenizerGetBotTokenId); }
+  int32_t GetEotTokenId() const { return id_of(OgxTokenizerGetEotTokenId); }
+  int32_t GetBorTokenId() const { return id_of(OgxTokenizerGetBorTokenId); }
+  int32_t GetEorTokenId() const { return id_of(OgxTokenizerGetEorTokenId); }
+  void UpdateOptions(const char* const* keys, const char* const* values, size_t num_options) {
+    detail::check(OgxUpdateTokenizerOptions(get(), keys, values, num_options));
+  }
   OgxTokenizer* get() const { return h_.get(); }
 
  private:
+  int32_t id_of(OgxResult* (*fn)(const OgxTokenizer*, int32_t*)) const {
+    int32_t id = -1;
+    detail::check(fn(get(), &id));
+    return id;
+  }
   detail::Handle<OgxTokenizer, OgxDestroyTokenizer> h_;
 };
 
@@ -343,10 +441,61 @@ class GeneratorParams {
   void SetSearchOptionBool(const char* name, bool value) {
     detail::check(OgxGeneratorParamsSetSearchBool(get(), name, value));
   }
+  double GetSearchNumber(const char* name) const {
+    double v = 0;
+    detail::check(OgxGeneratorParamsGetSearchNumber(get(), name, &v));
+    return v;
+  }
+  bool GetSearchBool(const char* name) const {
+    bool v = false;
+    detail::check(OgxGeneratorParamsGetSearchBool(get(), name, &v));
+    return v;
+  }
+  void SetSpeculativeNumber(const char* name, double value) {
+    detail::check(OgxGeneratorParamsSetSpeculativeNumber(get(), name, value));
+  }
+  void SetSpeculativeBool(const char* name, bool value) {
+    detail::check(OgxGeneratorParamsSetSpeculativeBool(get(), name, value));
+  }
+  double GetSpeculativeNumber(const char* name) const {
+    double v = 0;
+    detail::check(OgxGeneratorParamsGetSpeculativeNumber(get(), name, &v));
+    return v;
+  }
+  bool GetSpeculativeBool(const char* name) const {
+    bool v = false;
+    detail::check(OgxGeneratorParamsGetSpeculativeBool(get(), name, &v));
+    return v;
+  }
   OgxGeneratorParams* get() const { return h_.get(); }
 
  private:
   detail::Handle<OgxGeneratorParams, OgxDestroyGeneratorParams> h_;
+};
+
+// A snapshot of a generator's speculative-decoding counters.
+class SpeculativeStats {
+ public:
+  uint64_t GetCount(const char* name) const {
+    uint64_t v = 0;
+    detail::check(OgxSpeculativeStatsGetCount(h_.get(), name, &v));
+    return v;
+  }
+  double GetNumber(const char* name) const {
+    double v = 0;
+    detail::check(OgxSpeculativeStatsGetNumber(h_.get(), name, &v));
+    return v;
+  }
+  bool GetBool(const char* name) const {
+    bool v = false;
+    detail::check(OgxSpeculativeStatsGetBool(h_.get(), name, &v));
+    return v;
+  }
+
+ private:
+  friend class Generator;
+  explicit SpeculativeStats(OgxSpeculativeStats* p) : h_(p) {}
+  detail::Handle<OgxSpeculativeStats, OgxDestroySpeculativeStats> h_;
 };
 
 class Generator {
@@ -381,10 +530,31 @@ class Generator {
     if (!p) throw Exception(OgxErrorCode_InvalidArgument, "Generator::GetSequence: no sequence " + std::to_string(index));
     return {p, p + GetSequenceCount(index)};
   }
-  size_t TokenCount() const {
-    size_t n = 0;
-    detail::check(OgxGenerator_TokenCount(get(), &n));
-    return n;
+  size_t TokenCount() const { return OgxGenerator_TokenCount(get()); }
+  void AppendTokens(const Tensor& tokens) { detail::check(OgxGenerator_AppendTokensFromTensor(get(), tokens.get())); }
+  void SetModelInput(const char* name, const Tensor& tensor) {
+    detail::check(OgxGenerator_SetModelInput(get(), name, tensor.get()));
+  }
+  void SetInputs(const NamedTensors& tensors) { detail::check(OgxGenerator_SetInputs(get(), tensors.get())); }
+  // Copies of the latest run's input / output of that name.
+  std::unique_ptr<Tensor> GetInput(const char* name) const {
+    OgxTensor* p = nullptr;
+    detail::check(OgxGenerator_GetInput(get(), name, &p));
+    return Tensor::Adopt(p);
+  }
+  std::unique_ptr<Tensor> GetOutput(const char* name) const {
+    OgxTensor* p = nullptr;
+    detail::check(OgxGenerator_GetOutput(get(), name, &p));
+    return Tensor::Adopt(p);
+  }
+  void SetRuntimeOption(const char* key, const char* value) {
+    detail::check(OgxGenerator_SetRuntimeOption(get(), key, value));
+  }
+  bool IsSessionTerminated() const { return OgxGenerator_IsSessionTerminated(get()); }
+  std::unique_ptr<SpeculativeStats> GetSpeculativeStats() const {
+    OgxSpeculativeStats* p = nullptr;
+    detail::check(OgxGenerator_GetSpeculativeStats(get(), &p));
+    return std::unique_ptr<SpeculativeStats>(new SpeculativeStats(p));
   }
   // float32 [1, 1, vocab], a copy.
   std::unique_ptr<Tensor> GetLogits() {

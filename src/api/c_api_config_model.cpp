@@ -1,4 +1,6 @@
 // C API: config (genai_config.json with provider edits) and model.
+#include <cctype>
+
 #include "api/handles.h"
 #include "api/provider_env.h"
 
@@ -6,8 +8,48 @@ using namespace ogx::api;
 
 namespace {
 
+// OgxSetCurrentGpuDeviceId: the vulkan provider's device_id when the config sets none.
+void apply_current_gpu(ogx::genai::Config& config) {
+  int id = current_gpu_device_id().load();
+  if (id == 0) return;  // the default: the provider's own first device
+  for (auto& entry : config.model.decoder.session.providers) {
+    std::string canonical;
+    try {
+      canonical = ogx::genai::canonical_provider(entry.name);
+    } catch (const ogx::Error&) {
+      continue;  // reported when the model loads
+    }
+    if (canonical != "vulkan") continue;
+    bool set = false;
+    for (auto& kv : entry.options) set = set || kv.first == "device_id" || kv.first == "device_index";
+    if (!set) config.set_provider_option(entry.name, "device_id", std::to_string(id));
+  }
+}
+
+// The device a model runs on, as ONNX Runtime GenAI spells it (to_string(DeviceType)).
+std::string device_type_name(const ogx::genai::Model& m) { return m.provider() == "cpu" ? "CPU" : "DirectML"; }
+
+void set_filter(OgxConfig* config, const char* provider, const char* key, const std::string& value, const char* fn) {
+  auto& c = live(config, fn, "config");
+  need(provider, fn, "provider");
+  if (!*provider) fail(OgxErrorCode_InvalidArgument, std::string(fn) + ": provider is empty");
+  c.config.set_provider_option(provider, key, value);
+}
+
+void clear_filter(OgxConfig* config, const char* provider, const char* key, const char* fn) {
+  auto& c = live(config, fn, "config");
+  need(provider, fn, "provider");
+  for (auto& entry : c.config.model.decoder.session.providers) {
+    if (entry.name != provider) continue;
+    auto& list = entry.device_filtering;
+    for (auto it = list.begin(); it != list.end();)
+      it = it->first == key ? list.erase(it) : it + 1;
+  }
+}
+
 OgxModel* load_model(ogx::genai::Config config) {
   apply_provider_env(config);
+  apply_current_gpu(config);
   auto shared = std::make_shared<SharedModel>();
   shared->model = ogx::genai::Model::load(config);
   return make_handle(OgxModel{std::move(shared)});
@@ -62,6 +104,78 @@ OgxResult* OgxConfigOverlay(OgxConfig* config, const char* json) {
   });
 }
 
+OgxResult* OgxConfigAddModelData(OgxConfig* config, const char* model_filename, const void* model_data,
+                                 size_t model_data_length) {
+  return guard([&] {
+    auto& c = live(config, "OgxConfigAddModelData", "config");
+    need(model_filename, "OgxConfigAddModelData", "model_filename");
+    if (!*model_filename) fail(OgxErrorCode_InvalidArgument, "OgxConfigAddModelData: model_filename is empty");
+    if (model_data_length > 0) need(model_data, "OgxConfigAddModelData", "model_data");
+    if (model_data_length == 0)
+      fail(OgxErrorCode_InvalidArgument, std::string("OgxConfigAddModelData: '") + model_filename + "' has no bytes");
+    const auto* p = static_cast<const uint8_t*>(model_data);
+    c.config.model_data[model_filename] = std::make_shared<const std::vector<uint8_t>>(p, p + model_data_length);
+  });
+}
+
+OgxResult* OgxConfigRemoveModelData(OgxConfig* config, const char* model_filename) {
+  return guard([&] {
+    auto& c = live(config, "OgxConfigRemoveModelData", "config");
+    need(model_filename, "OgxConfigRemoveModelData", "model_filename");
+    if (c.config.model_data.erase(model_filename) == 0)
+      fail(OgxErrorCode_InvalidArgument, std::string("OgxConfigRemoveModelData: no model data named '") +
+                                             model_filename + "' was added");
+  });
+}
+
+OgxResult* OgxConfigSetDecoderProviderOptionsHardwareDeviceType(OgxConfig* config, const char* provider,
+                                                              const char* hardware_device_type) {
+  return guard([&] {
+    const char* fn = "OgxConfigSetDecoderProviderOptionsHardwareDeviceType";
+    need(hardware_device_type, fn, "hardware_device_type");
+    std::string v = hardware_device_type;
+    for (auto& ch : v) ch = (char)std::tolower((unsigned char)ch);
+    if (v != "gpu" && v != "cpu" && v != "npu")
+      fail(OgxErrorCode_InvalidArgument, std::string(fn) + ": hardware_device_type '" + hardware_device_type +
+                                             "' is not one of CPU, GPU, NPU");
+    set_filter(config, provider, "hardware_device_type", v, fn);
+  });
+}
+
+OgxResult* OgxConfigSetDecoderProviderOptionsHardwareDeviceId(OgxConfig* config, const char* provider,
+                                                            uint32_t hardware_device_id) {
+  return guard([&] {
+    set_filter(config, provider, "hardware_device_id", std::to_string(hardware_device_id),
+               "OgxConfigSetDecoderProviderOptionsHardwareDeviceId");
+  });
+}
+
+OgxResult* OgxConfigSetDecoderProviderOptionsHardwareVendorId(OgxConfig* config, const char* provider,
+                                                            uint32_t hardware_vendor_id) {
+  return guard([&] {
+    set_filter(config, provider, "hardware_vendor_id", std::to_string(hardware_vendor_id),
+               "OgxConfigSetDecoderProviderOptionsHardwareVendorId");
+  });
+}
+
+OgxResult* OgxConfigClearDecoderProviderOptionsHardwareDeviceType(OgxConfig* config, const char* provider) {
+  return guard([&] {
+    clear_filter(config, provider, "hardware_device_type", "OgxConfigClearDecoderProviderOptionsHardwareDeviceType");
+  });
+}
+
+OgxResult* OgxConfigClearDecoderProviderOptionsHardwareDeviceId(OgxConfig* config, const char* provider) {
+  return guard([&] {
+    clear_filter(config, provider, "hardware_device_id", "OgxConfigClearDecoderProviderOptionsHardwareDeviceId");
+  });
+}
+
+OgxResult* OgxConfigClearDecoderProviderOptionsHardwareVendorId(OgxConfig* config, const char* provider) {
+  return guard([&] {
+    clear_filter(config, provider, "hardware_vendor_id", "OgxConfigClearDecoderProviderOptionsHardwareVendorId");
+  });
+}
+
 OgxResult* OgxCreateModel(const char* config_path, OgxModel** out) {
   return guard([&] {
     need(out, "OgxCreateModel", "out");
@@ -93,7 +207,7 @@ OgxResult* OgxModelGetDeviceType(const OgxModel* model, const char** out) {
   return guard([&] {
     auto& m = live(model, "OgxModelGetDeviceType", "model");
     need(out, "OgxModelGetDeviceType", "out");
-    *out = owned_string(m.shared->model->device_type());
+    *out = owned_string(device_type_name(*m.shared->model));
   });
 }
 

@@ -1,4 +1,5 @@
 // C API: the plain data objects — token sequences, tensors and string arrays.
+#include <cstring>
 #include <limits>
 
 #include "api/handles.h"
@@ -66,6 +67,24 @@ std::vector<int64_t> read_integers(const OgxTensor& t, size_t begin, size_t coun
     else if (t.type == OgxElementType_int64) out[i] = static_cast<const int64_t*>(t.data)[begin + i];
     else fail(OgxErrorCode_InvalidArgument, std::string(fn) + ": expected an int32 or int64 tensor");
   }
+  return out;
+}
+
+Tensor to_engine_tensor(const OgxTensor& t, const char* fn) {
+  if (t.data == nullptr && t.byte_size() > 0) fail(OgxErrorCode_InvalidArgument, std::string(fn) + ": tensor has no data");
+  Tensor out(static_cast<DType>(enum_bits(t.type)), Shape(t.shape.begin(), t.shape.end()));
+  if (out.bytes() != t.byte_size())
+    fail(OgxErrorCode_InvalidArgument, std::string(fn) + ": element type not supported for model inputs");
+  if (t.byte_size() > 0) std::memcpy(out.raw(), t.data, t.byte_size());
+  return out;
+}
+
+OgxTensor from_engine_tensor(const Tensor& t, const char* fn) {
+  OgxTensor out = make_tensor(static_cast<int>(t.dtype()), std::vector<int64_t>(t.shape().begin(), t.shape().end()), fn);
+  out.owned.resize(out.byte_size());
+  if (out.byte_size() != t.bytes()) fail(OgxErrorCode_Internal, std::string(fn) + ": tensor size mismatch");
+  if (!out.owned.empty()) std::memcpy(out.owned.data(), t.raw(), out.owned.size());
+  out.data = out.owned.data();
   return out;
 }
 

@@ -3,6 +3,8 @@
 #include <cstring>
 
 #include "api/handles.h"
+#include "api/generator_access.h"
+#include "api/log_options.h"
 #include "api/tensor_util.h"
 
 using namespace ogx::api;
@@ -20,18 +22,10 @@ void set_option(OgxGeneratorParams& p, const std::string& name, double value) {
   p.params = std::move(copy);
 }
 
-// The generator's state, locked: its own mutex, then the model's (forward passes of one model are serialized).
-struct Locked {
-  std::lock_guard<std::mutex> gen_lock;
-  ogx::genai::Generator& gen;
-  explicit Locked(const OgxGenerator& g) : gen_lock(g.mu), gen(*g.gen) {}
-};
-
-// Runs `f` (which may run the model) with the model's lock held.
-template <typename F>
-void run_model(const OgxGenerator& g, F&& f) {
-  std::lock_guard<std::mutex> lk(g.shared->run_mu);
-  f();
+std::string ids_text(const std::vector<int32_t>& ids) {
+  std::string out = "[";
+  for (size_t i = 0; i < ids.size(); i++) out += (i ? ", " : "") + std::to_string(ids[i]);
+  return out + "]";
 }
 
 }  // namespace
@@ -43,7 +37,8 @@ OgxResult* OgxCreateGeneratorParams(const OgxModel* model, OgxGeneratorParams** 
     need(out, "OgxCreateGeneratorParams", "out");
     *out = nullptr;
     auto& m = live(model, "OgxCreateGeneratorParams", "model");
-    *out = make_handle(OgxGeneratorParams{ogx::genai::GeneratorParams(*m.shared->model)});
+    *out = make_handle(OgxGeneratorParams{ogx::genai::GeneratorParams(*m.shared->model),
+                                          m.shared->model->config().model.context_length});
   });
 }
 
@@ -105,7 +100,7 @@ void OgxDestroyGenerator(OgxGenerator* generator) {
 bool OgxGenerator_IsDone(const OgxGenerator* generator) {
   if (!is_live(generator, Kind::generator, "OgxGenerator_IsDone")) return true;
   Locked l(*generator);
-  return l.gen.is_done();
+  return generator->terminated || l.gen.is_done();
 }
 
 OgxResult* OgxGenerator_AppendTokens(OgxGenerator* generator, const int32_t* input_ids, size_t count) {
@@ -114,7 +109,10 @@ OgxResult* OgxGenerator_AppendTokens(OgxGenerator* generator, const int32_t* inp
     if (count > 0) need(input_ids, "OgxGenerator_AppendTokens", "input_ids");
     std::vector<int32_t> ids(input_ids, input_ids + count);
     Locked l(g);
+    check_not_terminated(g, "OgxGenerator_AppendTokens");
+    log_topic(LogTopic::append_next_tokens, ids_text(ids));
     run_model(g, [&] { l.gen.append_tokens(ids); });
+    log_run(l.gen);
   });
 }
 
@@ -128,7 +126,10 @@ OgxResult* OgxGenerator_AppendTokenSequences(OgxGenerator* generator, const OgxS
                                              std::to_string(l.gen.batch_size()) +
                                              (l.gen.batch_size() == 1 ? " sequence" : " sequences") +
                                              " (batch_size), got " + std::to_string(s.seqs.size()));
+    check_not_terminated(g, "OgxGenerator_AppendTokenSequences");
+    for (auto& seq : s.seqs) log_topic(LogTopic::append_next_tokens, ids_text(seq));
     run_model(g, [&] { l.gen.append_token_sequences(s.seqs); });
+    log_run(l.gen);
   });
 }
 
@@ -136,7 +137,11 @@ OgxResult* OgxGenerator_GenerateNextToken(OgxGenerator* generator) {
   return guard([&] {
     auto& g = live(generator, "OgxGenerator_GenerateNextToken", "generator");
     Locked l(g);
+    check_not_terminated(g, "OgxGenerator_GenerateNextToken");
     run_model(g, [&] { l.gen.generate_next_token(); });
+    log_run(l.gen);
+    if (log_topic_on(LogTopic::generate_next_token)) log_topic(LogTopic::generate_next_token, ids_text(l.gen.next_tokens()));
+    if (log_topic_on(LogTopic::hit_eos) && l.gen.is_done()) log_topic(LogTopic::hit_eos, "the generator is done");
   });
 }
 
@@ -167,13 +172,10 @@ const int32_t* OgxGenerator_GetSequenceData(const OgxGenerator* generator, size_
   return s.empty() ? &empty : s.data();
 }
 
-OgxResult* OgxGenerator_TokenCount(const OgxGenerator* generator, size_t* out) {
-  return guard([&] {
-    auto& g = live(generator, "OgxGenerator_TokenCount", "generator");
-    need(out, "OgxGenerator_TokenCount", "out");
-    Locked l(g);
-    *out = l.gen.token_count();
-  });
+size_t OgxGenerator_TokenCount(const OgxGenerator* generator) {
+  if (!is_live(generator, Kind::generator, "OgxGenerator_TokenCount")) return 0;
+  Locked l(*generator);
+  return l.gen.token_count();
 }
 
 OgxResult* OgxGenerator_GetLogits(OgxGenerator* generator, OgxTensor** out) {

@@ -1,5 +1,7 @@
-// C API: version, logging, provider availability and device listing.
+// C API: version, provider availability, device listing, and the process-wide switches of ort_genai_c.h
+// (telemetry, current GPU, execution provider libraries).
 #include <algorithm>
+#include <atomic>
 #include <nlohmann/json.hpp>
 
 #include "api/handles.h"
@@ -40,31 +42,26 @@ std::string devices_json() {
 
 }  // namespace
 
+namespace ogx::api {
+
+std::atomic<int>& current_gpu_device_id() {
+  static std::atomic<int> id{0};
+  return id;
+}
+
+std::string execution_provider_library_error(const char* name, const char* path) {
+  std::string what = std::string("execution provider library '") + (name ? name : "(null)") + "'";
+  if (path) what += std::string(" (") + path + ")";
+  return what + " cannot be " + (path ? "registered" : "unregistered") +
+         ": ogx does not run on ONNX Runtime and loads no provider libraries; its providers are built in: cpu, "
+         "vulkan (alias dml)";
+}
+
+}  // namespace ogx::api
+
 extern "C" {
 
 const char* OgxGetVersion(void) { return OGX_VERSION; }
-
-OgxResult* OgxSetLogCallback(OgxLogCallback callback, void* user_data) {
-  return guard([&] {
-    if (!callback) {
-      ogx::set_log_sink(nullptr);
-      return;
-    }
-    ogx::set_log_sink([callback, user_data](ogx::LogLevel level, const std::string& msg) {
-      callback(user_data, static_cast<OgxLogLevel>(static_cast<int>(level)), msg.c_str());
-    });
-  });
-}
-
-OgxResult* OgxSetLogLevel(OgxLogLevel level) {
-  return guard([&] {
-    int l = enum_bits(level);
-    if (l < OgxLogLevel_Info || l > OgxLogLevel_Error)
-      fail(OgxErrorCode_InvalidArgument, "OgxSetLogLevel: level " + std::to_string(l) +
-                                             " is not one of OgxLogLevel_Info (0), _Warning (1), _Error (2)");
-    ogx::set_log_level(static_cast<ogx::LogLevel>(l));
-  });
-}
 
 OgxResult* OgxIsProviderAvailable(const char* provider, bool* out) {
   return guard([&] {
@@ -79,6 +76,34 @@ OgxResult* OgxIsProviderAvailable(const char* provider, bool* out) {
     auto avail = ogx::genai::available_providers();
     *out = std::find(avail.begin(), avail.end(), canonical) != avail.end();
   });
+}
+
+void OgxSetTelemetryEnabled(bool) {}  // ogx sends no telemetry
+
+void OgxShutdown(void) {}
+
+OgxResult* OgxSetCurrentGpuDeviceId(int device_id) {
+  return guard([&] {
+    if (device_id < 0)
+      fail(OgxErrorCode_InvalidArgument, "OgxSetCurrentGpuDeviceId: device_id " + std::to_string(device_id) +
+                                             " is negative");
+    current_gpu_device_id().store(device_id);
+  });
+}
+
+OgxResult* OgxGetCurrentGpuDeviceId(int* device_id) {
+  return guard([&] {
+    need(device_id, "OgxGetCurrentGpuDeviceId", "device_id");
+    *device_id = current_gpu_device_id().load();
+  });
+}
+
+void OgxRegisterExecutionProviderLibrary(const char* registration_name, const char* library_path) {
+  ogx::log(ogx::LogLevel::error, execution_provider_library_error(registration_name, library_path));
+}
+
+void OgxUnregisterExecutionProviderLibrary(const char* registration_name) {
+  ogx::log(ogx::LogLevel::error, execution_provider_library_error(registration_name, nullptr));
 }
 
 OgxResult* OgxGetAvailableDevices(const char** out) {

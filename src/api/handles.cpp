@@ -42,6 +42,8 @@ const char* kind_name(Kind k) {
     case Kind::generator: return "OgxGenerator";
     case Kind::tensor: return "OgxTensor";
     case Kind::strings: return "OgxStringArray";
+    case Kind::named_tensors: return "OgxNamedTensors";
+    case Kind::speculative_stats: return "OgxSpeculativeStats";
   }
   return "object";
 }

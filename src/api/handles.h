@@ -1,6 +1,7 @@
 // The objects behind the C API's opaque handles, the registry of live handles, and the call guard that turns
 // every C++ exception into an OgxResult.
 #pragma once
+#include <atomic>
 #include <cstring>
 #include <memory>
 #include <mutex>
@@ -34,6 +35,13 @@ struct OgxModel {
 
 struct OgxTokenizer {
   std::shared_ptr<ogx::tok::Tokenizer> tokenizer;
+  // Special ids as ONNX Runtime GenAI reports them: genai_config.json's model.bos/pad/eos_token_id where set,
+  // else the tokenizer's own.
+  int32_t bos_id = -1, pad_id = -1;
+  std::vector<int32_t> eos_ids;
+  int32_t bot_id = -1, eot_id = -1, bor_id = -1, eor_id = -1;  // tool-call and reasoning markers; -1: none
+  // OgxUpdateTokenizerOptions (not synchronized with encode/decode calls on other threads).
+  bool add_special_tokens = true, skip_special_tokens = true;
 };
 
 struct OgxTokenizerStream {
@@ -47,10 +55,12 @@ struct OgxSequences {
 
 struct OgxGeneratorParams {
   ogx::genai::GeneratorParams params;
+  int context_length = 0;  // the model's, for max_length 0 (GetSearchNumber)
 };
 
 struct OgxGenerator {
   mutable std::mutex mu;  // one call at a time
+  std::atomic<bool> terminated{false};  // runtime option terminate_session
   std::shared_ptr<SharedModel> shared;
   std::unique_ptr<ogx::genai::Generator> gen;
   mutable std::vector<int32_t> next_tokens;  // storage behind GetNextTokens
@@ -63,16 +73,39 @@ struct OgxTensor {
   std::vector<unsigned char> owned;
   size_t element_count() const;
   size_t byte_size() const;
+
+  OgxTensor() = default;
+  // A copy of an owning tensor owns a copy of the data; a copy of a borrowing one borrows the same buffer.
+  OgxTensor(const OgxTensor& o) : type(o.type), shape(o.shape), data(o.data), owned(o.owned) {
+    if (o.data == o.owned.data()) data = owned.data();
+  }
+  OgxTensor& operator=(const OgxTensor& o) {
+    if (this != &o) *this = OgxTensor(o);
+    return *this;
+  }
+  OgxTensor(OgxTensor&&) noexcept = default;  // the vector's buffer moves with it: data stays valid
+  OgxTensor& operator=(OgxTensor&&) noexcept = default;
 };
 
 struct OgxStringArray {
   std::vector<std::string> items;
 };
 
+struct OgxSpeculativeStats {
+  std::vector<std::pair<std::string, double>> items;  // SpeculativeStats::items(), a snapshot
+};
+
+struct OgxNamedTensors {
+  std::vector<std::pair<std::string, OgxTensor>> items;  // insertion order; owned tensors hold their own copy
+};
+
 namespace ogx::api {
 
 // Kinds of registered objects (the registry maps an address to its kind).
-enum class Kind { result, string, config, model, tokenizer, stream, sequences, params, generator, tensor, strings };
+enum class Kind {
+  result, string, config, model, tokenizer, stream, sequences, params, generator, tensor, strings, named_tensors,
+  speculative_stats
+};
 const char* kind_name(Kind k);
 
 template <typename T> constexpr Kind kind_of();
@@ -85,6 +118,8 @@ template <> constexpr Kind kind_of<OgxGeneratorParams>() { return Kind::params; 
 template <> constexpr Kind kind_of<OgxGenerator>() { return Kind::generator; }
 template <> constexpr Kind kind_of<OgxTensor>() { return Kind::tensor; }
 template <> constexpr Kind kind_of<OgxStringArray>() { return Kind::strings; }
+template <> constexpr Kind kind_of<OgxNamedTensors>() { return Kind::named_tensors; }
+template <> constexpr Kind kind_of<OgxSpeculativeStats>() { return Kind::speculative_stats; }
 template <> constexpr Kind kind_of<OgxResult>() { return Kind::result; }
 
 void register_handle(const void* p, Kind k);
@@ -143,6 +178,11 @@ void need(const void* p, const char* fn, const char* what);
 const char* owned_string(const std::string& s);
 
 OgxResult* error_result(OgxErrorCode code, const std::string& message);
+
+// OgxSetCurrentGpuDeviceId: the vulkan provider's device_id for configs that set none.
+std::atomic<int>& current_gpu_device_id();
+// The message of OgxRegister/UnregisterExecutionProviderLibrary (path NULL: unregister).
+std::string execution_provider_library_error(const char* name, const char* path);
 
 // Runs f, mapping every exception to an OgxResult (NULL on success).
 template <typename F>

@@ -45,7 +45,13 @@ void apply_provider_options_json(ogx::genai::Config& config, const std::string& 
     }
     OGX_CHECK(it.value().is_object(), "OGX_PROVIDER_OPTIONS: \"", it.key(), "\" must map to an object of options");
     for (auto& entry : config.model.decoder.session.providers) {
-      if (ogx::genai::canonical_provider(entry.name) != canonical) continue;
+      std::string entry_canonical;  // an unknown name (accepted by the config) is reported when the model loads
+      try {
+        entry_canonical = ogx::genai::canonical_provider(entry.name);
+      } catch (const ogx::Error&) {
+        continue;
+      }
+      if (entry_canonical != canonical) continue;
       for (auto opt = it.value().begin(); opt != it.value().end(); ++opt) {
         if (has_key(entry.options, opt.key()) || has_key(entry.device_filtering, opt.key())) continue;
         std::string v = value_text(opt.value(), it.key() + "." + opt.key());

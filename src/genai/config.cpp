@@ -159,7 +159,8 @@ void read_decoder(const json& j, const std::string& path, DecoderConfig& d) {
     in.get("position_ids", d.position_ids);
     in.get("past_key_names", d.past_key_names);
     in.get("past_value_names", d.past_value_names);
-    for (const char* k : {"inputs_embeds", "past_names", "cache_indirection", "past_sequence_length",
+    in.get("past_names", d.past_names);
+    for (const char* k : {"inputs_embeds", "cache_indirection", "past_sequence_length",
                           "current_sequence_length", "total_sequence_length", "encoder_hidden_states"})
       in.has(k);
     in.done();
@@ -169,7 +170,7 @@ void read_decoder(const json& j, const std::string& path, DecoderConfig& d) {
     out.get("logits", d.logits);
     out.get("present_key_names", d.present_key_names);
     out.get("present_value_names", d.present_value_names);
-    out.has("present_names");
+    out.get("present_names", d.present_names);
     out.has("output_cross_qk_names");
     out.done();
   }
@@ -184,6 +185,10 @@ void read_model(const json& j, ModelConfig& m) {
   r.get("type", m.type);
   r.get("bos_token_id", m.bos_token_id);
   r.get("pad_token_id", m.pad_token_id);
+  r.get("bot_token_id", m.bot_token_id);
+  r.get("eot_token_id", m.eot_token_id);
+  r.get("bor_token_id", m.bor_token_id);
+  r.get("eor_token_id", m.eor_token_id);
   r.get("context_length", m.context_length);
   r.get("vocab_size", m.vocab_size);
   if (r.has("eos_token_id")) {
@@ -285,7 +290,6 @@ void Config::overlay(const std::string& text) { apply_json(*this, parse_json(tex
 void Config::clear_providers() { model.decoder.session.providers.clear(); }
 
 void Config::append_provider(const std::string& name) {
-  canonical_provider(name);
   for (auto& p : model.decoder.session.providers)
     if (p.name == name) return;
   model.decoder.session.providers.push_back(ProviderEntry{name, {}, {}});

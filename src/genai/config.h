@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "exec/session.h"
+#include "onnx/loader.h"
 
 namespace ogx::genai {
 
@@ -31,6 +32,9 @@ struct DecoderConfig {
   // inputs
   std::string input_ids = "input_ids", attention_mask = "attention_mask", position_ids = "position_ids";
   std::string past_key_names = "past_key_values.%d.key", past_value_names = "past_key_values.%d.value";
+  // The combined layout of GPT-2 exports (inputs.past_names / outputs.present_names, e.g. "past_%d"): one tensor per
+  // layer, [2, batch, kv_heads, length, head_size] (key, then value). Empty: separate key and value tensors.
+  std::string past_names, present_names;
   // outputs
   std::string logits = "logits";
   std::string present_key_names = "present.%d.key", present_value_names = "present.%d.value";
@@ -41,6 +45,8 @@ struct ModelConfig {
   int bos_token_id = -1;
   std::vector<int> eos_token_ids;
   int pad_token_id = -1;
+  // Tool-call (bot/eot) and reasoning (bor/eor) markers; -1: not set (the tokenizer's vocabulary may have them).
+  int bot_token_id = -1, eot_token_id = -1, bor_token_id = -1, eor_token_id = -1;
   int context_length = 0;
   int vocab_size = 0;
   DecoderConfig decoder;
@@ -74,6 +80,9 @@ struct Config {
   std::string model_dir;
   ModelConfig model;
   SearchConfig search;
+  // Model files held in memory (Config.add_model_data): file name -> bytes, used instead of the folder's file of
+  // that name (the decoder's filename, or an external-data location).
+  MemoryBlobs model_data;
 
   static Config load(const std::string& model_dir);  // reads MODEL_DIR/genai_config.json
   static Config parse(const std::string& json_text, const std::string& model_dir);
@@ -81,6 +90,7 @@ struct Config {
   void overlay(const std::string& json_text);
 
   void clear_providers();
+  // Any name is accepted here (as ONNX Runtime GenAI does); an unknown one is an error when the model is created.
   void append_provider(const std::string& name);
   // Sets a provider option, appending the provider if absent. Device filtering keys go to device_filtering.
   void set_provider_option(const std::string& provider, const std::string& key, const std::string& value);

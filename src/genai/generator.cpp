@@ -85,14 +85,16 @@ Generator::Generator(std::shared_ptr<const Model> model, const GeneratorParams& 
       beams_(search_.num_beams),
       vocab_(model_->io().vocab_size),
       kv_(*model_, search_.batch_size, max_length_, params.search.past_present_share_buffer),
+      extra_io_(*model_),
       sampler_(params.search, model_->config().model.eos_token_ids),
       seqs_(rows()),
       eos_seen_(rows(), false) {
   if (beams_ > 1) beam_ = std::make_unique<BeamSearch>(search_, model_->config().model.eos_token_ids, pad_token());
   // Logit processing that needs the sequence stays on the host; EOS suppression before min_length is handled per
   // step (such steps read the logits back). One row, or greedy rows of a batch (beams need the log-probs).
+  if (params.speculative.ngram_size > 0) start_speculative(params.speculative);  // picks on the host
   if (beams_ == 1 && (rows() == 1 || !search_.do_sample) && search_.repetition_penalty == 1.0 &&
-      search_.no_repeat_ngram_size <= 0) {
+      search_.no_repeat_ngram_size <= 0 && !spec_) {
     DeviceSampling ds;
     ds.greedy = !search_.do_sample;
     ds.top_k = search_.top_k;
@@ -186,6 +188,7 @@ std::vector<NamedTensor> Generator::step_inputs(const std::vector<int32_t>& ids,
     }
     in.emplace_back(d.position_ids, int_tensor(io.position_dtype, {n_rows, S}, pos));
   }
+  extra_io_.add_inputs(in);
   return in;
 }
 
@@ -212,15 +215,17 @@ void Generator::run(const std::vector<int32_t>& ids, int n_rows, int64_t S, bool
   std::vector<NamedTensor> in = step_inputs(ids, n_rows, S, past), out;
   if (want_logits) {
     Tensor bound;
-    if (padded) {
+    if (padded || (S > 1 && extra_io_.full_logits())) {  // every position's logits
       OGX_CHECK(vocab_ > 0, "genai_config.json has no model.vocab_size (needed for prompts of different lengths)");
       bound = Tensor(io.logits_dtype, {n_rows, S, vocab_});
     }
     out.emplace_back(d.logits, bound);
   }
   kv_.bind(total, in, out);
+  extra_io_.add_outputs(out);
   model_->session().run(in, out);
   kv_.commit(out, total);
+  extra_io_.keep(in, out);
   logits_on_device_ = !want_logits;
   if (!want_logits) return;
   const Tensor& lg = out[0].second;
@@ -254,10 +259,13 @@ void Generator::rerun_last_real(const std::vector<int32_t>& ids, int n_rows, int
   in.emplace_back(d.input_ids, int_tensor(io.input_ids_dtype, {n_rows, 1}, tok));
   if (io.has_attention_mask) in.emplace_back(d.attention_mask, int_tensor(io.mask_dtype, {n_rows, total}, mask));
   if (io.has_position_ids) in.emplace_back(d.position_ids, int_tensor(io.position_dtype, {n_rows, 1}, pos));
+  extra_io_.add_inputs(in);
   out.emplace_back(d.logits, Tensor());
   kv_.bind(total, in, out);
+  extra_io_.add_outputs(out);
   model_->session().run(in, out);
   kv_.commit(out, total);
+  extra_io_.keep(in, out);
   const Tensor& lg = out[0].second;
   OGX_CHECK(lg.rank() == 3 && lg.dim(0) == n_rows && lg.dim(1) == 1, "logits output has shape ",
             shape_str(lg.shape()), ", expected [", n_rows, ",1,vocab]");
@@ -280,6 +288,7 @@ void Generator::recompute_last() {
 
 const std::vector<float>& Generator::logits() {
   take_kv_cache();
+  if (spec_) spec_->discard_buffered(*this);
   drop_queued();
   if (!pending_.empty()) run_pending(true);
   else if (logits_.empty() && !logits_on_device_ && token_count() > 0) recompute_last();
@@ -317,6 +326,7 @@ void Generator::append_token_sequences(const std::vector<std::vector<int32_t>>& 
   }
   take_kv_cache();
   drop_queued();
+  if (spec_) spec_->discard_buffered(*this);
   OGX_CHECK(token_count() + longest <= (size_t)max_length_, "max_length ", max_length_, " is smaller than the ",
             token_count() + longest, " tokens of the sequence");
   std::fill(eos_seen_.begin(), eos_seen_.end(), false);
@@ -421,6 +431,7 @@ void Generator::generate_next_token() {
   OGX_CHECK(token_count() > 0, "generate_next_token: append a prompt first");
   OGX_CHECK(!is_done(), "generate_next_token: generation is done (EOS or max_length reached)");
   take_kv_cache();
+  if (spec_) return spec_->generate_next_token(*this);
   // On the device when nothing needs the logits on the host (EOS is suppressed until min_length on the host).
   bool device = device_sampling_ && (int)token_count() >= search_.min_length;
   if (queued_ > 0 && device) {
@@ -508,6 +519,7 @@ void Generator::rewind_to(size_t length) {
   OGX_CHECK(beams_ == 1, "rewind_to is not supported with beam search");
   OGX_CHECK(batch_ == 1 || length == 0, "rewind_to(", length, "): with batch_size > 1 only rewind_to(0) is supported");
   drop_queued();
+  if (spec_) spec_->discard_buffered(*this);
   for (auto& s : seqs_) s.resize(length);
   pending_.clear();
   logits_.clear();

@@ -18,14 +18,17 @@
 #include <vector>
 
 #include "genai/beam_search.h"
+#include "genai/extra_io.h"
 #include "genai/kv_cache.h"
 #include "genai/model.h"
 #include "genai/search.h"
+#include "genai/speculative.h"
 
 namespace ogx::genai {
 
 struct GeneratorParams {
   SearchConfig search;
+  SpeculativeOptions speculative;  // n-gram speculative decoding (speculative.h); off by default
   explicit GeneratorParams(const Model& m) : search(m.config().search) {}
   // Sets a numeric or boolean search option by its genai_config.json name; throws for unknown names.
   void set_search_option(const std::string& name, double value);
@@ -71,8 +74,16 @@ class Generator {
   void set_logits(const std::vector<float>& logits);  // [rows x vocab]
   void rewind_to(size_t length);
   int max_length() const { return max_length_; }
+  const Model& model() const { return *model_; }
+  // Extra model inputs the caller sets, and the latest run's inputs and outputs (extra_io.h).
+  ExtraIO& extra_io() { return extra_io_; }
+  const ExtraIO& extra_io() const { return extra_io_; }
+  // Speculative decoding's counters; null when it is off.
+  const SpeculativeStats* speculative_stats() const { return spec_ ? &spec_->stats() : nullptr; }
 
  private:
+  friend class SpeculativeDecoder;
+  void start_speculative(const SpeculativeOptions& options);  // speculative.cpp
   // Forward pass over `S` new tokens per row (ids: [n_rows x S]) after kv_.length() positions; n_rows is rows() or,
   // for the prompt of a beam search, batch_size (expanded to the beams afterwards).
   void run(const std::vector<int32_t>& ids, int n_rows, int64_t S, bool want_logits = true);
@@ -103,6 +114,8 @@ class Generator {
   int batch_, beams_;
   int vocab_;
   mutable KvCache kv_;
+  ExtraIO extra_io_;
+  std::unique_ptr<SpeculativeDecoder> spec_;  // n-gram speculative decoding, when on
   Sampler sampler_;
   std::unique_ptr<BeamSearch> beam_;  // num_beams > 1
   std::vector<std::vector<int32_t>> seqs_;  // [rows][length]: each row's tokens (padded prompt + generated)

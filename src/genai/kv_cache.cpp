@@ -15,7 +15,13 @@ KvCache::KvCache(const Model& model, int batch, int max_length, bool shared)
   if (session_owned_) return;
   const DecoderConfig& d = model.config().model.decoder;
   const DecoderIO& io = model.io();
+  if (io.combined_kv) shared_ = false;  // the graph concatenates past and new positions itself
   for (int i = 0; i < io.num_layers; i++) {
+    if (io.combined_kv) {
+      past_k_.push_back(layer_name(d.past_names, i));
+      present_k_.push_back(layer_name(d.present_names, i));
+      continue;
+    }
     past_k_.push_back(layer_name(d.past_key_names, i));
     past_v_.push_back(layer_name(d.past_value_names, i));
     present_k_.push_back(layer_name(d.present_key_names, i));
@@ -76,6 +82,7 @@ void KvCache::bind(int64_t total, std::vector<NamedTensor>& inputs, std::vector<
   OGX_CHECK(total <= max_length_, "sequence of ", total, " tokens exceeds max_length ", max_length_);
   if (session_owned_) return;
   if (shared_) grow(total);
+  if (model_.io().combined_kv) return bind_combined(inputs, outputs);
   for (size_t i = 0; i < k_.size(); i++) {
     inputs.emplace_back(past_k_[i], k_[i]);
     inputs.emplace_back(past_v_[i], v_[i]);
@@ -84,7 +91,37 @@ void KvCache::bind(int64_t total, std::vector<NamedTensor>& inputs, std::vector<
   }
 }
 
+void KvCache::bind_combined(std::vector<NamedTensor>& inputs, std::vector<NamedTensor>& outputs) const {
+  for (size_t i = 0; i < k_.size(); i++) {
+    const Tensor &k = k_[i], &v = v_[i];
+    Shape shape{2, k.dim(0), k.dim(1), k.dim(2), k.dim(3)};
+    // After a run, key and value are the two halves of the layer's present output: passed on without a copy.
+    if (k.storage() && k.storage() == v.storage() && v.offset() == k.offset() + k.bytes()) {
+      inputs.emplace_back(past_k_[i], Tensor(k.dtype(), shape, k.storage(), k.offset()));
+    } else {
+      Tensor both(k.dtype(), shape);
+      if (k.bytes()) std::memcpy(both.raw(), k.raw(), k.bytes());
+      if (v.bytes()) std::memcpy((char*)both.raw() + k.bytes(), v.raw(), v.bytes());
+      inputs.emplace_back(past_k_[i], both);
+    }
+    outputs.emplace_back(present_k_[i], Tensor());
+  }
+}
+
 void KvCache::commit(const std::vector<NamedTensor>& outputs, int64_t total) {
+  if (model_.io().combined_kv) {
+    for (auto& [name, t] : outputs)
+      for (size_t i = 0; i < k_.size(); i++) {
+        if (name != present_k_[i]) continue;
+        OGX_CHECK(t.rank() == 5 && t.dim(0) == 2 && t.dim(3) == total, "model returned '", name, "' of shape ",
+                  shape_str(t.shape()), ", expected [2, batch, heads, ", total, ", head_size]");
+        Shape half{t.dim(1), t.dim(2), t.dim(3), t.dim(4)};
+        k_[i] = Tensor(t.dtype(), half, t.storage(), t.offset());
+        v_[i] = Tensor(t.dtype(), half, t.storage(), t.offset() + t.bytes() / 2);
+      }
+    length_ = total;
+    return;
+  }
   if (!shared_ && !session_owned_) {
     for (auto& [name, t] : outputs)
       for (size_t i = 0; i < k_.size(); i++) {

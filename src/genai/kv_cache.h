@@ -42,6 +42,8 @@ class KvCache {
 
  private:
   void grow(int64_t needed);
+  // The combined layout (DecoderIO::combined_kv): past_%d = [key; value] of each layer.
+  void bind_combined(std::vector<NamedTensor>& inputs, std::vector<NamedTensor>& outputs) const;
   const Model& model_;
   int batch_;
   int max_length_;
@@ -50,7 +52,7 @@ class KvCache {
   int64_t length_ = 0;
   int64_t capacity_ = 0;
   std::vector<std::string> past_k_, past_v_, present_k_, present_v_;
-  std::vector<Tensor> k_, v_;  // per layer: [rows, Nkv, capacity (shared) or length, H]
+  std::vector<Tensor> k_, v_;  // per layer: [rows, Nkv, capacity (shared) or length, H] (combined: halves of one)
 };
 
 }  // namespace ogx::genai

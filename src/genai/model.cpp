@@ -14,6 +14,34 @@ std::string layer_name(const std::string& pattern, int i) {
 
 namespace {
 
+// The combined GPT-2 layout: past_%d / present_%d of shape [2, B, Nkv, L, H].
+DecoderIO inspect_combined_kv(const Graph& g, const DecoderConfig& d, DecoderIO io) {
+  OGX_CHECK(!d.present_names.empty(), "genai_config.json: model.decoder.inputs.past_names is set but "
+            "outputs.present_names is not");
+  int layers = 0;
+  while (g.input_info(layer_name(d.past_names, layers))) layers++;
+  OGX_CHECK(layers > 0, "model has no input '", layer_name(d.past_names, 0), "' (model.decoder.inputs.past_names)");
+  OGX_CHECK(d.num_hidden_layers == 0 || layers == d.num_hidden_layers, "genai_config.json says ",
+            d.num_hidden_layers, " layers but the model has ", layers, " inputs named like '", d.past_names, "'");
+  OGX_CHECK(g.output_info(layer_name(d.present_names, 0)), "model has no output '", layer_name(d.present_names, 0),
+            "' (model.decoder.outputs.present_names)");
+  const ValueInfo* p = g.input_info(layer_name(d.past_names, 0));
+  io.combined_kv = true;
+  io.num_layers = layers;
+  io.kv_dtype = p->dtype;
+  io.kv_heads = d.num_key_value_heads;
+  io.head_size = d.head_size;
+  if (p->has_shape && p->shape.size() == 5) {
+    OGX_CHECK(p->shape[0].value <= 0 || p->shape[0].value == 2, "input '", p->name, "' must have shape [2, batch, "
+              "heads, length, head_size] (key and value)");
+    if (p->shape[2].value > 0) io.kv_heads = (int)p->shape[2].value;
+    if (p->shape[4].value > 0) io.head_size = (int)p->shape[4].value;
+  }
+  OGX_CHECK(io.kv_heads > 0 && io.head_size > 0, "cannot tell the KV cache shape: set num_key_value_heads and "
+            "head_size in genai_config.json");
+  return io;
+}
+
 DecoderIO inspect_graph(const Graph& g, const DecoderConfig& d) {
   DecoderIO io;
   const ValueInfo* ids = g.input_info(d.input_ids);
@@ -31,6 +59,7 @@ DecoderIO inspect_graph(const Graph& g, const DecoderConfig& d) {
   const ValueInfo* logits = g.output_info(d.logits);
   OGX_CHECK(logits, "model has no output '", d.logits, "' (model.decoder.outputs.logits)");
   if (logits->dtype != DType::undefined) io.logits_dtype = logits->dtype;
+  if (!d.past_names.empty()) return inspect_combined_kv(g, d, io);
   int layers = 0;
   while (g.input_info(layer_name(d.past_key_names, layers))) layers++;
   OGX_CHECK(d.num_hidden_layers == 0 || layers == d.num_hidden_layers, "genai_config.json says ",
@@ -58,8 +87,11 @@ DecoderIO inspect_graph(const Graph& g, const DecoderConfig& d) {
 }  // namespace
 
 std::shared_ptr<Model> Model::load(const Config& config) {
+  // An unknown provider name is accepted by the config (as ONNX Runtime GenAI does) and reported here, before
+  // the weights are read.
+  if (!config.model.decoder.session.providers.empty()) canonical_provider(config.model.decoder.session.providers[0].name);
   std::string path = (std::filesystem::path(config.model_dir) / config.model.decoder.filename).string();
-  return load(config, ogx::load_model(path));
+  return load(config, ogx::load_model(path, config.model_data));
 }
 
 std::shared_ptr<Model> Model::load(const Config& config, std::shared_ptr<const ogx::Model> graph_model) {

@@ -16,6 +16,7 @@ struct DecoderIO {
   bool has_attention_mask = false;
   bool has_position_ids = false;
   DType kv_dtype = DType::f32;
+  bool combined_kv = false;  // one [2, B, Nkv, L, H] tensor per layer (DecoderConfig::past_names)
   DType logits_dtype = DType::f32;
   int num_layers = 0;
   int kv_heads = 0;   // per layer

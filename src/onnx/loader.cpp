@@ -241,22 +241,60 @@ std::shared_ptr<Model> load_model_proto(const onnx::ModelProto& proto, const std
   return model;
 }
 
-std::shared_ptr<Model> load_model(const std::string& path) {
-  OGX_CHECK(!fs::is_directory(path), "'", path, "' is a directory, not an ONNX model file");
-  auto file = MappedFile::open(path);
-  OGX_CHECK(file->size() > 0, "'", path, "' is empty: not an ONNX model");
-  OGX_CHECK(file->size() < (size_t)INT_MAX, "'", path, "' is larger than 2 GiB: weights must be external data");
-  onnx::ModelProto proto;
-  google::protobuf::io::ArrayInputStream ais(file->data(), (int)file->size());
+namespace {
+
+void parse_proto(const void* data, size_t size, const std::string& name, onnx::ModelProto& proto) {
+  OGX_CHECK(size > 0, "'", name, "' is empty: not an ONNX model");
+  OGX_CHECK(size < (size_t)INT_MAX, "'", name, "' is larger than 2 GiB: weights must be external data");
+  google::protobuf::io::ArrayInputStream ais(data, (int)size);
   google::protobuf::io::CodedInputStream cis(&ais);
   cis.SetTotalBytesLimit(INT_MAX);
   cis.SetRecursionLimit(256);
   if (!proto.ParseFromCodedStream(&cis) || !cis.ConsumedEntireMessage())
-    throw_error("'", path, "' is not a valid ONNX model (protobuf parse failed)");
-  OGX_CHECK(proto.has_graph() && proto.graph().node_size() > 0, "'", path,
+    throw_error("'", name, "' is not a valid ONNX model (protobuf parse failed)");
+  OGX_CHECK(proto.has_graph() && proto.graph().node_size() > 0, "'", name,
             "' is not an ONNX model (it parses as protobuf but holds no graph nodes)");
+}
+
+// External data from blobs held in memory first, then from files beside the model.
+class BlobDataSource : public ExternalDataSource {
+ public:
+  BlobDataSource(const MemoryBlobs& blobs, std::string base_dir, Model& model)
+      : blobs_(blobs), files_(std::move(base_dir), model) {}
+  std::shared_ptr<Storage> get(const std::string& location) override {
+    auto it = blobs_.find(location);
+    if (it == blobs_.end()) return files_.get(location);
+    auto bytes = it->second;
+    return Storage::borrow(const_cast<uint8_t*>(bytes->data()), bytes->size(), bytes);
+  }
+
+ private:
+  const MemoryBlobs& blobs_;
+  FileDataSource files_;
+};
+
+}  // namespace
+
+std::shared_ptr<Model> load_model(const std::string& path) {
+  OGX_CHECK(!fs::is_directory(path), "'", path, "' is a directory, not an ONNX model file");
+  auto file = MappedFile::open(path);
+  onnx::ModelProto proto;
+  parse_proto(file->data(), file->size(), path, proto);
   auto model = load_model_proto(proto, fs::path(path).parent_path().string(), nullptr);
   model->path = path;
+  return model;
+}
+
+std::shared_ptr<Model> load_model(const std::string& path, const MemoryBlobs& blobs) {
+  std::string name = fs::path(path).filename().string();
+  auto it = blobs.find(name);
+  if (it == blobs.end()) return load_model(path);
+  onnx::ModelProto proto;
+  parse_proto(it->second->data(), it->second->size(), name + " (model data added to the config)", proto);
+  Model scratch;  // keeps nothing: borrowed storages hold their files and blobs themselves
+  BlobDataSource source(blobs, fs::path(path).parent_path().string(), scratch);
+  auto model = load_model_proto(proto, fs::path(path).parent_path().string(), &source);
+  model->mapped = std::move(scratch.mapped);
   return model;
 }
 

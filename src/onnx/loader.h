@@ -1,6 +1,8 @@
 // Loads an ONNX model file into the graph IR. External data (location/offset/length) is memory-mapped and
 // tensors point into the map. Every inconsistency is an ogx::Error naming the tensor or node.
 #pragma once
+#include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -32,6 +34,11 @@ struct ExternalDataSource {
 };
 
 std::shared_ptr<Model> load_model(const std::string& path);
+// Named byte blobs held in memory (Config.add_model_data): file name -> bytes.
+using MemoryBlobs = std::map<std::string, std::shared_ptr<const std::vector<uint8_t>>>;
+// As load_model(path), but when `blobs` holds path's file name the model is parsed from those bytes; external data
+// is looked up in `blobs` by location first, then as files beside `path`.
+std::shared_ptr<Model> load_model(const std::string& path, const MemoryBlobs& blobs);
 // One TensorProto (inline or external data) as a Tensor; external data resolved through src.
 Tensor tensor_from_proto(const onnx::TensorProto& t, ExternalDataSource& src);
 // From an in-memory proto; external data resolved through `source` (or relative to base_dir when source is null).

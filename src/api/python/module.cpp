@@ -45,6 +45,31 @@ void set_log_level(const std::string& level) {
   nogil([&] { ogx::SetLogLevel(l); });
 }
 
+// set_log_options(**kwargs): bools and strings by name, as onnxruntime_genai.
+void set_log_options(const py::kwargs& kw) {
+  for (auto item : kw) {
+    std::string name = item.first.cast<std::string>();
+    if (py::isinstance<py::bool_>(item.second)) {
+      bool b = item.second.cast<bool>();
+      nogil([&] { ogx::SetLogBool(name.c_str(), b); });
+    } else if (py::isinstance<py::str>(item.second)) {
+      std::string v = item.second.cast<std::string>();
+      nogil([&] { ogx::SetLogString(name.c_str(), v.c_str()); });
+    } else {
+      throw py::type_error("set_log_options: '" + name + "' must be a bool or a str");
+    }
+  }
+}
+
+[[noreturn]] void provider_library(const std::string& name, const char* path) {
+  // The C functions only log (they return void, as in ort_genai_c.h); Python raises with the same text.
+  std::string msg = "execution provider library '" + name + "'" + (path ? std::string(" (") + path + ")" : std::string()) +
+        " cannot be " + (path ? "registered" : "unregistered") +
+        ": ogx does not run on ONNX Runtime and loads no provider libraries; its providers are built in: cpu, "
+        "vulkan (alias dml)";
+  throw ogx::Exception(OgxErrorCode_InvalidArgument, msg);
+}
+
 py::list available_devices() {
   std::string json = nogil([] { return ogx::GetAvailableDevices(); });
   py::dict doc = py::module_::import("json").attr("loads")(json);
@@ -75,6 +100,8 @@ PYBIND11_MODULE(ogx, m) {
     }
   });
 
+  bind_tensor(m);
+  bind_unsupported(m);
   bind_config_model(m);
   bind_tokenizer(m);
   bind_generator(m);
@@ -92,6 +119,21 @@ PYBIND11_MODULE(ogx, m) {
   m.def("set_log_callback", &set_log_callback, py::arg("callback"),
         "Receive log messages: callback(message: str), or None for stderr. The callback must not call ogx.");
   m.def("set_log_level", &set_log_level, py::arg("level"), "'info', 'warning' or 'error'.");
+  m.def("set_log_options", &set_log_options,
+        "Log options by keyword, as onnxruntime_genai: enabled, generate_next_token, append_next_tokens, "
+        "model_input_values, model_output_values, model_logits, hit_eos (bools: log those events), filename (str: "
+        "write the log to this file; '' restores), ansi_tags, warning, ort_lib, value_stats (accepted).");
+  m.def("enable_telemetry_events", [] { OgxSetTelemetryEnabled(true); }, "No effect: ogx sends no telemetry.");
+  m.def("disable_telemetry_events", [] { OgxSetTelemetryEnabled(false); }, "No effect: ogx sends no telemetry.");
+  m.def("set_current_gpu_device_id", [](int id) { nogil([&] { ogx::SetCurrentGpuDeviceId(id); }); },
+        py::arg("device_id"), "The vulkan (dml) provider's device_id for models whose config sets none.");
+  m.def("get_current_gpu_device_id", [] { return nogil([] { return ogx::GetCurrentGpuDeviceId(); }); });
+  m.def("register_execution_provider_library",
+        [](const std::string& name, const std::string& path) { provider_library(name, path.c_str()); },
+        py::arg("provider_name"), py::arg("path"),
+        "Raises: ogx loads no ONNX Runtime provider libraries (its providers are built in).");
+  m.def("unregister_execution_provider_library", [](const std::string& name) { provider_library(name, nullptr); },
+        py::arg("provider_name"), "Raises: ogx loads no ONNX Runtime provider libraries.");
 
   // A Python callback must not be called once the interpreter is finalizing.
   py::module_::import("atexit").attr("register")(py::cpp_function([] {

@@ -37,6 +37,10 @@ bool is_rows(const py::object& tokens) {
 }
 
 void append_tokens(ogx::Generator& g, const py::object& tokens) {
+  if (py::isinstance<ogx::Tensor>(tokens)) {  // an og.Tensor (e.g. of int32 ids): as its numpy array
+    append_tokens(g, to_numpy(tokens.cast<const ogx::Tensor&>()));
+    return;
+  }
   if (!is_rows(tokens)) {
     auto ids = token_ids(tokens, "append_tokens");
     nogil([&] { g.AppendTokens(ids); });
@@ -88,7 +92,47 @@ void bind_generator(py::module_& m) {
              nogil([&] { g.RewindTo(static_cast<size_t>(n)); });
            },
            py::arg("new_length"))
-      .def("token_count", [](const ogx::Generator& g) { return nogil([&] { return g.TokenCount(); }); });
+      .def("token_count", [](const ogx::Generator& g) { return nogil([&] { return g.TokenCount(); }); })
+      .def("get_input",
+           [](const ogx::Generator& g, const std::string& name) {
+             return to_numpy(*nogil([&] { return g.GetInput(name.c_str()); }));
+           },
+           py::arg("name"), "A numpy copy of an input of the latest model run (or one set with set_model_input).")
+      .def("get_output",
+           [](const ogx::Generator& g, const std::string& name) {
+             return to_numpy(*nogil([&] { return g.GetOutput(name.c_str()); }));
+           },
+           py::arg("name"),
+           "A numpy copy of an output of the latest model run: 'logits' [rows, tokens of that run, vocab], or another "
+           "graph output such as 'hidden_states'.")
+      .def("set_model_input",
+           [](ogx::Generator& g, const std::string& name, const py::object& value) {
+             auto t = to_tensor(value);
+             nogil([&] { g.SetModelInput(name.c_str(), *t); });
+           },
+           py::arg("name"), py::arg("value"), "Feed an extra model input (a copy of the array) on every following run.")
+      .def("set_inputs",
+           [](ogx::Generator& g, const ogx::NamedTensors& inputs) { nogil([&] { g.SetInputs(inputs); }); },
+           py::arg("named_tensors"), "set_model_input for every tensor of a NamedTensors.")
+      .def("get_speculative_stats",
+           [](const ogx::Generator& g) {
+             auto s = nogil([&] { return g.GetSpeculativeStats(); });
+             py::dict d;
+             for (const char* n : {"rounds", "draft_tokens_proposed", "draft_tokens_evaluated", "draft_tokens_accepted",
+                                   "bonus_tokens", "correction_tokens", "tokens_emitted", "tokens_discarded",
+                                   "target_forward_passes", "ngram_lookup_hits", "ngram_lookup_misses"})
+               d[n] = s->GetCount(n);
+             for (const char* n : {"acceptance_rate", "observed_speedup"}) d[n] = s->GetNumber(n);
+             d["enabled"] = s->GetBool("enabled");
+             return d;
+           },
+           "Speculative decoding's counters (drafted, accepted, ...) as a dict; zeros when it is off.")
+      .def("set_runtime_option",
+           [](ogx::Generator& g, const std::string& key, const std::string& value) {
+             nogil([&] { g.SetRuntimeOption(key.c_str(), value.c_str()); });
+           },
+           py::arg("key"), py::arg("value"),
+           "'terminate_session': '1' stops the generator (is_done() is True, further steps raise), '0' resumes.");
 }
 
 }  // namespace ogx::py_module

@@ -15,6 +15,7 @@ std::string json_arg(const py::handle& obj, const char* what) {
 }
 
 py::list decode_batch(const ogx::Tokenizer& t, const py::object& tokens) {
+  if (py::isinstance<ogx::Tensor>(tokens)) return decode_batch(t, to_numpy(tokens.cast<const ogx::Tensor&>()));
   auto rows = token_rows(tokens, "decode_batch");
   auto texts = nogil([&] {
     std::vector<std::string> out;
@@ -33,6 +34,21 @@ py::array_t<int32_t> encode_batch(const ogx::Tokenizer& t, const std::vector<std
   py::array_t<int32_t> a({static_cast<py::ssize_t>(shape[0]), static_cast<py::ssize_t>(shape[1])});
   std::copy_n(static_cast<const int32_t*>(tensor->Data()), tensor->ElementCount(), a.mutable_data());
   return a;
+}
+
+void update_options(ogx::Tokenizer& t, const py::kwargs& kw) {
+  std::vector<std::string> keys, values;
+  for (auto item : kw) {
+    keys.push_back(item.first.cast<std::string>());
+    if (py::isinstance<py::bool_>(item.second)) values.push_back(item.second.cast<bool>() ? "true" : "false");
+    else values.push_back(py::str(item.second).cast<std::string>());
+  }
+  std::vector<const char*> k, v;
+  for (size_t i = 0; i < keys.size(); i++) {
+    k.push_back(keys[i].c_str());
+    v.push_back(values[i].c_str());
+  }
+  nogil([&] { t.UpdateOptions(k.data(), v.data(), k.size()); });
 }
 
 }  // namespace
@@ -76,17 +92,20 @@ void bind_tokenizer(py::module_& m) {
            py::arg("text"), "The id of one vocabulary entry, -1 if absent.")
       .def("apply_chat_template",
            [](const ogx::Tokenizer& t, const py::object& messages, const std::optional<std::string>& template_str,
-              const py::object& tools, bool add_generation_prompt) {
+              const py::object& tools, bool add_generation_prompt, const py::object& template_kwargs) {
              std::string msgs = json_arg(messages, "apply_chat_template(messages)");
              std::string tools_json = tools.is_none() ? "" : json_arg(tools, "apply_chat_template(tools)");
              if (template_str) c_text(*template_str, "apply_chat_template(template_str)");
+             std::string kwargs_json =
+                 template_kwargs.is_none() ? "" : json_arg(template_kwargs, "apply_chat_template(template_kwargs)");
              return utf8(nogil([&] {
                return t.ApplyChatTemplate(template_str ? template_str->c_str() : nullptr, msgs.c_str(),
-                                          tools_json.empty() ? nullptr : tools_json.c_str(), add_generation_prompt);
+                                          tools_json.empty() ? nullptr : tools_json.c_str(),
+                                          kwargs_json.empty() ? nullptr : kwargs_json.c_str(), add_generation_prompt);
              }));
            },
            py::arg("messages"), py::kw_only(), py::arg("template_str") = py::none(), py::arg("tools") = py::none(),
-           py::arg("add_generation_prompt") = true,
+           py::arg("add_generation_prompt") = true, py::arg("template_kwargs") = py::none(),
            "Render a chat (JSON string or list of {'role', 'content'} dicts) with the tokenizer's chat template.")
       .def("create_stream",
            [](const ogx::Tokenizer& t) { return nogil([&] { return std::make_unique<ogx::TokenizerStream>(t); }); })
@@ -94,7 +113,17 @@ void bind_tokenizer(py::module_& m) {
       .def_property_readonly("pad_token_id", [](const ogx::Tokenizer& t) { return nogil([&] { return t.GetPadTokenId(); }); })
       .def_property_readonly("eos_token_ids", [](const ogx::Tokenizer& t) {
         return to_numpy(nogil([&] { return t.GetEosTokenIds(); }));
-      });
+      })
+      .def_property_readonly("bot_token_id", [](const ogx::Tokenizer& t) { return nogil([&] { return t.GetBotTokenId(); }); },
+                             "Beginning of a tool call; raises when the model has none.")
+      .def_property_readonly("eot_token_id", [](const ogx::Tokenizer& t) { return nogil([&] { return t.GetEotTokenId(); }); },
+                             "End of a tool call; raises when the model has none.")
+      .def_property_readonly("bor_token_id", [](const ogx::Tokenizer& t) { return nogil([&] { return t.GetBorTokenId(); }); },
+                             "Beginning of reasoning; raises when the model has none.")
+      .def_property_readonly("eor_token_id", [](const ogx::Tokenizer& t) { return nogil([&] { return t.GetEorTokenId(); }); },
+                             "End of reasoning; raises when the model has none.")
+      .def("update_options", &update_options,
+           "Tokenizer options by keyword: add_special_tokens, skip_special_tokens (bools, or 'true'/'false'/'1'/'0').");
 }
 
 }  // namespace ogx::py_module

@@ -52,6 +52,12 @@ std::string path_arg(const py::handle& obj, const char* what);
 // os/open functions do ("embedded null character").
 const std::string& c_text(const std::string& s, const char* what);
 
+// A tensor holding a copy of a numpy array (or of another Tensor); numpy copy of a tensor.
+std::unique_ptr<ogx::Tensor> to_tensor(const py::object& value);
+py::array to_numpy(const ogx::Tensor& t);
+
+void bind_tensor(py::module_& m);
+void bind_unsupported(py::module_& m);
 void bind_config_model(py::module_& m);
 void bind_tokenizer(py::module_& m);
 void bind_generator(py::module_& m);

@@ -157,9 +157,7 @@ TEST(CAbiGeneration, SetLogitsSteersAndRewindRestarts) {
   ASSERT_OK(OgxGenerator_RewindTo(run.gen, prompt.size() + 2));
   int32_t turn[2] = {5, 6};
   ASSERT_OK(OgxGenerator_AppendTokens(run.gen, turn, 2));
-  size_t n = 0;
-  ASSERT_OK(OgxGenerator_TokenCount(run.gen, &n));
-  EXPECT_EQ(n, prompt.size() + 4);
+  EXPECT_EQ(OgxGenerator_TokenCount(run.gen), prompt.size() + 4);
   const int32_t* next = nullptr;
   size_t count = 0;
   ASSERT_OK(OgxGenerator_GetNextTokens(run.gen, &next, &count));
@@ -185,8 +183,7 @@ TEST(CAbiGeneration, ConcurrentCallsOnOneGeneratorAreSerialized) {
     threads.emplace_back([&] {
       for (int i = 0; i < 10; i++) {
         OgxDestroyResult(OgxGenerator_GenerateNextToken(run.gen));
-        size_t n = 0;
-        OgxDestroyResult(OgxGenerator_TokenCount(run.gen, &n));
+        (void)OgxGenerator_TokenCount(run.gen);
       }
     });
   for (auto& t : threads) t.join();
@@ -273,7 +270,7 @@ TEST(CAbiGeneration, DmlOnTheCpuVulkanDriverRunsOrSaysWhyNot) {
   }
   const char* device = nullptr;
   ASSERT_OK(OgxModelGetDeviceType(model, &device));
-  EXPECT_STREQ(device, "gpu");
+  EXPECT_STREQ(device, "DirectML");
   OgxDestroyString(device);
   std::vector<int32_t> tokens = greedy(model, {1, 2, 3}, 8);
   EXPECT_EQ(tokens.size(), 8u);

@@ -12,7 +12,8 @@
 namespace ogx::tok {
 
 std::string Tokenizer::apply_chat_template(const std::string& messages_json, bool add_generation_prompt,
-                                           const std::string& tools_json, const std::string& template_override) const {
+                                           const std::string& tools_json, const std::string& template_override,
+                                           const std::string& template_kwargs_json) const {
   const std::string& source = template_override.empty() ? chat_template() : template_override;
   if (source.empty()) throw_error("apply_chat_template: the tokenizer has no chat template (tokenizer_config.json chat_template)");
   nlohmann::json messages, tools;
@@ -32,6 +33,16 @@ std::string Tokenizer::apply_chat_template(const std::string& messages_json, boo
     }
   }
   nlohmann::json extra = {{"bos_token", bos_}, {"eos_token", eos_}, {"pad_token", pad_}, {"unk_token", unk_}};
+  if (!template_kwargs_json.empty()) {
+    nlohmann::json kwargs;
+    try {
+      kwargs = nlohmann::json::parse(template_kwargs_json);
+    } catch (const nlohmann::json::exception& e) {
+      throw_error("apply_chat_template: template_kwargs: invalid JSON: ", e.what());
+    }
+    if (!kwargs.is_object()) throw_error("apply_chat_template: template_kwargs: expected a JSON object");
+    for (auto it = kwargs.begin(); it != kwargs.end(); ++it) extra[it.key()] = it.value();
+  }
 #ifdef OGX_HAVE_CHAT_TEMPLATE
   return ogx::jinja::apply_chat_template(source, messages, add_generation_prompt, tools, extra);
 #else

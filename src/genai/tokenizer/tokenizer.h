@@ -52,8 +52,10 @@ class Tokenizer {
   const std::map<std::string, std::string>& chat_templates() const { return templates_; }
   // Renders messages (a JSON array of {role, content, ...}) through the Jinja engine (ogx_chat_template).
   // tools_json: JSON array or "" for none. template_override: template source used instead of the default.
+  // template_kwargs_json: a JSON object of extra template variables (e.g. {"enable_thinking": false}) or "".
   std::string apply_chat_template(const std::string& messages_json, bool add_generation_prompt,
-                                  const std::string& tools_json = "", const std::string& template_override = "") const;
+                                  const std::string& tools_json = "", const std::string& template_override = "",
+                                  const std::string& template_kwargs_json = "") const;
 
  private:
   Tokenizer();

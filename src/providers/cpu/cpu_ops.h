@@ -17,5 +17,7 @@ void register_matmul_nbits(KernelRegistry& r);   // matmul_nbits.cpp: com.micros
 void register_norm(KernelRegistry& r);           // norm.cpp: (Skip)SimplifiedLayerNorm, (Skip)LayerNorm
 void register_rotary(KernelRegistry& r);         // rotary.cpp: com.microsoft RotaryEmbedding
 void register_attention(KernelRegistry& r);      // group_query_attention.cpp: com.microsoft GroupQueryAttention
+void register_attention_mha(KernelRegistry& r);  // attention_mha.cpp: com.microsoft Attention (BERT / GPT-2)
+void register_embed_layer_norm(KernelRegistry& r);  // embed_layer_norm.cpp: com.microsoft EmbedLayerNormalization
 
 }  // namespace ogx::cpu

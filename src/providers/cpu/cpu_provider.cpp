@@ -20,6 +20,8 @@ const KernelRegistry& kernel_registry() {
     register_norm(r);
     register_rotary(r);
     register_attention(r);
+    register_attention_mha(r);
+    register_embed_layer_norm(r);
     return r;
   }();
   return reg;

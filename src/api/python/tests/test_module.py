@@ -38,10 +38,10 @@ def test_config_and_model(model_dir):
     config.overlay(json.dumps({"search": {"max_length": 32}}))
     model = og.Model(config)
     assert model.type == "llama"
-    assert model.device_type == "cpu"
+    assert model.device_type == "CPU"
     assert og.Model(model_dir).type == "llama"  # a path works too
     import pathlib
-    assert og.Model(pathlib.Path(model_dir)).device_type == "cpu"  # os.PathLike
+    assert og.Model(pathlib.Path(model_dir)).device_type == "CPU"  # os.PathLike
     # The overlay's max_length is the default of new params.
     gen = og.Generator(model, og.GeneratorParams(model))
     gen.append_tokens([1] * 32)

@@ -65,7 +65,7 @@ def test_snippets_run_in_document_order(shared_dir, variant, model_dir, dml_mode
     out = capsys.readouterr().out
     assert "WinML not available, using default providers" in out  # the winml import fails: no Windows
     assert "DirectML is available" in out  # the troubleshooting snippet's dml path
-    assert ns["model"].device_type == "gpu"
+    assert ns["model"].device_type == "DirectML"
     assert isinstance(ns["tokenizer"], og.Tokenizer)
     generator = ns["generator"]
     assert generator.is_done()
@@ -83,7 +83,7 @@ def test_basic_configuration(shared_dir, dml_model_dir, monkeypatch):
         if dml_unavailable(e):
             pytest.skip("dml provider unavailable here: %s" % e)
         raise
-    assert ns["model"].device_type == "gpu"
+    assert ns["model"].device_type == "DirectML"
     generator = ns["generator"]
     generator.append_tokens(ns["tokenizer"].encode("What is the capital of France?"))
     for _ in range(4):
@@ -112,9 +112,9 @@ def test_directml_not_available_falls_back_to_cpu(shared_dir, model_dir, capsys)
     assert ("DirectML is available" in out) != ("Falling back to CPU" in out)
     if "Falling back to CPU" in out:
         assert "DirectML error: " in out and len(out.split("DirectML error: ")[1].strip()) > 10
-        assert ns["model"].device_type == "cpu"
+        assert ns["model"].device_type == "CPU"
     else:
-        assert ns["model"].device_type == "gpu"
+        assert ns["model"].device_type == "DirectML"
 
 
 def test_device_listing_in_place_of_winml(shared_dir, model_dir, monkeypatch, capsys):

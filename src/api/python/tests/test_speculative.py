@@ -1,0 +1,108 @@
+"""n-gram speculative decoding through onnxruntime_genai's API: greedy tokens identical to plain decoding (one token
+per generate_next_token call), fewer forward passes on repetitive text, mid-round calls that discard what was
+verified but not handed out, and option checks."""
+import pathlib
+
+import numpy as np
+import pytest
+
+import ogx as og
+
+REPO = pathlib.Path(__file__).resolve().parents[4]
+DEFAULT_MODEL = REPO / "models" / "ogx-debian-10m" / "int4"  # in the repository: no ../shared needed
+
+
+@pytest.fixture(scope="module")
+def model():
+    if not (DEFAULT_MODEL / "genai_config.json").exists():
+        pytest.skip("the default model folder is absent")
+    return og.Model(str(DEFAULT_MODEL))
+
+
+@pytest.fixture(scope="module")
+def prompt(model):
+    # Repetitive text: the model repeats some of it, so some drafts are accepted.
+    text = "one two three four five one two three four five one two three four five one two"
+    return [int(t) for t in og.Tokenizer(model).encode(text)]
+
+
+def run(model, prompt, max_length, spec=None, steps=None, **search):
+    params = og.GeneratorParams(model)
+    params.set_search_options(do_sample=False, max_length=max_length, **search)
+    if spec:
+        params.set_speculative_options(**spec)
+    g = og.Generator(model, params)
+    g.append_tokens(np.array([prompt], dtype=np.int32))
+    streamed = []
+    while not g.is_done() and (steps is None or len(streamed) < steps):
+        g.generate_next_token()
+        streamed.append(int(g.get_next_tokens()[0]))
+    return g, streamed
+
+
+@pytest.mark.parametrize("spec", [dict(ngram_size=1, max_draft_tokens=3), dict(ngram_size=2, max_draft_tokens=4),
+                                  dict(ngram_size=3, max_draft_tokens=8)])
+def test_greedy_tokens_equal_plain_decoding(model, prompt, spec):
+    plain, plain_stream = run(model, prompt, len(prompt) + 40)
+    g, stream = run(model, prompt, len(prompt) + 40, spec)
+    assert stream == plain_stream  # one token per call, the same tokens
+    np.testing.assert_array_equal(g.get_sequence(0), plain.get_sequence(0))
+    stats = g.get_speculative_stats()
+    assert stats["enabled"] and stats["tokens_emitted"] == len(stream)
+    assert stats["draft_tokens_accepted"] <= stats["draft_tokens_proposed"]
+    assert stats["ngram_lookup_hits"] + stats["ngram_lookup_misses"] > 0
+    # Each forward pass hands out the accepted drafts and one picked token.
+    assert stats["target_forward_passes"] + stats["draft_tokens_accepted"] <= len(stream) + 1, stats
+
+
+def test_accepted_drafts_save_forward_passes(model, prompt):
+    g, stream = run(model, prompt, len(prompt) + 40, dict(ngram_size=2, max_draft_tokens=4))
+    stats = g.get_speculative_stats()
+    assert stats["draft_tokens_accepted"] > 0, stats  # this prompt's continuation repeats some of it
+    assert stats["target_forward_passes"] < len(stream), stats
+
+
+def test_penalties_and_min_length_are_applied_as_in_plain_decoding(model, prompt):
+    opts = dict(repetition_penalty=1.3, min_length=len(prompt) + 30)
+    plain, _ = run(model, prompt, len(prompt) + 32, **opts)
+    g, _ = run(model, prompt, len(prompt) + 32, dict(ngram_size=2, max_draft_tokens=5), **opts)
+    np.testing.assert_array_equal(g.get_sequence(0), plain.get_sequence(0))
+
+
+def test_mid_round_calls_discard_buffered_tokens(model, prompt):
+    plain, _ = run(model, prompt, len(prompt) + 30)
+    spec = dict(ngram_size=2, max_draft_tokens=6)
+    for steps in (3, 5, 8):
+        # get_logits mid-round: the logits plain decoding has at that point, and the rest unchanged.
+        g, _ = run(model, prompt, len(prompt) + 30, spec, steps=steps)
+        ref, _ = run(model, prompt, len(prompt) + 30, steps=steps)
+        np.testing.assert_allclose(g.get_logits(), ref.get_logits(), rtol=1e-5, atol=1e-5)
+        while not g.is_done():
+            g.generate_next_token()
+        np.testing.assert_array_equal(g.get_sequence(0), plain.get_sequence(0))
+        # rewind mid-round, then generate again: as plain decoding from there.
+        g, _ = run(model, prompt, len(prompt) + 30, spec, steps=steps)
+        g.rewind_to(len(prompt) + 2)
+        while not g.is_done():
+            g.generate_next_token()
+        np.testing.assert_array_equal(g.get_sequence(0), plain.get_sequence(0))
+
+
+def test_options(model):
+    params = og.GeneratorParams(model)
+    assert params.get_speculative_options() == {"max_draft_tokens": 4, "ngram_size": 0, "min_adaptive_k": 0,
+                                                "ngram_chained_lookup": False, "cooldown": False}
+    params.set_speculative_options(ngram_size=2, max_draft_tokens=6)
+    assert params.get_speculative_options()["max_draft_tokens"] == 6
+    for bad, match in [(dict(max_draft_tokens=0), r"\[1, 16\]"), (dict(max_draft_tokens=17), r"\[1, 16\]"),
+                       (dict(ngram_size=1.5), "integer"), (dict(draft_model="x"), "must be a bool"),
+                       (dict(adaptive_k=True), "unknown speculative option 'adaptive_k'"),
+                       (dict(ngram_chained_lookup=True), "not supported")]:
+        with pytest.raises((og.OgxError, TypeError), match=match):
+            params.set_speculative_options(**bad)
+    assert params.get_speculative_options()["max_draft_tokens"] == 6  # unchanged by the rejected values
+    params.set_search_options(do_sample=True)
+    with pytest.raises(og.OgxError, match="batch_size 1 greedy search"):
+        og.Generator(model, params)
+    plain = og.Generator(model, og.GeneratorParams(model))
+    assert plain.get_speculative_stats()["enabled"] is False

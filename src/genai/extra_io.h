@@ -1,0 +1,55 @@
+// What a caller adds to a generator's model runs beyond the inputs the generator makes itself (ONNX Runtime
+// GenAI's Generator::SetModelInput / SetInputs / GetInput / GetOutput): extra inputs fed on every run, and the
+// inputs and outputs of the latest run kept for reading back.
+#pragma once
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "genai/model.h"
+
+namespace ogx::genai {
+
+class ExtraIO {
+ public:
+  // On the CPU provider every graph output other than the KV cache is kept from each run (they are computed
+  // anyway); on other providers only the logits, plus outputs asked for with want_output.
+  explicit ExtraIO(const Model& model);
+
+  // Feeds `t` as graph input `name` on every following run. Throws for names the graph lacks, for the inputs the
+  // generator sets itself (input_ids, attention_mask, position_ids, the KV cache), and for a dtype other than the
+  // graph's.
+  void set_input(const std::string& name, const Tensor& t);
+  // Appends the extra inputs (and the preset ones a builder adds, such as num_logits_to_keep) to a run's inputs.
+  void add_inputs(std::vector<NamedTensor>& inputs) const;
+  // Appends the outputs to keep (other than logits, which the generator binds) to a run's outputs.
+  void add_outputs(std::vector<NamedTensor>& outputs) const;
+  // Keeps the inputs and the non-KV outputs of a run that just finished.
+  void keep(const std::vector<NamedTensor>& inputs, const std::vector<NamedTensor>& outputs);
+
+  // The latest run's input / output of that name (shares its storage), or null when none was kept.
+  const Tensor* input(const std::string& name) const;
+  const Tensor* output(const std::string& name) const;
+  // Whether the graph has an output of that name that is not part of the KV cache.
+  bool is_graph_output(const std::string& name) const;
+  // Keeps output `name` from the next run on.
+  void want_output(const std::string& name) { wanted_.insert(name); }
+  // Multi-token runs return every position's logits from now on (by default a session may compute the last
+  // position's only, which is all the generator needs).
+  void want_full_logits() { full_logits_ = true; }
+  bool full_logits() const { return full_logits_; }
+
+ private:
+  bool is_generator_input(const std::string& name) const;
+  bool is_kv_output(const std::string& name) const;
+  const Model& model_;
+  std::vector<NamedTensor> extra_;           // inputs set by the caller, in order of first setting
+  std::vector<NamedTensor> preset_;          // inputs the generator fills with fixed values (num_logits_to_keep)
+  std::set<std::string> wanted_;             // outputs (other than logits) bound on every run
+  bool full_logits_ = false;
+  std::map<std::string, Tensor> last_in_;    // the latest run's inputs
+  std::map<std::string, Tensor> last_out_;   // the latest run's kept outputs (logits included)
+};
+
+}  // namespace ogx::genai

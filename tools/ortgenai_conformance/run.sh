@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# Runs ONNX Runtime GenAI's own Python tests and Python examples against ogx, from a local checkout of
+# microsoft/onnxruntime-genai (nothing is fetched, nothing is copied into ogx). `import onnxruntime_genai` is
+# redirected to ogx by a shim package on PYTHONPATH; upstream's test models come from the checkout
+# (test/models), and the models upstream's tests build or download (phi-2, phi-3-mini, ...) are stood in for by
+# ogx's default model (see README.md for which tests need what).
+# usage: tools/ortgenai_conformance/run.sh ORTGENAI_CHECKOUT [BUILD_DIR] [-- extra pytest arguments]
+# Prints a pass/fail table per test and per example; writes it (and the raw logs) under $OGX_CONFORMANCE_OUT
+# (default: a temporary folder, printed at the end). Exit status 0 whatever the table says (it is a report).
+set -euo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+[ $# -ge 1 ] || { echo "usage: $0 ORTGENAI_CHECKOUT [BUILD_DIR] [-- pytest args]" >&2; exit 2; }
+checkout=$(cd "$1" && pwd); shift
+build="$root/build"
+if [ $# -ge 1 ] && [ "$1" != "--" ]; then build=$(cd "$1" && pwd); shift; fi
+[ "${1:-}" = "--" ] && shift
+python=${OGX_PYTHON:-/usr/bin/python3}
+for f in test/python/test_onnxruntime_genai_api.py examples/python/model-generate.py; do
+  [ -f "$checkout/$f" ] || { echo "$checkout is not an onnxruntime-genai checkout (no $f)" >&2; exit 2; }
+done
+module=$(ls "$build"/src/api/python/ogx*.so 2>/dev/null | head -1 || true)
+[ -n "$module" ] || { echo "no ogx Python module under $build/src/api/python (build the ogx_python target)" >&2; exit 2; }
+out=${OGX_CONFORMANCE_OUT:-$(mktemp -d /tmp/ogx-conformance.XXXXXX)}
+mkdir -p "$out"
+
+# The shim: onnxruntime_genai = ogx; plus stand-ins for onnx / onnxruntime when Python lacks them (upstream's test
+# module imports both at the top; the few tests that use them then fail with a message naming the stand-in).
+shim="$out/shim"
+"$python" "$root/tools/ortgenai_conformance/make_shim.py" --module-dir "$(dirname "$module")" --out "$shim"
+
+# --test_models DIR: upstream resolves its checked-in models as DIR/../models/... and builder-made models as
+# DIR/<name>/<precision>/<device>. Both live in a scratch tree: models -> the checkout's test/models, and each
+# builder-made model name -> ogx's default model (int4, CPU), which has a tokenizer and a chat template.
+data="$out/test_data"
+rm -rf "$data"; mkdir -p "$data/test_models"
+ln -s "$checkout/test/models" "$data/models"
+standin="$root/models/ogx-debian-10m/int4"
+for name in phi-2 phi-3-mini phi-4-mini gemma llama qwen-2.5-0.5b; do
+  mkdir -p "$data/test_models/$name/int4"
+  ln -s "$standin" "$data/test_models/$name/int4/cpu"
+done
+
+export PYTHONPATH="$shim${PYTHONPATH:+:$PYTHONPATH}"
+export PYTHONDONTWRITEBYTECODE=1
+tests=(test_onnxruntime_genai_api.py models/test_n_gram_decoding.py models/test_speculative_decoding.py)
+present=()
+for t in "${tests[@]}"; do [ -f "$checkout/test/python/$t" ] && present+=("$t"); done
+echo "== pytest: ${present[*]}"
+(cd "$checkout/test/python" && timeout 900 "$python" -m pytest -p no:cacheprovider -q -rA "${present[@]}" \
+   --test_models "$data/test_models" --junitxml "$out/pytest.xml" "$@") >"$out/pytest.log" 2>&1 || true
+
+# The examples, unchanged, on the stand-in model; interactive ones get their input on stdin.
+ex="$checkout/examples/python"
+run_example() {  # name, stdin text, args...
+  local name=$1 input=$2; shift 2
+  echo "== example $name $*"
+  local rc=0
+  (cd "$ex" && printf '%b' "$input" | timeout 300 "$python" "$name" "$@") >"$out/example-${name%.py}.log" 2>&1 || rc=$?
+  echo "$rc" >"$out/example-${name%.py}.rc"
+}
+run_example model-generate.py "" -m "$standin" -e cpu --non_interactive -pr "The Debian package" --max_length 48
+run_example model-qa.py "" -m "$standin" -e cpu --max_length 64 --timings --non_interactive -up "What is a package?"
+run_example model-chat.py "What is a package?\nquit()\n" -m "$standin" -e cpu --max_length 64
+
+"$python" "$root/tools/ortgenai_conformance/report.py" --out "$out" | tee "$out/report.md"
+echo "(logs and report in $out)"
