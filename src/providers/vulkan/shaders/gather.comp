@@ -1,5 +1,6 @@
-// Embedding gather: out[i, :] = table[ids[i], :]; ids int64 (negative ids count from the end; out-of-range rows
-// are written as zeros).
+// Embedding gather: out[i, :] = table[ids[i], :]; ids int64 (negative ids count from the end). Ids the host supplies
+// are range-checked before the step (GatherOp::check_step_input, the CPU's error); an out-of-range id that reaches
+// the kernel anyway (computed on the device) writes a row of zeros rather than reading out of bounds.
 #version 460
 #include "common.glsl"
 
