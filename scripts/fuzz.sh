@@ -44,7 +44,8 @@ for t in "${targets[@]}"; do
     fi
   fi
   # -timeout: one input past 10 s is a hang; -rss_limit_mb: past 2 GB is runaway memory; -max_len: 64 KiB inputs.
-  if "$bin" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 -malloc_limit_mb=2048 -max_len=65536 \
+  # -seed: a fixed seed (OGX_FUZZ_SEED, default 1) makes a run's mutations reproducible; 0 lets libFuzzer pick.
+  if "$bin" -seed="${OGX_FUZZ_SEED:-1}" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 -malloc_limit_mb=2048 -max_len=65536 \
       -artifact_prefix="$art/" -print_final_stats=1 "$work" "fuzz/corpus/$t" > "$dir/$t.log" 2>&1; then
     status=ok
   else
