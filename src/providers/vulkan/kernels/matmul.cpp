@@ -91,6 +91,16 @@ uint32_t skinny_unroll(int64_t K, uint32_t threads, uint32_t rows, int64_t M, ui
   return u;
 }
 
+// Activation rows a skinny workgroup is compiled for (matvec_skinny.comp MROWS): M rounded up to 2, 3, 4, 6, 8, 12
+// or 16, so at most seven pipelines per variant serve every batch size and short prompt (each new M would compile
+// new pipelines — a first-use pause per prompt length) at most a third more arithmetic; the extra rows repeat row
+// M - 1 and are not written.
+uint32_t skinny_rows_compiled(int64_t M) {
+  for (uint32_t b : {2u, 3u, 4u, 6u, 8u, 12u, 16u})
+    if (M <= b) return b;
+  return (uint32_t)M;
+}
+
 // Host fallback of the device transposition (a weight of 2^32 elements or more): groups of output rows of the part
 // are transposed in a bounded host buffer (reading source rows contiguously), then streamed row by row.
 void transpose_on_host(Context& ctx, const MatMulWeight& w, const WeightColumns& part) {
@@ -312,10 +322,14 @@ void matvec_fused(CommandRecorder& rec, const TensorView& x, const MatMulWeight&
     uint32_t rows = std::clamp<uint32_t>(tu.skinny_rows, 1, 8);
     OGX_CHECK(!silu_pairs || rows % 2 == 0, what, " needs an even skinny_rows, tuning has ", rows);
     uint32_t min_sg = std::max<uint32_t>(1, std::min(ctx.info().min_subgroup_size, ctx.info().subgroup_size));
+    // No more threads than units of K (small K: idle threads would only add to the reduction), at least a subgroup.
+    uint32_t sg = std::max<uint32_t>(ctx.info().max_subgroup_size, ctx.info().subgroup_size);
+    while (threads / 2 >= std::max<uint32_t>(sg, 1) && (int64_t)(threads / 2) >= (w.K + 7) / 8) threads /= 2;
     uint32_t nsg = std::max<uint32_t>(1, div_up(threads, min_sg));
-    uint32_t unroll = skinny_unroll(w.K, threads, rows, M, tu.skinny_unroll);
+    uint32_t mrows = skinny_rows_compiled(M);
+    uint32_t unroll = skinny_unroll(w.K, threads, rows, mrows, tu.skinny_unroll);
     std::string shader = std::string("matvec_skinny") + kind + storage_suffix(x.dtype, "MatMul") + variant;
-    const Pipeline& pl = ctx.pipelines().get(shader, {threads, rows, wide, (uint32_t)M, nsg, unroll});
+    const Pipeline& pl = ctx.pipelines().get(shader, {threads, rows, wide, mrows, nsg, unroll});
     uint32_t gx, gz;
     grid_2d(div_up(w.N, rows), &gx, &gz);
     rec.dispatch(pl, &p, push_bytes, gx, 1, gz, reads, writes);

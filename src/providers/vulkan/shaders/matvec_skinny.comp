@@ -6,7 +6,8 @@
 // bound decode — are read once per step for all M rows instead of M times. fp32 accumulation.
 // The variants of matvec.comp: EPILOGUE_SILU (gate/up rows in pairs -> silu(gate) * up, y [M, N / 2]) and
 // NORM_PROLOGUE (the (Skip)SimplifiedLayerNorm folded in: each row's own sum of squares and 1 / rms).
-// Workgroup y index: the block of MROWS rows (rows past M repeat row M - 1 and are not written).
+// Workgroup y index: the block of MROWS rows (the host compiles MROWS for a few row counts, M rounded up; rows past
+// M repeat row M - 1 and are not written).
 #version 460
 #include "common.glsl"
 
