@@ -6,6 +6,7 @@
 #include <fstream>
 
 #include "genai/generator.h"
+#include "model_copy.h"
 #include "shared_dir.h"
 #include "vulkan_test_config.h"
 
@@ -13,32 +14,6 @@ namespace ogx::test {
 namespace {
 
 namespace fs = std::filesystem;
-
-// A private copy of a golden model folder that a test may damage.
-class ModelCopy {
- public:
-  explicit ModelCopy(const std::string& src) {
-    dir_ = fs::temp_directory_path() / ("ogx_bad_" + std::to_string(::getpid()) + "_" + std::to_string(counter_++));
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-    for (auto& e : fs::directory_iterator(src)) {
-      fs::copy_file(e.path(), dir_ / e.path().filename());
-      fs::permissions(dir_ / e.path().filename(), fs::perms::owner_read | fs::perms::owner_write);
-    }
-  }
-  ~ModelCopy() { fs::remove_all(dir_); }
-  std::string dir() const { return dir_.string(); }
-  std::string file(const std::string& n) const { return (dir_ / n).string(); }
-  void write(const std::string& name, const std::string& text) const { std::ofstream(file(name)) << text; }
-  std::string read(const std::string& name) const {
-    std::ifstream f(file(name));
-    return std::string(std::istreambuf_iterator<char>(f), {});
-  }
-
- private:
-  fs::path dir_;
-  static inline int counter_ = 0;
-};
 
 std::string golden(const std::string& variant = "fp32-cpu") { return shared_dir() + "/golden/models/llama/" + variant; }
 

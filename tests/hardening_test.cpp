@@ -16,6 +16,7 @@
 #include "common/thread_pool.h"
 #include "genai/generator.h"
 #include "onnx/loader.h"
+#include "model_copy.h"
 #include "shared_dir.h"
 #include "vulkan_test_config.h"
 
@@ -40,38 +41,6 @@ std::string error_of(const std::function<void()>& f) {
   } while (0)
 
 std::string golden(const std::string& variant = "fp32-cpu") { return shared_dir() + "/golden/models/llama/" + variant; }
-
-// A private copy of a golden folder that a test may damage.
-class FolderCopy {
- public:
-  explicit FolderCopy(const std::string& src) {
-    dir_ = fs::temp_directory_path() / ("ogx_harden_" + std::to_string(::getpid()) + "_" + std::to_string(n_++));
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-    for (auto& e : fs::directory_iterator(src)) {
-      fs::copy_file(e.path(), dir_ / e.path().filename());
-      fs::permissions(dir_ / e.path().filename(), fs::perms::owner_read | fs::perms::owner_write);
-    }
-  }
-  ~FolderCopy() { fs::remove_all(dir_); }
-  std::string dir() const { return dir_.string(); }
-  std::string file(const std::string& n) const { return (dir_ / n).string(); }
-  void write(const std::string& name, const std::string& text) const { std::ofstream(file(name)) << text; }
-  std::string read(const std::string& name) const {
-    std::ifstream f(file(name));
-    return std::string(std::istreambuf_iterator<char>(f), {});
-  }
-  void replace(const std::string& name, const std::string& from, const std::string& to) const {
-    std::string s = read(name);
-    size_t p = s.find(from);
-    ASSERT_NE(p, std::string::npos) << from;
-    write(name, s.replace(p, from.size(), to));
-  }
-
- private:
-  fs::path dir_;
-  static inline int n_ = 0;
-};
 
 // ---- checked arithmetic (src/common/checked.h)
 
@@ -301,7 +270,7 @@ TEST(ThreadLimits, AbsurdThreadCountIsClamped) {
 
 TEST(GatherIds, vulkan_out_of_range_id_is_an_error_as_on_the_cpu) {
   OGX_REQUIRE_SHARED();
-  FolderCopy copy(golden("fp16-dml"));
+  ModelCopy copy(golden("fp16-dml"));
   copy.replace("genai_config.json", "\"vocab_size\": 2048", "\"vocab_size\": 0");  // no generator-side check
   genai::Config c = genai::Config::load(copy.dir());
   select_vulkan(c, /*validation=*/false);
