@@ -162,18 +162,26 @@ struct Param {
 class SearchGolden : public ::testing::TestWithParam<Param> {
  public:
   static void TearDownTestSuite() { model_cache().clear(); }
+
+ protected:
+  // The parameter's model into *m; skips the test (IsSkipped()) when the Vulkan variant finds no device.
+  void load_model(std::shared_ptr<genai::Model>* m) {
+    const Param& prm = GetParam();
+    try {
+      *m = load(prm.model, prm.variant, prm.vulkan);
+    } catch (const std::exception& e) {
+      if (prm.vulkan && no_vulkan_device(e)) GTEST_SKIP() << e.what();
+      throw;
+    }
+  }
 };
 
 TEST_P(SearchGolden, every_case_matches_onnxruntime_genai) {
   OGX_REQUIRE_SHARED();
   const Param& prm = GetParam();
   std::shared_ptr<genai::Model> m;
-  try {
-    m = load(prm.model, prm.variant, prm.vulkan);
-  } catch (const std::exception& e) {
-    if (prm.vulkan && no_vulkan_device(e)) GTEST_SKIP() << e.what();
-    throw;
-  }
+  load_model(&m);
+  if (IsSkipped()) return;
   const bool exact = prm.variant.rfind("fp32", 0) == 0;
   const json& cases = reference()["models"][prm.model][prm.variant];
   // int4: where plain greedy decoding (one prompt, no processing) already parts from ONNX Runtime GenAI at a
@@ -240,12 +248,8 @@ TEST_P(SearchGolden, batch_rows_equal_each_prompt_alone) {
   OGX_REQUIRE_SHARED();
   const Param& prm = GetParam();
   std::shared_ptr<genai::Model> m;
-  try {
-    m = load(prm.model, prm.variant, prm.vulkan);
-  } catch (const std::exception& e) {
-    if (prm.vulkan && no_vulkan_device(e)) GTEST_SKIP() << e.what();
-    throw;
-  }
+  load_model(&m);
+  if (IsSkipped()) return;
   if (prm.vulkan && prm.model != "llama") GTEST_SKIP() << "on the Vulkan provider: llama only (time)";
   const std::vector<Seq> prompts{{1, 450, 996, 1735, 1701, 1916}, {1, 903, 501, 263, 931}, {1, 1935, 1281, 1402}};
   const int added = 10;
