@@ -115,6 +115,11 @@ void transpose_on_host(Context& ctx, const MatMulWeight& w, const WeightColumns&
       const char* s = src + ((size_t)k * N + r0) * es;
       for (int64_t r = 0; r < rows; r++) std::memcpy(&tile[((size_t)r * K + k) * es], s + r * es, es);
     }
+    if (part.stride == 1) {  // the rows are consecutive in the destination: one upload
+      ctx.transfers().upload(w.data.slice(), (VkDeviceSize)((r0 + part.offset) * K) * es, tile.data(),
+                             (VkDeviceSize)(rows * K) * es);
+      continue;
+    }
     for (int64_t r = 0; r < rows; r++)
       ctx.transfers().upload(w.data.slice(), (VkDeviceSize)(((r0 + r) * part.stride + part.offset) * K) * es,
                              &tile[(size_t)(r * K) * es], (VkDeviceSize)K * es);
