@@ -175,8 +175,7 @@ MatMulWeight upload_matmul_weight_parts(Context& ctx, const std::string& name, c
   const int64_t kc_max = std::clamp<int64_t>((int64_t)(kTransposeScratchBytes / ((VkDeviceSize)widest * es)), 1, K);
   DeviceBuffer scratch[2];
   std::unique_ptr<CommandRecorder> rec[2];
-  int blocks = 0;
-  for (const WeightColumns& p : parts) blocks += (int)((K + kc_max - 1) / kc_max);
+  int blocks = (int)parts.size() * (int)((K + kc_max - 1) / kc_max);
   for (int i = 0; i < 2 && i < blocks; i++) {
     scratch[i] = ctx.memory().allocate(name + " (upload block)", (VkDeviceSize)(kc_max * widest) * es);
     rec[i] = std::make_unique<CommandRecorder>(ctx);
@@ -323,6 +322,10 @@ void matvec_fused(CommandRecorder& rec, const TensorView& x, const MatMulWeight&
   const char* kind = w.int4 ? "_q4_" : "_";
   const char* variant = silu_pairs ? (norm ? "_silu_norm" : "_silu") : (norm ? "_norm" : "");
   uint32_t push_bytes = norm ? kMatvecNormPushBytes : kMatvecPushBytes;
+  if (uses_skinny(tu, M) && !norm && matvec_coop_applies(ctx, x, w, M)) {  // matvec_coop.comp: the matrix units
+    matvec_coop(rec, x, w, bias, silu_pairs, y);
+    return;
+  }
   if (uses_skinny(tu, M)) {  // matvec_skinny.comp: all M rows in each workgroup of skinny_rows outputs
     uint32_t rows = std::clamp<uint32_t>(tu.skinny_rows, 1, 8);
     OGX_CHECK(!silu_pairs || rows % 2 == 0, what, " needs an even skinny_rows, tuning has ", rows);

@@ -51,4 +51,31 @@ void matmul_coop(CommandRecorder& rec, const TensorView& a, const MatMulWeight& 
   rec.dispatch(pl, &p, sizeof(p), div_up(N, tile), div_up(Mu, tile), 1, projection_reads(a, w, bias), {c.mem});
 }
 
+bool matvec_coop_applies(const Context& ctx, const TensorView& x, const MatMulWeight& w, int64_t M) {
+  if (!ctx.coopmat_f16() || x.dtype != DType::f16 || w.dtype != DType::f16 || w.K % 8 != 0) return false;
+  if (M < 2 || M > 16 || x.mem.address % 16 != 0) return false;
+  if (w.int4) return w.block_size % 8 == 0 && w.data.slice().address % 4 == 0;
+  return w.data.slice().address % 16 == 0;
+}
+
+void matvec_coop(CommandRecorder& rec, const TensorView& x, const MatMulWeight& w, const TensorView* bias,
+                 bool silu_pairs, const TensorView& y) {
+  Context& ctx = rec.context();
+  int64_t M = x.numel() / w.K;
+  OGX_CHECK(matvec_coop_applies(ctx, x, w, M), "matvec_coop: the device or the operands do not fit the ",
+            "cooperative-matrix skinny kernel (fp16, 2..16 rows, K % 8 == 0, 16-byte aligned)");
+  OGX_CHECK(!silu_pairs || (w.N % 2 == 0 && !bias), "matvec_coop: the gate/up SiLU variant needs an even N, no bias");
+  if (bias) OGX_CHECK(bias->numel() == w.N && bias->dtype == DType::f16, "matvec_coop: bias must be fp16 [", w.N, "]");
+  std::string shader = std::string(w.int4 ? "matvec_coop_q4_f16" : "matvec_coop_f16") + (silu_pairs ? "_silu" : "");
+  const Pipeline& pl = ctx.pipelines().get(shader);
+  // int4 without zero points: no zero-point reads (has_zp 0), any readable address will do.
+  CoopPush p{addr(x), w.data.slice().address, w.int4 ? w.scales.slice().address : 0,
+             w.has_zero_points ? w.zero_points.slice().address : 0, addr_or_zero(bias), addr(y), (uint32_t)M,
+             (uint32_t)w.N, (uint32_t)w.K, (uint32_t)w.block_size, (uint32_t)w.nblocks,
+             (uint32_t)((w.nblocks + 1) / 2), w.has_zero_points, bias != nullptr};
+  uint32_t gx, gz;
+  grid_2d(div_up((uint32_t)w.N, 16u), &gx, &gz);
+  rec.dispatch(pl, &p, sizeof(p), gx, 1, gz, projection_reads(x, w, bias), {y.mem});
+}
+
 }  // namespace ogx::vk::kernels

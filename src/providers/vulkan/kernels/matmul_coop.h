@@ -14,4 +14,14 @@ bool matmul_coop_applies(const Context& ctx, const TensorView& a, const MatMulWe
 void matmul_coop(CommandRecorder& rec, const TensorView& a, const MatMulWeight& w, const TensorView* bias,
                  const TensorView& c);
 
+// The skinny variant (shaders/matvec_coop.comp) for a batched decode step of 2..16 rows: the rows fill one 16-row
+// fragment, so the step reads the weights once at the cost of one row. True when the context has the fp16
+// cooperative-matrix kernels and x (M rows) is fp16 with K % 8 == 0, 16-byte aligned (fp16 weights too).
+bool matvec_coop_applies(const Context& ctx, const TensorView& x, const MatMulWeight& w, int64_t M);
+
+// y[M, N] = x[M, K] x w (+ bias [N]); with silu_pairs (interleaved gate/up rows) y[M, N / 2] = silu(gate) * up.
+// Requires matvec_coop_applies.
+void matvec_coop(CommandRecorder& rec, const TensorView& x, const MatMulWeight& w, const TensorView* bias,
+                 bool silu_pairs, const TensorView& y);
+
 }  // namespace ogx::vk::kernels

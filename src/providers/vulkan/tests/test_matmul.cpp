@@ -107,6 +107,11 @@ std::vector<MatMulCase> skinny_matmul_cases() {
   out.push_back({16, 2048, 24, DType::f16});
   out.push_back({5, 1030, 19, DType::f32});   // 2 units per iteration (skinny_unroll), K % 8 != 0, last repeated
   out.push_back({8, 1536, 30, DType::f16});   // 2 units per iteration, 16-byte loads
+  // fp16 with K % 8 == 0 takes the matrix-unit skinny kernel where the device has one (matvec_coop.comp): K with a
+  // half step of 16 at the end, N not a multiple of its 16 outputs per workgroup, K split over several subgroups.
+  out.push_back({3, 136, 50, DType::f16});
+  out.push_back({16, 264, 33, DType::f16});
+  out.push_back({11, 4104, 100, DType::f16});
   return out;
 }
 INSTANTIATE_TEST_SUITE_P(Skinny, VulkanMatMulTest, ::testing::ValuesIn(skinny_matmul_cases()));
@@ -208,6 +213,9 @@ std::vector<NBitsCase> skinny_nbits_cases() {
   out.push_back({16, 1024, 20, 32, true, DType::f16});
   out.push_back({4, 2048, 24, 32, true, DType::f16});   // 2 units per iteration
   out.push_back({7, 1000, 13, 16, false, DType::f32});  // 2 units per iteration, the last one repeated
+  out.push_back({16, 520, 37, 32, true, DType::f16});   // the matrix-unit skinny kernel (fp16 activations)
+  out.push_back({3, 136, 40, 16, false, DType::f16});
+  out.push_back({9, 4096, 18, 128, true, DType::f16});
   return out;
 }
 INSTANTIATE_TEST_SUITE_P(Skinny, VulkanMatMulNBitsTest, ::testing::ValuesIn(skinny_nbits_cases()));
@@ -462,7 +470,9 @@ TEST_P(VulkanGateUpSiluTest, EpilogueMatchesSeparateOps) {
 
 INSTANTIATE_TEST_SUITE_P(Shapes, VulkanGateUpSiluTest,
                          ::testing::Values(GateUpCase{1, 64, 24, DType::f32, false}, GateUpCase{2, 128, 37, DType::f16, false},
-                                           GateUpCase{1, 96, 50, DType::f32, true}, GateUpCase{2, 256, 33, DType::f16, true}));
+                                           GateUpCase{1, 96, 50, DType::f32, true}, GateUpCase{2, 256, 33, DType::f16, true},
+                                           GateUpCase{16, 264, 40, DType::f16, false},
+                                           GateUpCase{5, 128, 21, DType::f16, true}));
 
 }  // namespace
 }  // namespace ogx::vk::test

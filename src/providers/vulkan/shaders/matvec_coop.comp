@@ -1,0 +1,143 @@
+// Skinny matmul on the matrix units (VK_NV_cooperative_matrix) for a batched decode step: y[m, n] = sum_k x[m, k] *
+// W[n, k] (+ bias[n]) for 2 <= M <= 16 activation rows, fp16 activations, fp32 accumulation. The rows fill one 16-row
+// A fragment (rows past M are zero), so the step costs what one row costs: the weights' bytes. (The SIMT skinny
+// kernel, matvec_skinny.comp, spends 16 fp32 FMAs per weight and was compute-bound at 3.5-5 TFLOPS on the H200.)
+// Weights as uploaded for the matvec: fp16 [N, K] row-major, or with WEIGHT_INT4 MatMulNBits bytes [N, nblocks,
+// block_size / 2] (low nibble first) with fp16 scales [N, nblocks] and optional 4-bit zero points (else 8).
+//
+// A workgroup of SG subgroups computes 16 outputs n0..n0+15 of all rows; K is split over its subgroups in chunks of
+// UNR steps of 16 (subgroup s takes chunks s, s + SG, ...), each subgroup accumulating one 16 x 16 fp32 fragment,
+// summed through shared memory at the end. Every lane stages one 16-byte piece of x and of W per step into its
+// subgroup's shared slots (rows past M / K zero; int4 dequantized on the way), then the subgroup multiplies.
+// EPILOGUE_SILU: gate/up rows in pairs (n even: gate, n odd: up) -> y[m, n / 2] = silu(gate) * up, y [M, N / 2],
+// each product rounded to fp16 first as the unfused ops round them.
+// Host contract (kernels/matmul.cpp matvec_coop_applies): subgroup size 32, K % 8 == 0, x and fp16 W 16-byte
+// aligned, int4 block_size % 8 == 0.
+#version 460
+#extension GL_NV_cooperative_matrix : require
+#extension GL_KHR_memory_scope_semantics : require
+#extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
+#extension GL_EXT_control_flow_attributes : require
+#include "common.glsl"
+
+#ifndef EPILOGUE_SILU
+#define EPILOGUE_SILU 0
+#endif
+
+const uint SG = 8;    // subgroups per workgroup
+const uint UNR = 4;   // K steps of 16 a subgroup stages before it multiplies (loads in flight together)
+const uint NT = SG * 32;
+
+layout(local_size_x = NT) in;
+
+layout(push_constant) uniform Push {
+  U32x4Buf x;     // fp16 [M, K]
+  U32x4Buf w;     // fp16 [N, K] or int4 bytes [N, nblocks * block_size / 2]
+  F16Buf scales;  // int4: [N, nblocks]
+  U32Buf zp;      // int4 with has_zp: bytes [N, zp_stride]
+  F16Buf bias;    // has_bias: [N]
+  F16Buf y;       // [M, N] (EPILOGUE_SILU: [M, N / 2])
+  uint M, N, K;
+  uint block_size, nblocks, zp_stride;
+  uint has_zp, has_bias;
+} p;
+
+// Per subgroup and staged step: 16 rows x 2 pieces of 8 halves, of x (A, [m][k]) and of W (B, [n][k]).
+shared uvec4 Xs[SG * UNR * 32];
+shared uvec4 Ws[SG * UNR * 32];
+shared float Red[SG * 256];  // each subgroup's 16 x 16 fp32 result
+
+uvec4 load_x(uint row, uint k) {  // 8 halves of x at (row, k); zero past M or K
+  if (row >= p.M || k >= p.K) return uvec4(0);
+  return p.x.v[(row * p.K + k) / 8];
+}
+
+#if WEIGHT_INT4
+uvec4 load_w(uint n, uint k) {  // 8 dequantized halves of W at (n, k); zero past K
+  if (k >= p.K) return uvec4(0);
+  uint row_words = p.nblocks * p.block_size / 8;
+  uint word = U32Buf(p.w).v[n * row_words + k / 8];
+  uint blk = k / p.block_size;
+  float zero = 8.0;
+  if (p.has_zp != 0) {
+    uint zi = n * p.zp_stride + blk / 2;
+    uint zb = (p.zp.v[zi / 4] >> ((zi % 4) * 8)) & 0xffu;
+    zero = float((blk % 2) == 0 ? (zb & 0xfu) : (zb >> 4));
+  }
+  float s = float(p.scales.v[n * p.nblocks + blk]);
+  uvec4 r;
+  [[unroll]] for (uint j = 0; j < 4; j++) {
+    float lo = (float((word >> (8 * j)) & 0xfu) - zero) * s;
+    float hi = (float((word >> (8 * j + 4)) & 0xfu) - zero) * s;
+    r[j] = packHalf2x16(vec2(lo, hi));
+  }
+  return r;
+}
+#else
+uvec4 load_w(uint n, uint k) {
+  if (k >= p.K) return uvec4(0);
+  return p.w.v[(n * p.K + k) / 8];
+}
+#endif
+
+void main() {
+  uint n0 = (gl_WorkGroupID.x + gl_WorkGroupID.z * gl_NumWorkGroups.x) * 16;
+  if (n0 >= p.N) return;  // whole workgroup
+  uint sg = gl_LocalInvocationIndex / 32, lane = gl_LocalInvocationIndex % 32;
+  uint row = lane / 2, half_k = (lane % 2) * 8;  // this lane's piece of each staged 16 x 16 tile
+  uint steps = (p.K + 15) / 16;
+  uint base = sg * UNR * 32;
+
+  fcoopmatNV<32, gl_ScopeSubgroup, 16, 16> acc = fcoopmatNV<32, gl_ScopeSubgroup, 16, 16>(0.0);
+  for (uint c = sg * UNR; c < steps; c += SG * UNR) {
+    uvec4 xr[UNR], wr[UNR];
+    [[unroll]] for (uint u = 0; u < UNR; u++) {  // every load first: UNR round trips in flight
+      uint k = (c + u) * 16 + half_k;
+      xr[u] = load_x(row, k);
+      wr[u] = load_w(min(n0 + row, p.N - 1), k);  // rows past N repeat the last, not written
+    }
+    [[unroll]] for (uint u = 0; u < UNR; u++) {
+      Xs[base + u * 32 + lane] = xr[u];
+      Ws[base + u * 32 + lane] = wr[u];
+    }
+    subgroupMemoryBarrierShared();
+    subgroupBarrier();
+    [[unroll]] for (uint u = 0; u < UNR; u++) {
+      if (c + u >= steps) break;  // uniform in the subgroup
+      fcoopmatNV<16, gl_ScopeSubgroup, 16, 16> fa, fb;
+      coopMatLoadNV(fa, Xs, base + u * 32, 2, false);  // A [m][k], 2 uvec4 per row
+      coopMatLoadNV(fb, Ws, base + u * 32, 2, true);   // B [k][n] = W(n, k): column-major
+      acc = coopMatMulAddNV(fa, fb, acc);
+    }
+    subgroupBarrier();  // the slots are rewritten by the next chunk
+  }
+  coopMatStoreNV(acc, Red, sg * 256, 16, false);
+  barrier();
+
+  uint tid = gl_LocalInvocationIndex;
+#if EPILOGUE_SILU
+  if (tid < 128) {  // 16 rows x 8 (gate, up) pairs
+    uint m = tid / 8, pr = tid % 8;
+    if (m < p.M && n0 + 2 * pr + 1 < p.N) {
+      float g = 0.0, v = 0.0;
+      for (uint s = 0; s < SG; s++) {
+        g += Red[s * 256 + m * 16 + 2 * pr];
+        v += Red[s * 256 + m * 16 + 2 * pr + 1];
+      }
+      g = float(float16_t(g));
+      v = float(float16_t(v));
+      p.y.v[m * (p.N / 2) + n0 / 2 + pr] = float16_t(g / (1.0 + exp(-g)) * v);
+    }
+  }
+#else
+  {
+    uint m = tid / 16, col = tid % 16;
+    if (m < p.M && n0 + col < p.N) {
+      float s = 0.0;
+      for (uint i = 0; i < SG; i++) s += Red[i * 256 + tid];
+      if (p.has_bias != 0) s += float(p.bias.v[n0 + col]);
+      p.y.v[m * p.N + n0 + col] = float16_t(s);
+    }
+  }
+#endif
+}
