@@ -50,7 +50,10 @@ AdapterFile parse_adapter_bytes(const uint8_t* data, size_t size, std::shared_pt
     const std::string where = "'" + what + "': parameter '" + name + "'";
     OGX_CHECK(seen.insert(name).second, where, " appears twice");
     OGX_CHECK(p->dims() != nullptr, where, " has no dims");
-    Shape shape(p->dims()->begin(), p->dims()->end());
+    // Copied bytewise: the verifier checks the vector's bounds, not that its int64 elements are 8-byte aligned.
+    static_assert(FLATBUFFERS_LITTLEENDIAN, "adapter files are little-endian");
+    Shape shape(p->dims()->size());
+    if (!shape.empty()) std::memcpy(shape.data(), p->dims()->Data(), shape.size() * sizeof(int64_t));
     for (int64_t d : shape) OGX_CHECK(d >= 0, where, " has a negative dimension in ", shape_str(shape));
     const int32_t code = static_cast<int32_t>(p->data_type());
     OGX_CHECK(supported_dtype(code), where, " has data type ", code, ", which ogx cannot hold");
