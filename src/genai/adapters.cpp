@@ -74,6 +74,7 @@ void Generator::set_active_adapter(const std::shared_ptr<Adapters>& adapters, co
   for (const auto& l : adapter_leases_)
     if (l->owner() == adapters.get() && l->name() == name) return;  // already active
   std::unique_ptr<AdapterLease> lease = adapters->acquire(name);
+  drop_queued();  // a step queued ahead ran without this adapter: its token is recomputed with it
   for (const AdapterParameter& p : lease->file().parameters) extra_io_.set_input(p.name, p.tensor);
   adapter_leases_.push_back(std::move(lease));
 }

@@ -80,17 +80,39 @@ def greedy_loop(logits_of, prompt, n):
     return seq[len(prompt):]
 
 
+MODEL_TYPES = {"LlamaForCausalLM": "llama", "MistralForCausalLM": "mistral", "Qwen2ForCausalLM": "qwen2",
+               "Qwen3ForCausalLM": "qwen3", "Phi3ForCausalLM": "phi3", "Gemma2ForCausalLM": "gemma2"}
+
+
+def transformers_dir(hf_dir):
+    """hf_dir, or a temporary view of it whose config.json has the model_type transformers needs (ogx's random
+    checkpoints are written from shape configs that may lack it)."""
+    with open(os.path.join(hf_dir, "config.json")) as f:
+        cfg = json.load(f)
+    if "model_type" in cfg:
+        return hf_dir
+    import tempfile
+    cfg["model_type"] = MODEL_TYPES[cfg["architectures"][0]]
+    d = tempfile.mkdtemp(prefix="peft_reference_")
+    for name in os.listdir(hf_dir):
+        if name != "config.json":
+            os.symlink(os.path.abspath(os.path.join(hf_dir, name)), os.path.join(d, name))
+    with open(os.path.join(d, "config.json"), "w") as f:
+        json.dump(cfg, f)
+    return d
+
+
 def by_peft(hf_dir, peft_dir, prompt, n):
     from peft import PeftModel
     from transformers import AutoModelForCausalLM
-    model = AutoModelForCausalLM.from_pretrained(hf_dir, torch_dtype=torch.float32)
+    model = AutoModelForCausalLM.from_pretrained(transformers_dir(hf_dir), torch_dtype=torch.float32)
     model = PeftModel.from_pretrained(model, peft_dir).eval()
     return greedy_loop(lambda s: model(input_ids=torch.tensor([s])).logits[0, -1], prompt, n)
 
 
 def by_hand(hf_dir, peft_dir, prompt, n):
     from transformers import AutoModelForCausalLM
-    model = AutoModelForCausalLM.from_pretrained(hf_dir, torch_dtype=torch.float32).eval()
+    model = AutoModelForCausalLM.from_pretrained(transformers_dir(hf_dir), torch_dtype=torch.float32).eval()
     mods = dict(model.named_modules())
     for module, d in lora_deltas(peft_dir).items():
         lin = mods[module]
