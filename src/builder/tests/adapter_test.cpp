@@ -371,6 +371,21 @@ TEST_P(LoraRuntime, AdapterTokensEqualMergedModel) {
                 "recordings %g slot copies\n", same.recordings, same.copies, other.recordings, other.copies);
   }
 
+  // A batch of two prompts (right-padded) with adapter x: each row equals the merged model's batch row.
+  if (c.p == Precision::fp32) {
+    auto batch = [&](const std::shared_ptr<genai::Model>& m, bool with_adapter) {
+      genai::GeneratorParams bp(*m);
+      bp.search.batch_size = 2;
+      bp.search.max_length = bp.search.min_length = (int)kPrompt.size() + kNew;
+      genai::Generator g(m, bp);
+      if (with_adapter) g.set_active_adapter(adapters, "x");
+      g.append_token_sequences({kPrompt, {1, 5, 9}});
+      while (!g.is_done()) g.generate_next_token();
+      return std::vector<std::vector<int32_t>>{g.sequence(0), g.sequence(1)};
+    };
+    EXPECT_EQ(batch(inputs, true), batch(merged_x, false)) << "batch of two with adapter x";
+  }
+
   // In use: unloading fails (naming the adapter); once the generators are gone it succeeds.
   try {
     adapters->unload("x");
