@@ -11,6 +11,7 @@ PKGS=(
   libicu-dev libpcre2-dev liblzma-dev                # tokenizer: Unicode, regex, .xz goldens
   libsentencepiece-dev                               # SentencePiece tokenizer.model folders
   pybind11-dev python3-dev python3-numpy python3-pytest python3-jinja2
+  libflatbuffers-dev flatbuffers-compiler            # ONNX Runtime adapter files (.onnx_adapter)
   clang libclang-rt-dev                              # fuzz targets: clang's libFuzzer (scripts/fuzz.sh)
 )
 missing=()

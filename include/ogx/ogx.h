@@ -106,6 +106,7 @@ typedef struct OgxTensor OgxTensor;
 typedef struct OgxStringArray OgxStringArray;
 typedef struct OgxNamedTensors OgxNamedTensors; /* tensors by name: extra model inputs */
 typedef struct OgxSpeculativeStats OgxSpeculativeStats; /* counters of speculative decoding */
+typedef struct OgxAdapters OgxAdapters;                 /* LoRA adapters loaded for a model */
 /* Multimodal objects: declared so that code naming them compiles; every call that would make one fails with
  * "multimodal models are not supported by ogx". */
 typedef struct OgxImages OgxImages;
@@ -455,6 +456,25 @@ OGX_EXPORT OgxResult* OgxNamedTensorsDelete(OgxNamedTensors* named_tensors, cons
 OGX_EXPORT OgxResult* OgxNamedTensorsCount(const OgxNamedTensors* named_tensors, size_t* out);
 /* The names, in insertion order. Free with OgxDestroyStringArray. */
 OGX_EXPORT OgxResult* OgxNamedTensorsGetNames(const OgxNamedTensors* named_tensors, OgxStringArray** out);
+
+/* ---------------------------------------------------------------------------------------------------------------
+ * LoRA adapters (.onnx_adapter files, as ort_genai_c.h's OgaAdapters). An OgxAdapters holds any number of
+ * adapters for one model, by name; a generator activates some of them and their tensors feed the model's
+ * adapter inputs on each of its runs (inputs no active adapter feeds keep the model's defaults: no adapter). An
+ * adapter that a live generator has activated cannot be unloaded (an error); destroying the generator releases
+ * it. The OgxAdapters may be destroyed before the generators using it (they keep what they use alive).
+ * Thread-safe.
+ * ------------------------------------------------------------------------------------------------------------ */
+
+OGX_EXPORT OgxResult* OgxCreateAdapters(const OgxModel* model, OgxAdapters** out);
+OGX_EXPORT void OgxDestroyAdapters(OgxAdapters* adapters);
+/* Reads the file and checks each parameter against the model's inputs (name, type, shape); errors name the file
+ * and the parameter. The name must not be loaded already. */
+OGX_EXPORT OgxResult* OgxLoadAdapter(OgxAdapters* adapters, const char* adapter_file_path, const char* adapter_name);
+/* An error when the name is not loaded or a generator still uses the adapter. */
+OGX_EXPORT OgxResult* OgxUnloadAdapter(OgxAdapters* adapters, const char* adapter_name);
+/* Activates the adapter for the generator's later runs (several may be active; setting one twice is a no-op). */
+OGX_EXPORT OgxResult* OgxSetActiveAdapter(OgxGenerator* generator, OgxAdapters* adapters, const char* adapter_name);
 
 /* ---------------------------------------------------------------------------------------------------------------
  * Multimodal: not supported (text models only). These exist so that code naming them builds; each fails with

@@ -498,6 +498,25 @@ class SpeculativeStats {
   detail::Handle<OgxSpeculativeStats, OgxDestroySpeculativeStats> h_;
 };
 
+// LoRA adapters loaded for a model (ort_genai.h's OgaAdapters).
+class Adapters {
+ public:
+  explicit Adapters(const Model& model) {
+    OgxAdapters* p = nullptr;
+    detail::check(OgxCreateAdapters(model.get(), &p));
+    h_.reset(p);
+  }
+  static std::unique_ptr<Adapters> Create(const Model& model) { return std::make_unique<Adapters>(model); }
+  void LoadAdapter(const char* adapter_file_path, const char* adapter_name) {
+    detail::check(OgxLoadAdapter(get(), adapter_file_path, adapter_name));
+  }
+  void UnloadAdapter(const char* adapter_name) { detail::check(OgxUnloadAdapter(get(), adapter_name)); }
+  OgxAdapters* get() const { return h_.get(); }
+
+ private:
+  detail::Handle<OgxAdapters, OgxDestroyAdapters> h_;
+};
+
 class Generator {
  public:
   Generator(const Model& model, const GeneratorParams& params) {
@@ -564,6 +583,9 @@ class Generator {
   }
   void SetLogits(const Tensor& logits) { detail::check(OgxGenerator_SetLogits(get(), logits.get())); }
   void RewindTo(size_t new_length) { detail::check(OgxGenerator_RewindTo(get(), new_length)); }
+  void SetActiveAdapter(Adapters& adapters, const char* adapter_name) {
+    detail::check(OgxSetActiveAdapter(get(), adapters.get(), adapter_name));
+  }
   OgxGenerator* get() const { return h_.get(); }
 
  private:

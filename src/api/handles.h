@@ -9,6 +9,7 @@
 #include <typeinfo>
 #include <vector>
 
+#include "genai/adapters.h"
 #include "genai/generator.h"
 #include "genai/model.h"
 #include "genai/tokenizer/tokenizer.h"
@@ -95,6 +96,11 @@ struct OgxSpeculativeStats {
   std::vector<std::pair<std::string, double>> items;  // SpeculativeStats::items(), a snapshot
 };
 
+struct OgxAdapters {
+  std::shared_ptr<SharedModel> shared;
+  std::shared_ptr<ogx::genai::Adapters> adapters;
+};
+
 struct OgxNamedTensors {
   std::vector<std::pair<std::string, OgxTensor>> items;  // insertion order; owned tensors hold their own copy
 };
@@ -104,7 +110,7 @@ namespace ogx::api {
 // Kinds of registered objects (the registry maps an address to its kind).
 enum class Kind {
   result, string, config, model, tokenizer, stream, sequences, params, generator, tensor, strings, named_tensors,
-  speculative_stats
+  speculative_stats, adapters
 };
 const char* kind_name(Kind k);
 
@@ -120,6 +126,7 @@ template <> constexpr Kind kind_of<OgxTensor>() { return Kind::tensor; }
 template <> constexpr Kind kind_of<OgxStringArray>() { return Kind::strings; }
 template <> constexpr Kind kind_of<OgxNamedTensors>() { return Kind::named_tensors; }
 template <> constexpr Kind kind_of<OgxSpeculativeStats>() { return Kind::speculative_stats; }
+template <> constexpr Kind kind_of<OgxAdapters>() { return Kind::adapters; }
 template <> constexpr Kind kind_of<OgxResult>() { return Kind::result; }
 
 void register_handle(const void* p, Kind k);

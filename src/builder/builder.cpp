@@ -9,10 +9,12 @@
 #include "builder/genai_config_writer.h"
 #include "builder/graph_writer.h"
 #include "builder/hf_config.h"
+#include "builder/lora.h"
 #include "builder/safetensors.h"
 #include "builder/size_plan.h"
 #include "builder/weight_source.h"
 #include "common/error.h"
+#include "common/half.h"
 
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -50,6 +52,31 @@ void check_all_weights_used(const HfConfig& cfg, const WeightProvider& w) {
   }
 }
 
+// The adapter file of a model built with LoRA inputs: A' = A^T [in, r], B' = (scale B)^T [r, out] (the reference
+// builder folds the scale into B), in the model's activation dtype.
+AdapterFile make_adapter_file(const std::vector<GraphSettings::LoraInput>& inputs, int onnx_dtype) {
+  AdapterFile f;
+  f.adapter_version = 1;
+  f.model_version = 1;
+  const DType dt = onnx_dtype == onnx::TensorProto::FLOAT16 ? DType::f16 : DType::f32;
+  auto transposed = [dt](const std::vector<float>& m, int64_t rows, int64_t cols, float scale) {
+    Tensor t(dt, {cols, rows});
+    for (int64_t i = 0; i < rows; i++)
+      for (int64_t j = 0; j < cols; j++) {
+        const float v = scale * m[(size_t)(i * cols + j)];
+        if (dt == DType::f16) t.data<uint16_t>()[j * rows + i] = f32_to_f16(v);
+        else t.data<float>()[j * rows + i] = v;
+      }
+    return t;
+  };
+  for (const auto& in : inputs) {
+    const LoraWeights& w = in.weights;
+    f.parameters.push_back({in.a_name, transposed(read_all(w.A), w.A.rows, w.A.cols, 1.0f)});
+    f.parameters.push_back({in.b_name, transposed(read_all(w.B), w.B.rows, w.B.cols, w.scale)});
+  }
+  return f;
+}
+
 }  // namespace
 
 BuiltModel build_model(const BuildOptions& o) {
@@ -68,15 +95,35 @@ BuiltModel build_model(const BuildOptions& o) {
   std::unique_ptr<WeightProvider> weights;
   if (random) weights = make_random_provider(o.seed, cfg.arch == Arch::qwen2);
   else weights = make_safetensors_provider(std::make_shared<SafeTensors>(SafeTensors::open_dir(o.input_dir)));
+  std::shared_ptr<PeftAdapter> lora;
+  std::unique_ptr<WeightProvider> merged;
+  if (!o.adapter_dir.empty()) lora = PeftAdapter::open(o.adapter_dir);
+  if (lora && o.merge_adapter) merged = make_merged_provider(*weights, lora);
+  WeightProvider& source = merged ? *merged : *weights;
 
   GraphSettings s{o.precision, o.provider, o.block_size, o.symmetric};
+  std::vector<GraphSettings::LoraInput> lora_inputs;
+  if (lora && !o.merge_adapter) {
+    s.lora = lora.get();
+    s.lora_inputs = &lora_inputs;
+  }
   GraphWriter g;
-  build_decoder_graph(cfg, s, *weights, g);
-  check_all_weights_used(cfg, *weights);
+  build_decoder_graph(cfg, s, source, g);
+  check_all_weights_used(cfg, source);
+  if (lora) {
+    std::vector<std::string> unused = lora->unused();
+    if (!unused.empty())
+      throw_error("adapter tensor ", unused[0], " (of ", unused.size(), " unused) adapts no projection of the ",
+                  cfg.architecture, " graph (only attention and MLP projections take LoRA)");
+  }
 
   BuiltModel m;
   ThreadPool pool(o.num_threads);
   g.finish(m.model, m.weights, pool);
+  if (!lora_inputs.empty()) {
+    m.adapter_name = lora->name();
+    m.adapter = make_adapter_file(lora_inputs, s.io_dtype());
+  }
   m.genai_config = make_genai_config(cfg, o.provider, o.max_length);
   if (!o.input_dir.empty())
     for (const char* f : kCopiedFiles)
@@ -98,6 +145,8 @@ void write_model_folder(const BuiltModel& m, const std::string& dir) {
   }
   for (const auto& f : m.files_to_copy)
     fs::copy_file(f, fs::path(dir) / fs::path(f).filename(), fs::copy_options::overwrite_existing);
+  if (!m.adapter_name.empty())
+    write_adapter_file(m.adapter, (fs::path(dir) / (m.adapter_name + ".onnx_adapter")).string());
 }
 
 }  // namespace ogx::builder

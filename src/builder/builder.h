@@ -10,6 +10,7 @@
 #include <onnx/onnx_pb.h>
 
 #include "builder/weight_store.h"
+#include "onnx/adapter_format.h"
 
 namespace ogx::builder {
 
@@ -27,6 +28,8 @@ struct BuildOptions {
   bool random_weights = false;  // seeded random weights of the config's shape, no safetensors read
   uint64_t seed = 1234;
   int num_threads = 0;          // quantization / conversion threads; <= 0: hardware concurrency
+  std::string adapter_dir;      // --adapter: a PEFT LoRA folder (lora.h)
+  bool merge_adapter = false;   // --merge-adapter: fold it into the weights (W + scale B A) instead of inputs
 };
 
 struct BuiltModel {
@@ -34,6 +37,8 @@ struct BuiltModel {
   WeightStore weights;             // the bytes of model.onnx.data
   nlohmann::json genai_config;
   std::vector<std::string> files_to_copy;  // tokenizer/generation files found in the input folder
+  std::string adapter_name;                // with an adapter as inputs: OUT/<adapter_name>.onnx_adapter
+  AdapterFile adapter;                     // its parameters (A' [in, r], B' [r, out] in the activation dtype)
 };
 
 BuiltModel build_model(const BuildOptions& opts);

@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "builder/builder.h"
+#include "builder/lora.h"
 #include "common/error.h"
 
 namespace ogx::builder {
@@ -14,8 +15,14 @@ const char* kUsage =
     "usage: ogx build -i HF_DIR -o OUT_DIR -p fp32|fp16|int4 -e cpu|dml|vulkan [--block-size 32|64|128]\n"
     "                 [--symmetric | --asymmetric] [--max-length N] [--random-weights] [--config SHAPE.json]\n"
     "                 [--seed N] [--threads N]\n"
+    "                 [--adapter PEFT_DIR [--merge-adapter]]\n"
+    "                 (--adapter: a PEFT LoRA as graph inputs plus OUT_DIR/<PEFT_DIR name>.onnx_adapter;\n"
+    "                  --merge-adapter: folded into the weights, W + scale B A, no inputs)\n"
     "       ogx build --config SHAPE.json --save-hf HF_DIR [--seed N] [--init-std S]\n"
-    "                 (writes a Hugging Face checkpoint of seeded random weights, matrices with std S, default 0.02)\n";
+    "                 (writes a Hugging Face checkpoint of seeded random weights, matrices with std S, default 0.02)\n"
+    "       ogx build --config SHAPE.json --save-lora PEFT_DIR [--lora-r R] [--lora-alpha A] [--rslora]\n"
+    "                 [--lora-targets q_proj,v_proj,...] [--seed N] [--init-std S]\n"
+    "                 (writes a seeded random PEFT LoRA for that shape; default: every projection, r 4, alpha 8)\n";
 
 int64_t to_int(const std::string& flag, const std::string& v) {
   try {
@@ -31,7 +38,21 @@ int64_t to_int(const std::string& flag, const std::string& v) {
 struct CheckpointRequest {
   std::string dir;
   float init_std = 0.02f;
+  std::string lora_dir;  // --save-lora
+  RandomLoraOptions lora;
 };
+
+std::vector<std::string> split_list(const std::string& v) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (start <= v.size()) {
+    size_t p = v.find(',', start);
+    if (p == std::string::npos) p = v.size();
+    if (p > start) out.push_back(v.substr(start, p - start));
+    start = p + 1;
+  }
+  return out;
+}
 
 BuildOptions parse(const std::vector<std::string>& args, std::string& out_dir, CheckpointRequest& ckpt) {
   BuildOptions o;
@@ -64,6 +85,20 @@ BuildOptions parse(const std::vector<std::string>& args, std::string& out_dir, C
     else if (a == "--seed") o.seed = (uint64_t)to_int(a, value(i));
     else if (a == "--threads") o.num_threads = (int)to_int(a, value(i));
     else if (a == "--save-hf") ckpt.dir = value(i);
+    else if (a == "--adapter") o.adapter_dir = value(i);
+    else if (a == "--merge-adapter") o.merge_adapter = true;
+    else if (a == "--save-lora") ckpt.lora_dir = value(i);
+    else if (a == "--lora-r") ckpt.lora.rank = to_int(a, value(i));
+    else if (a == "--rslora") ckpt.lora.rslora = true;
+    else if (a == "--lora-targets") ckpt.lora.targets = split_list(value(i));
+    else if (a == "--lora-alpha") {
+      const std::string& v = value(i);
+      try {
+        ckpt.lora.alpha = std::stod(v);
+      } catch (...) {
+        throw_error("--lora-alpha: expected a number, got '", v, "'");
+      }
+    }
     else if (a == "--init-std") {
       const std::string& v = value(i);
       try {
@@ -74,7 +109,9 @@ BuildOptions parse(const std::vector<std::string>& args, std::string& out_dir, C
       if (!(ckpt.init_std > 0)) throw_error("--init-std must be positive");
     } else throw_error("unknown option '", a, "'");
   }
-  if (!ckpt.dir.empty()) {
+  if (o.merge_adapter && o.adapter_dir.empty()) throw_error("--merge-adapter needs --adapter PEFT_DIR");
+  if (!ckpt.lora_dir.empty() && o.config_path.empty()) throw_error("--save-lora needs --config SHAPE.json");
+  if (!ckpt.dir.empty() || (!ckpt.lora_dir.empty() && out_dir.empty())) {
     if (o.config_path.empty()) throw_error("--save-hf needs --config SHAPE.json");
     return o;
   }
@@ -96,6 +133,14 @@ int cmd_build(const std::vector<std::string>& args) {
     std::string out_dir;
     CheckpointRequest ckpt;
     BuildOptions o = parse(args, out_dir, ckpt);
+    if (!ckpt.lora_dir.empty()) {
+      ckpt.lora.seed = o.seed + 1;
+      ckpt.lora.stddev = ckpt.init_std;
+      write_random_lora(o.config_path, ckpt.lora_dir, ckpt.lora);
+      std::printf("wrote a random LoRA adapter of %s to %s\n", o.config_path.c_str(), ckpt.lora_dir.c_str());
+      if (o.adapter_dir.empty()) o.adapter_dir = ckpt.lora_dir;
+      if (ckpt.dir.empty() && out_dir.empty()) return 0;
+    }
     if (!ckpt.dir.empty()) {
       write_random_checkpoint(o.config_path, ckpt.dir, o.seed, ckpt.init_std);
       std::printf("wrote a random-weight checkpoint of %s to %s\n", o.config_path.c_str(), ckpt.dir.c_str());

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <memory>
+#include <optional>
 
 #include "builder/rope.h"
 #include "builder/tensor_fill.h"
@@ -135,9 +136,42 @@ class Decoder {
     return out;
   }
 
-  // MatMul (or MatMulNBits) of `in` with source [N, K]; names follow "<node_base>/MatMul".
+  // The adapter's LoRA of HF linear `module` of layer i (rows [row0, row0 + nrows) of a fused one), if any.
+  std::optional<LoraWeights> lora(int64_t i, const std::string& module, int64_t out, int64_t in, int64_t row0 = 0,
+                                  int64_t nrows = -1) {
+    if (!s_.lora) return std::nullopt;
+    return s_.lora->find(hf(i) + "." + module, out, in, row0, nrows);
+  }
+
+  // The projection plus, with a LoRA, the reference builder's branch: "<node_base>/lora_A/MatMul" (x A'),
+  // "<node_base>/lora_B/MatMul" (. B'), "<node_base>/lora/Add"; A' and B' are graph inputs named as ONNX Runtime
+  // adapter files name them, defaulting to zero-rank tensors (the base model when no adapter is active). The LoRA
+  // matmuls stay in the activation dtype on int4 bases (Olive's rule: only float LoRA inputs take a dynamic rank).
   std::string matmul(const std::string& node_base, const std::string& init_base, const Source& src,
-                     const std::string& in) {
+                     const std::string& in, const std::optional<LoraWeights>& lora = std::nullopt) {
+    std::string out = base_matmul(node_base, init_base, src, in);
+    if (!lora) return out;
+    const int64_t N = src.rows, K = src.cols;
+    std::string w = node_base.substr(1);  // "/model/layers.0/attn/q_proj" -> "model.layers.0.attn.q_proj"
+    for (char& ch : w)
+      if (ch == '/') ch = '.';
+    const std::string a = w + ".lora_A.weight", b = w + ".lora_B.weight";
+    g_.input(a, T_, {K, std::string("lora_r")});
+    g_.input(b, T_, {std::string("lora_r"), N});
+    g_.initializer(a, T_, {K, 0}, [](uint8_t*, ThreadPool&) {});
+    g_.initializer(b, T_, {0, N}, [](uint8_t*, ThreadPool&) {});
+    g_.node("MatMul", "", node_base + "/lora_A/MatMul", {in, a}, {node_base + "/lora_A/MatMul/output_0"});
+    g_.node("MatMul", "", node_base + "/lora_B/MatMul", {node_base + "/lora_A/MatMul/output_0", b},
+            {node_base + "/lora_B/MatMul/output_0"});
+    g_.node("Add", "", node_base + "/lora/Add", {out, node_base + "/lora_B/MatMul/output_0"},
+            {node_base + "/lora/Add/output_0"});
+    if (s_.lora_inputs) s_.lora_inputs->push_back({a, b, *lora});
+    return node_base + "/lora/Add/output_0";
+  }
+
+  // MatMul (or MatMulNBits) of `in` with source [N, K]; names follow "<node_base>/MatMul".
+  std::string base_matmul(const std::string& node_base, const std::string& init_base, const Source& src,
+                          const std::string& in) {
     const std::string out = node_base + "/MatMul/output_0";
     const int64_t N = src.rows, K = src.cols;
     if (s_.precision != Precision::int4) {
@@ -249,7 +283,15 @@ class Decoder {
     const std::string A = L(i) + "/attn", AW = W(i) + ".attn";
     std::vector<Source> qkv = qkv_sources(i);
     std::vector<Source> bias = qkv_biases(i);
-    const bool packed = s_.fused_rope() && c_.arch != Arch::qwen3;
+    std::vector<std::optional<LoraWeights>> qkv_lora(3);
+    const char* proj[] = {"q_proj", "k_proj", "v_proj"};
+    for (int j = 0, row = 0; j < 3; row += (int)qkv[j].rows, j++)
+      qkv_lora[j] = c_.arch == Arch::phi3
+                        ? lora(i, "self_attn.qkv_proj", qkv[0].rows + 2 * qkv[1].rows, c_.hidden, row, qkv[j].rows)
+                        : lora(i, std::string("self_attn.") + proj[j], qkv[j].rows, c_.hidden);
+    const bool any_lora = qkv_lora[0] || qkv_lora[1] || qkv_lora[2];
+    // With LoRA the projections stay separate, as the reference builder's make_attention_unpacked_lora does.
+    const bool packed = s_.fused_rope() && c_.arch != Arch::qwen3 && !any_lora;
     std::string q, k, v;
     if (packed) {
       q = matmul(A + "/qkv_proj", AW + ".qkv_proj", concat_rows(qkv, AW + ".qkv_proj"), in);
@@ -257,7 +299,7 @@ class Decoder {
     } else {
       const char* n[] = {"q_proj", "k_proj", "v_proj"};
       std::string* outs[] = {&q, &k, &v};
-      for (int j = 0; j < 3; j++) *outs[j] = matmul(A + "/" + n[j], AW + "." + n[j], qkv[j], in);
+      for (int j = 0; j < 3; j++) *outs[j] = matmul(A + "/" + n[j], AW + "." + n[j], qkv[j], in, qkv_lora[j]);
       for (size_t j = 0; j < bias.size(); j++) *outs[j] = add_bias(A + "/" + n[j], AW + "." + n[j], bias[j], *outs[j]);
       if (c_.arch == Arch::qwen3) {
         q = head_norm(i, "q", q);
@@ -281,7 +323,8 @@ class Decoder {
              sin, "", "", ""},
             {out, "present." + ii + ".key", "present." + ii + ".value"}, gqa_attrs(i, s_.fused_rope()));
     const int64_t qn = c_.heads * c_.head_dim;
-    return matmul(A + "/o_proj", AW + ".o_proj", w_.get(hf(i) + ".self_attn.o_proj.weight", {c_.hidden, qn}), out);
+    return matmul(A + "/o_proj", AW + ".o_proj", w_.get(hf(i) + ".self_attn.o_proj.weight", {c_.hidden, qn}), out,
+                  lora(i, "self_attn.o_proj", c_.hidden, qn));
   }
 
   std::string mlp(int64_t i, const std::string& in) {
@@ -295,8 +338,16 @@ class Decoder {
       gate = w_.get(hf(i) + ".mlp.gate_proj.weight", {c_.intermediate, c_.hidden});
       up = w_.get(hf(i) + ".mlp.up_proj.weight", {c_.intermediate, c_.hidden});
     }
-    std::string g = matmul(M + "/gate_proj", MW + ".gate_proj", gate, in);
-    std::string u = matmul(M + "/up_proj", MW + ".up_proj", up, in);
+    std::optional<LoraWeights> gate_lora, up_lora;
+    if (c_.arch == Arch::phi3) {
+      gate_lora = lora(i, "mlp.gate_up_proj", 2 * c_.intermediate, c_.hidden, 0, c_.intermediate);
+      up_lora = lora(i, "mlp.gate_up_proj", 2 * c_.intermediate, c_.hidden, c_.intermediate, c_.intermediate);
+    } else {
+      gate_lora = lora(i, "mlp.gate_proj", c_.intermediate, c_.hidden);
+      up_lora = lora(i, "mlp.up_proj", c_.intermediate, c_.hidden);
+    }
+    std::string g = matmul(M + "/gate_proj", MW + ".gate_proj", gate, in, gate_lora);
+    std::string u = matmul(M + "/up_proj", MW + ".up_proj", up, in, up_lora);
     std::string act;
     if (c_.hidden_act == "silu") {
       g_.node("Sigmoid", "", M + "/act_fn/Sigmoid", {g}, {M + "/act_fn/Sigmoid/output_0"});
@@ -308,7 +359,8 @@ class Decoder {
     }
     g_.node("Mul", "", M + "/Mul", {act, u}, {M + "/Mul/output_0"});
     return matmul(M + "/down_proj", MW + ".down_proj",
-                  w_.get(hf(i) + ".mlp.down_proj.weight", {c_.hidden, c_.intermediate}), M + "/Mul/output_0");
+                  w_.get(hf(i) + ".mlp.down_proj.weight", {c_.hidden, c_.intermediate}), M + "/Mul/output_0",
+                  lora(i, "mlp.down_proj", c_.hidden, c_.intermediate));
   }
 
   // Skip norm: out_0 = norm(skip + x), out_3 = skip + x (the new residual).

@@ -3,6 +3,7 @@
 #include "builder/builder.h"
 #include "builder/graph_writer.h"
 #include "builder/hf_config.h"
+#include "builder/lora.h"
 #include "builder/weight_source.h"
 
 namespace ogx::builder {
@@ -12,6 +13,13 @@ struct GraphSettings {
   Provider provider;
   int block_size;
   bool symmetric;
+  // With an adapter: its LoRA branches as graph inputs (lora.h); each one made is appended to lora_inputs.
+  PeftAdapter* lora = nullptr;
+  struct LoraInput {
+    std::string a_name, b_name;  // graph inputs: A' [in, lora_r], B' [lora_r, out]
+    LoraWeights weights;
+  };
+  std::vector<LoraInput>* lora_inputs = nullptr;
   int io_dtype() const;       // FLOAT or FLOAT16
   bool fused_rope() const { return provider == Provider::cpu; }  // GQA do_rotary vs RotaryEmbedding
 };

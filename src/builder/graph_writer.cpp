@@ -176,6 +176,10 @@ void GraphWriter::finish(onnx::ModelProto& model, WeightStore& store, ThreadPool
     t->set_name(in.name);
     t->set_data_type(in.dtype);
     for (int64_t d : in.dims) t->add_dims(d);
+    if (in.nbytes == 0) {  // an empty tensor (a zero-rank LoRA input's default): inline, no external bytes
+      t->set_raw_data("");
+      continue;
+    }
     t->set_data_location(onnx::TensorProto::EXTERNAL);
     auto add = [&](const char* k, const std::string& v) {
       auto* e = t->add_external_data();

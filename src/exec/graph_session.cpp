@@ -225,8 +225,13 @@ void GraphSession::run(const std::vector<NamedTensor>& inputs, std::vector<Named
     slots[v] = t;
     given[v] = true;
   }
-  for (size_t i = 0; i < g.input_ids.size(); i++)
+  for (size_t i = 0; i < g.input_ids.size(); i++) {
+    if (!given[g.input_ids[i]] && !g.values[g.input_ids[i]].constant.empty()) {
+      slots[g.input_ids[i]] = g.values[g.input_ids[i]].constant;  // an overridable initializer's default (loader)
+      given[g.input_ids[i]] = true;
+    }
     OGX_CHECK(given[g.input_ids[i]], "missing model input '", g.inputs[i].name, "'");
+  }
   for (auto& [name, t] : outputs) {
     int v = g.find(name);
     OGX_CHECK(v >= 0 && g.output_info(name), "'", name, "' is not an output of the model");

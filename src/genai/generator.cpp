@@ -6,6 +6,7 @@
 
 #include "common/checked.h"
 #include "common/half.h"
+#include "genai/adapters.h"
 
 namespace ogx::genai {
 

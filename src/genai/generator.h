@@ -26,6 +26,9 @@
 
 namespace ogx::genai {
 
+class Adapters;
+class AdapterLease;
+
 struct GeneratorParams {
   SearchConfig search;
   SpeculativeOptions speculative;  // n-gram speculative decoding (speculative.h); off by default
@@ -78,6 +81,9 @@ class Generator {
   // Extra model inputs the caller sets, and the latest run's inputs and outputs (extra_io.h).
   ExtraIO& extra_io() { return extra_io_; }
   const ExtraIO& extra_io() const { return extra_io_; }
+  // Activates loaded adapter `name` (adapters.h) for this generator's runs from now on; several may be active (a
+  // later one's parameters replace an earlier one's of the same name). Throws when it is not loaded.
+  void set_active_adapter(const std::shared_ptr<Adapters>& adapters, const std::string& name);  // adapters.cpp
   // Speculative decoding's counters; null when it is off.
   const SpeculativeStats* speculative_stats() const { return spec_ ? &spec_->stats() : nullptr; }
 
@@ -130,6 +136,7 @@ class Generator {
   mutable int queued_ = 0;   // 1: the pending token's forward pass is queued in the session (Session::queue_next)
   mutable std::vector<std::vector<Hypothesis>> final_;  // hypotheses(), cached for final_step_
   mutable int64_t final_step_ = -1;
+  std::vector<std::unique_ptr<AdapterLease>> adapter_leases_;  // the active adapters (released with the generator)
 };
 
 }  // namespace ogx::genai

@@ -209,7 +209,14 @@ std::shared_ptr<Model> load_model_proto(const onnx::ModelProto& proto, const std
   }
   for (auto& in : gp.input()) {
     int id = g.add_value(in.name());
-    if (g.values[id].is_constant) continue;  // initializer listed as input (old IR): a constant
+    if (g.values[id].is_constant) {
+      // An initializer listed as input: before IR 4 every initializer is listed (a constant); from IR 4 on a
+      // floating-point one is an input with a default, as ONNX Runtime treats it (LoRA adapter inputs default to
+      // zero-rank tensors this way): the value is not constant and keeps the initializer in Value::constant, which
+      // a run that does not feed the input uses. Integer ones stay constants: shape operands providers need at load.
+      if (model->ir_version < 4 || !is_float(g.values[id].constant.dtype())) continue;
+      g.values[id].is_constant = false;
+    }
     g.inputs.push_back(convert_value_info(in));
     g.input_ids.push_back(id);
   }

@@ -61,5 +61,6 @@ void bind_unsupported(py::module_& m);
 void bind_config_model(py::module_& m);
 void bind_tokenizer(py::module_& m);
 void bind_generator(py::module_& m);
+void bind_adapters(py::module_& m);  // after bind_generator (adds Generator.set_active_adapter)
 
 }  // namespace ogx::py_module

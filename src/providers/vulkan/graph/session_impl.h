@@ -73,6 +73,9 @@ struct Plan {
   HostVisibleBuffer step_host;
   DeviceBuffer step_device;                     // only when step_host is not device-local
   int fed_value = -1;  // a queued step's token ids: read in place from the session's token_device_
+  // Weight inputs (weight_inputs.cpp): the device slot each reads, and the cache entry it holds (0: none yet).
+  std::map<int, DeviceBuffer> weight_slots;
+  std::map<int, uint64_t> weight_slot_source;
   struct Readback {
     int value;
     HostVisibleBuffer buf;
@@ -165,6 +168,12 @@ class VulkanGraphSession : public Session {
   OpArgs make_args(Plan& p, int node, const std::vector<const Tensor*>& host);
   void write_steps(Plan& p, const std::vector<const Tensor*>& host);
   void record_sampling(Plan& p, int64_t batch);
+  // weight_inputs.cpp: inputs with an initializer default (LoRA adapter tensors), uploaded once per host tensor.
+  void split_weight_inputs();  // after build_ops: moves them out of step_values_ into weight_inputs_
+  std::string weight_input_signature(const std::vector<const Tensor*>& host) const;  // their dtypes and shapes
+  void bind_weight_inputs(Plan& p, const std::vector<const Tensor*>& host);     // build_plan: a slot per input
+  void refresh_weight_inputs(Plan& p, const std::vector<const Tensor*>& host);  // before a submission
+  void weight_input_stats(std::vector<std::pair<std::string, double>>& s) const;
   // fallback.cpp
   bool device_accepts(int node);   // builds the node's DeviceOp; false (the reason kept) when the op refuses it
   void place_fallback(int node);  // appends a node to the current fallback stage (or opens one)
@@ -200,6 +209,8 @@ class VulkanGraphSession : public Session {
   // Every (value, (node, input)) use of a step value, checked on the host before each run (DeviceOp::check_step_input).
   std::vector<std::pair<int, std::pair<int, int>>> step_value_uses_;
   std::vector<int> host_read_values_;        // non-constant host values device ops read on the host
+  std::vector<int> weight_inputs_;           // graph inputs with an initializer default read on the device
+  std::shared_ptr<struct WeightInputCache> weight_cache_;  // their device copies (weight_inputs.cpp)
   bool cpu_fallback_ = true;                 // enable_cpu_fallback (off: a node the device lacks is an error)
   std::set<std::string> cpu_ops_;            // cpu_ops: op types placed as if the device lacked them
   std::vector<FallbackStage> stages_;        // in order of their `before`

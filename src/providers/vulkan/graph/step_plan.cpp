@@ -89,6 +89,7 @@ std::unique_ptr<Plan> VulkanGraphSession::build_plan(const std::vector<const Ten
     p->views[v] = TensorView{{}, dt, t->shape()};
     p->on_device[v] = 1;
   }
+  bind_weight_inputs(*p, host);
   auto set_kv_views = [&] {
     for (auto& [v, slot] : kv_value_) {
       KvSlot& s = kv_[slot.first];
@@ -335,6 +336,7 @@ void VulkanGraphSession::write_steps(Plan& p, const std::vector<const Tensor*>& 
     }
     p.step_host.write(tmp.data(), tmp.size(), off);
   }
+  refresh_weight_inputs(p, host);
 }
 
 }  // namespace ogx::vk::graph

@@ -348,6 +348,7 @@ void VulkanGraphSession::build_ops() {
     for (int v : n.inputs)  // (uploaded above where the op did not prepare it)
       if (v >= 0 && lazy_.count(v)) materialized_.erase(v);
   }
+  split_weight_inputs();
   ctx_->transfers().flush();
 }
 
@@ -428,8 +429,11 @@ VulkanGraphSession::Prepared VulkanGraphSession::prepare(const std::vector<Named
               info->shape.size(), ", got ", shape_str(t.shape()));
     host[v] = &t;
   }
-  for (size_t i = 0; i < g.input_ids.size(); i++)
-    OGX_CHECK(host[g.input_ids[i]] || is_kv_input_[g.input_ids[i]], "missing model input '", g.inputs[i].name, "'");
+  for (size_t i = 0; i < g.input_ids.size(); i++) {
+    const int v = g.input_ids[i];
+    if (!host[v] && !is_kv_input_[v] && !g.values[v].constant.empty()) host[v] = &g.values[v].constant;  // default
+    OGX_CHECK(host[v] || is_kv_input_[v], "missing model input '", g.inputs[i].name, "'");
+  }
   // The host part.
   if (!host_->empty()) pr.host_vals = host_->run(inputs);
   for (size_t i = 0; i < host_outputs_.size(); i++) host[host_outputs_[i]] = &pr.host_vals[i];
@@ -469,6 +473,7 @@ VulkanGraphSession::Prepared VulkanGraphSession::prepare(const std::vector<Named
   if (sampling_)
     sig << " sample" << sampling_params_.greedy << "," << sampling_params_.top_k << "," << sampling_params_.top_p << ","
         << sampling_params_.temperature;
+  sig << weight_input_signature(host);
   for (int v : host_read_values_) {
     sig << " h" << v << shape_str(host[v]->shape()) << "=";
     for (int64_t x : host[v]->to_i64_vector()) sig << x << ",";
@@ -632,6 +637,7 @@ std::vector<std::pair<std::string, double>> VulkanGraphSession::stats() const {
           {"load_upload_wait_ms", ctx_->transfers().slot_wait_ms()},
           {"load_device_transposes", (double)device_transposed_.size()}};
   fallback_stats(s);
+  weight_input_stats(s);
   const std::string* steady_sig = nullptr;  // the most replayed signature: the decode step in a generation
   for (auto& [sig, st] : replay_stats_)
     if (!steady_sig || st.runs > replay_stats_.at(*steady_sig).runs) steady_sig = &sig;

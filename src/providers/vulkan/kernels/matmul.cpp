@@ -391,6 +391,10 @@ void matmul_batched(CommandRecorder& rec, const TensorView& a, const TensorView&
   int64_t K = a.shape.back(), M = a.shape[a.shape.size() - 2], N = b.shape.back();
   OGX_CHECK(b.shape[b.shape.size() - 2] == K, "MatMul: inner dimensions differ: ", shape_str(a.shape), " x ",
             shape_str(b.shape));
+  if (M == 0 || N == 0 || K == 0) {  // empty operands (a zero-rank LoRA input): an empty or an all-zero product
+    if (c.numel() > 0) rec.fill_zero(c.mem);
+    return;
+  }
   int64_t batch = a.numel() / (M * K), batch_b = b.numel() / (K * N);
   OGX_CHECK(batch_b == 1 || batch_b == batch, "MatMul: batch of B (", batch_b, ") must be 1 or ", batch);
   OGX_CHECK(c.numel() == batch * M * N, "MatMul: output ", shape_str(c.shape), " has the wrong size");
