@@ -1,5 +1,6 @@
-// Internals of the Vulkan graph session (see vulkan_session.h), shared by vulkan_session.cpp (partitioning, run)
-// and step_plan.cpp (recording one signature's step).
+// Internals of the Vulkan graph session (see vulkan_session.h), shared by vulkan_session.cpp (the load-time
+// partition), plan_cache.cpp (runs: prepare, plan lookup, replay), step_plan.cpp (recording one signature's step),
+// decode_loop.cpp and queued_steps.cpp (the decode loop) and fallback.cpp; the KV pool is kv_pool.h.
 #pragma once
 #include <chrono>
 #include <deque>
@@ -135,7 +136,7 @@ class VulkanGraphSession : public Session, public DecodeSession {
   bool has_queued(const KvState& kv) const override;
 
  private:
-  // vulkan_session.cpp
+  // vulkan_session.cpp (load time)
   const Tensor* known_constant(int v) const;  // initializer, Constant or folded (never builds a lazy one)
   bool is_constant(int v) const;               // any of those or a lazy one
   const Tensor* constant(int v) const;        // any, building a lazy one (kept until its op is built)
@@ -166,8 +167,9 @@ class VulkanGraphSession : public Session, public DecodeSession {
   // longest step (the prompt) as "prompt_gpu_us OP".
   std::map<std::string, ReplayStats> replay_stats_;
   std::map<std::string, ProfileStats> profile_stats_;
-  // A run made ready to submit: inputs checked, the host part run, the KV cache sized, the plan of its signature
-  // found or recorded (plan null: a queued step that cannot run now).
+  // plan_cache.cpp. A run made ready to submit: inputs checked, the host part run, the plan of its signature found
+  // or recorded, its KV states' blocks reserved and their block table filled (plan null: a queued step that cannot
+  // run now).
   struct Prepared {
     Plan* plan = nullptr;
     bool recorded = false;            // this run recorded the plan
