@@ -1,6 +1,7 @@
 // Generator-owned KV caches (exec/decode_session.h) and many generators decoding together (genai/batch_step.h):
 //  - generators of one Vulkan model interleaved step by step give the tokens each gives alone, and nothing is run
-//    twice (the session's run count is exactly one run per generated token after the first, per generator);
+//    twice (the session's run count is exactly one run per generated token after the first, per generator); seeded
+//    sampling generators keep their own device random state;
 //  - decode_together of 1..8 generators of different prompt lengths (1, 7, 33, ...: rows crossing the pool's
 //    16-position blocks at different steps) gives each generator's tokens alone, in one model run per step on
 //    Vulkan (on the CPU provider: one run per generator, the same tokens); generators join and leave between steps
@@ -121,6 +122,43 @@ TEST_P(KvPool, InterleavedGeneratorsEqualAloneWithoutRerunning) {
   }
   if (GetParam())  // one run per prompt and per generated token after the first: nothing replayed
     EXPECT_EQ(stat(*l.model, "runs") - runs_before, generated);
+}
+
+// Seeded top-k sampling on the device: each generator's random state stays its own while others sample in between.
+TEST_P(KvPool, InterleavedSamplingGeneratorsEqualAlone) {
+  Loaded l = load("fp32-cpu", GetParam());
+  if (!l.skip.empty()) GTEST_SKIP() << l.skip;
+  const int N = 12;
+  std::vector<Request> reqs = requests(3);
+  auto params = [&](size_t i) {
+    genai::GeneratorParams p = params_of(*l.model, reqs[i], N);
+    p.search.do_sample = true;
+    p.search.top_k = 20;
+    p.search.temperature = 1.5;
+    p.search.random_seed = 11 + (int)i;
+    return p;
+  };
+  std::vector<Seq> want;
+  for (size_t i = 0; i < reqs.size(); i++) {
+    genai::Generator g(l.model, params(i));
+    g.append_tokens(reqs[i].prompt);
+    while (!g.is_done()) g.generate_next_token();
+    want.push_back(g.sequence(0));
+  }
+  std::vector<std::unique_ptr<genai::Generator>> gens;
+  for (size_t i = 0; i < reqs.size(); i++) {
+    gens.push_back(std::make_unique<genai::Generator>(l.model, params(i)));
+    gens.back()->append_tokens(reqs[i].prompt);
+  }
+  for (bool any = true; any;) {
+    any = false;
+    for (auto& g : gens)
+      if (!g->is_done()) {
+        g->generate_next_token();
+        any = true;
+      }
+  }
+  for (size_t i = 0; i < gens.size(); i++) EXPECT_EQ(gens[i]->sequence(0), want[i]) << "generator " << i;
 }
 
 TEST_P(KvPool, DecodeTogetherEqualsAloneForOneToEightGenerators) {

@@ -44,7 +44,7 @@ void VulkanGraphSession::reorder_kv(KvState& kv, const std::vector<int32_t>& src
   rec.run();  // the copies ran: the blocks of rows no one continues go back
   pool_->give(freed);
   for (RunRows& rr : rng_rows_)  // the rows' random states no longer line up with the state's rows
-    if (rr.state == &kv) rng_rows_.clear();
+    if (rr.serial == s.serial()) rng_rows_.clear();
   s.rng.clear();
 }
 
@@ -68,7 +68,7 @@ void VulkanGraphSession::bind_kv(const DecodeRun& r, int64_t batch, int64_t tota
   for (const KvRows& k : r.kv) {
     const VulkanKvState& s = own(*k.state);
     s.write_table(table.data() + first * heads * mb, mb);
-    rows.push_back({k.state, first, s.rows()});
+    rows.push_back({k.state, s.serial(), first, s.rows()});
     first += s.rows();
   }
   (void)total;
@@ -79,18 +79,18 @@ void VulkanGraphSession::bind_rng(const std::vector<RunRows>& rows, const Device
   // rows sample, the rows held there are saved into their (live) states and the new rows' loaded or seeded.
   bool same = rows.size() == rng_rows_.size();
   for (size_t i = 0; same && i < rows.size(); i++)
-    same = rows[i].state == rng_rows_[i].state && rows[i].first == rng_rows_[i].first;
+    same = rows[i].serial == rng_rows_[i].serial && rows[i].first == rng_rows_[i].first;
   if (same) return;
   if (!rng_.size()) rng_ = ctx_->memory().allocate("sampling state", 256);
   if (!rng_rows_.empty()) {
     Tensor held = ctx_->transfers().download_tensor(rng_.view(DType::i32, {64}));
     const uint32_t* w = (const uint32_t*)held.raw();
     for (const RunRows& rr : rng_rows_)
-      if (VulkanKvState* st = pool_->live(rr.state)) st->rng.assign(w + rr.first, w + rr.first + rr.rows);
+      if (VulkanKvState* st = pool_->live(rr.state, rr.serial)) st->rng.assign(w + rr.first, w + rr.first + rr.rows);
   }
   std::vector<uint32_t> words(64, 0);
   for (const RunRows& rr : rows) {
-    VulkanKvState* st = pool_->live(rr.state);
+    VulkanKvState* st = pool_->live(rr.state, rr.serial);
     std::vector<uint32_t> seed = st && (int64_t)st->rng.size() == rr.rows ? st->rng
                                                                             : kernels::seed_sampling_state(s.seed, rr.rows);
     std::copy(seed.begin(), seed.end(), words.begin() + rr.first);
@@ -101,8 +101,9 @@ void VulkanGraphSession::bind_rng(const std::vector<RunRows>& rows, const Device
 }
 
 std::vector<int64_t> VulkanGraphSession::sampled_tokens(const KvState& kv) const {
+  const uint64_t serial = static_cast<const VulkanKvState&>(kv).serial();
   for (const RunRows& rr : last_rows_)
-    if (rr.state == &kv && !last_tokens_.empty())
+    if (rr.state == &kv && rr.serial == serial && !last_tokens_.empty())
       return std::vector<int64_t>(last_tokens_.begin() + rr.first, last_tokens_.begin() + rr.first + rr.rows);
   return {};
 }
@@ -111,7 +112,7 @@ bool VulkanGraphSession::read_last_output(const KvState& kv, Tensor* out) {
   if (!last_plan_ || last_position_value_ < 0 || !last_plan_->on_device[last_position_value_]) return false;
   const RunRows* rr = nullptr;
   for (const RunRows& r : last_rows_)
-    if (r.state == &kv) rr = &r;
+    if (r.state == &kv && r.serial == static_cast<const VulkanKvState&>(kv).serial()) rr = &r;
   if (!rr) return false;
   const TensorView& v = last_plan_->views[last_position_value_];
   if (v.shape.size() < 2 || (v.shape[0] > 1 && v.shape[1] > 1)) return false;

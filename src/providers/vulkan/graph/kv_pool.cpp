@@ -75,9 +75,9 @@ BufferSlice KvPool::slice(int32_t block) const {
 
 VkDeviceAddress KvPool::address(int32_t block) const { return slice(block).address; }
 
-VulkanKvState* KvPool::live(const KvState* s) const {
+VulkanKvState* KvPool::live(const KvState* s, uint64_t serial) const {
   for (VulkanKvState* v : live_)
-    if (v == s) return v;
+    if (v == s && v->serial() == serial) return v;
   return nullptr;
 }
 

@@ -46,8 +46,9 @@ class KvPool {
   size_t blocks_total() const { return total_blocks_; }
   VkDeviceSize budget() const { return budget_; }
   // The states alive now (a pointer the session kept may name a state destroyed since): the state, or null.
-  VulkanKvState* live(const KvState* s) const;
+  VulkanKvState* live(const KvState* s, uint64_t serial) const;
   void attach(VulkanKvState* s) { live_.insert(s); }
+  uint64_t next_serial() { return ++serials_; }
   void detach(VulkanKvState* s) { live_.erase(s); }
 
  private:
@@ -62,13 +63,14 @@ class KvPool {
   std::vector<DeviceBuffer> chunks_;
   std::vector<int32_t> free_;  // block ids (chunk * blocks_per_chunk + index), taken from the back
   std::set<VulkanKvState*> live_;
+  uint64_t serials_ = 0;
 };
 
 // A generator's KV cache on the device: blocks per (row, head), taken as its rows grow.
 class VulkanKvState : public KvState {
  public:
   VulkanKvState(std::shared_ptr<KvPool> pool, const void* session, int rows, int64_t max_length)
-      : pool_(std::move(pool)), session_(session), rows_(rows), max_length_(max_length) {
+      : pool_(std::move(pool)), session_(session), rows_(rows), max_length_(max_length), serial_(pool_->next_serial()) {
     pool_->attach(this);
   }
   ~VulkanKvState() override;
@@ -76,6 +78,7 @@ class VulkanKvState : public KvState {
   int64_t length() const override { return length_; }
   size_t bytes() const override;
   const void* session() const { return session_; }
+  uint64_t serial() const { return serial_; }  // unique within the pool
   int64_t max_length() const { return max_length_; }
   // Every row holds blocks for `positions` (taken from the pool, all or none: on failure nothing changes).
   void reserve(int64_t positions);
@@ -95,6 +98,7 @@ class VulkanKvState : public KvState {
   int rows_;
   int64_t max_length_;
   int64_t length_ = 0;
+  uint64_t serial_;
   std::vector<std::vector<int32_t>> blocks_;  // [rows * heads][blocks]: each (row, head)'s blocks in order
 };
 

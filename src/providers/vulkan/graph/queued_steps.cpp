@@ -14,15 +14,16 @@ bool VulkanGraphSession::is_queued(const Plan* p) const {
 }
 
 namespace {
+uint64_t serial_of(const KvState* kv) { return static_cast<const VulkanKvState*>(kv)->serial(); }
 bool same_rows(const std::vector<RunRows>& a, const std::vector<KvRows>& b) {
   if (a.size() != b.size()) return false;
   for (size_t i = 0; i < a.size(); i++)
-    if (a[i].state != b[i].state) return false;
+    if (a[i].state != b[i].state || a[i].serial != serial_of(b[i].state)) return false;
   return true;
 }
 bool holds(const std::vector<RunRows>& rows, const KvState& kv) {
   for (const RunRows& r : rows)
-    if (r.state == &kv) return true;
+    if (r.state == &kv && r.serial == serial_of(&kv)) return true;
   return false;
 }
 }  // namespace
@@ -66,8 +67,8 @@ bool VulkanGraphSession::finish_queued(const KvState& kv) {
   ctx_->wait(q.value);
   runs_++;
   queued_runs_++;
-  for (const KvRows& k : q.kv)
-    if (VulkanKvState* s = pool_->live(k.state)) s->set_length(k.total);
+  for (size_t i = 0; i < q.kv.size(); i++)  // (a state destroyed since is not touched: q.rows holds its serial)
+    if (VulkanKvState* s = pool_->live(q.kv[i].state, q.rows[i].serial)) s->set_length(q.kv[i].total);
   complete(*q.plan, q.replayed, q.t_start, std::chrono::steady_clock::now() - t_wait, q.rows);
   return true;
 }

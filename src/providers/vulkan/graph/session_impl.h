@@ -44,6 +44,7 @@ struct KvSlot {
 // The rows of one run: which KvState's rows sit where in the batch.
 struct RunRows {
   const KvState* state = nullptr;
+  uint64_t serial = 0;          // VulkanKvState::serial(): tells a state from a later one at the same address
   int64_t first = 0, rows = 0;  // rows [first, first + rows) of the run's batch
 };
 
