@@ -236,6 +236,29 @@ TEST_P(KvPool, GeneratorsJoinAndLeaveBetweenSteps) {
   if (GetParam()) EXPECT_EQ(stat(*l.model, "kv_pool_blocks_held"), 0);
 }
 
+// More rows than a generator's batch may have (kMaxBatchSize 32): 36 one-row generators picked on the device in one
+// run per step.
+TEST_P(KvPool, DecodeTogetherOfMoreThanThirtyTwoGenerators) {
+  Loaded l = load("fp32-cpu", GetParam());
+  if (!l.skip.empty()) GTEST_SKIP() << l.skip;
+  const int G = 36, N = 3;
+  const int lengths[] = {1, 5, 17};
+  std::vector<std::unique_ptr<genai::Generator>> gens;
+  std::vector<genai::Generator*> ptrs;
+  std::vector<Seq> want;
+  for (int i = 0; i < G; i++) {
+    Request r{prompt(lengths[i % 3], 300 + i)};
+    want.push_back(alone(l.model, r, N));
+    gens.push_back(std::make_unique<genai::Generator>(l.model, params_of(*l.model, r, N)));
+    gens.back()->append_tokens(r.prompt);
+    ptrs.push_back(gens.back().get());
+  }
+  const double runs_before = stat(*l.model, "runs");
+  for (int s = 0; s < N; s++) genai::decode_together(ptrs);
+  for (int i = 0; i < G; i++) EXPECT_EQ(gens[i]->sequence(0), want[i]) << "generator " << i;
+  if (GetParam()) EXPECT_EQ(stat(*l.model, "runs") - runs_before, N - 1);
+}
+
 INSTANTIATE_TEST_SUITE_P(Provider, KvPool, ::testing::Values(false, true),
                          [](const auto& info) { return info.param ? std::string("vulkan") : std::string("cpu"); });
 

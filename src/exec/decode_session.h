@@ -45,8 +45,9 @@ class DecodeSession {
   // Row i becomes a copy of row source_rows[i]; source_rows.size() is the new row count (beam search reorders its
   // beams each step and expands a prompt's row to its beams). On the device, no host round trip.
   virtual void reorder_kv(KvState& kv, const std::vector<int32_t>& source_rows) = 0;
-  // Whether runs can pick next tokens on the device this way (from SessionOptions::last_position_output).
-  virtual bool can_sample(const DeviceSampling& s) const = 0;
+  // Whether runs of `rows` rows can pick next tokens on the device this way (from
+  // SessionOptions::last_position_output).
+  virtual bool can_sample(const DeviceSampling& s, int64_t rows) const = 0;
   // Session::run with the KV cache of `r.kv`. A run whose outputs do not ask for the last-position output leaves
   // it on the device (read_last_output).
   virtual void run(const std::vector<NamedTensor>& inputs, std::vector<NamedTensor>& outputs, const DecodeRun& r) = 0;

@@ -73,7 +73,10 @@ void decode_together(const std::vector<Generator*>& generators) {
     device_rows = device_rows || on_device[i];
     host_rows = host_rows || !on_device[i];
   }
-  if (rows > 32) {  // more rows than the device picks at once: every row's logits come to the host
+  DeviceSampling greedy;
+  greedy.greedy = true;
+  if (device_rows && !run[0]->kv_.decoder()->can_sample(greedy, rows)) {
+    // more rows than the device picks at once: every row's logits come to the host
     std::fill(on_device.begin(), on_device.end(), false);
     device_rows = false;
     host_rows = true;
@@ -97,8 +100,6 @@ void decode_together(const std::vector<Generator*>& generators) {
     }
     in.emplace_back(each[0][k].first, stack_rows(parts, each[0][k].first));
   }
-  DeviceSampling greedy;
-  greedy.greedy = true;
   if (device_rows) r.sampling = &greedy;
   std::vector<NamedTensor> out;
   if (host_rows) out.emplace_back(d.logits, Tensor());

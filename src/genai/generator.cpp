@@ -101,7 +101,7 @@ Generator::Generator(std::shared_ptr<const Model> model, const GeneratorParams& 
     ds.top_p = (float)search_.top_p;
     ds.temperature = (float)search_.temperature;
     ds.seed = search_.random_seed >= 0 ? (uint64_t)search_.random_seed : std::random_device{}();
-    device_sampling_ = kv_.decoder() && kv_.decoder()->can_sample(ds);
+    device_sampling_ = kv_.decoder() && kv_.decoder()->can_sample(ds, rows());
     sampling_ = ds;
   }
 }

@@ -48,8 +48,8 @@ void VulkanGraphSession::reorder_kv(KvState& kv, const std::vector<int32_t>& src
   s.rng.clear();
 }
 
-bool VulkanGraphSession::can_sample(const DeviceSampling& s) const {
-  if (last_position_node_ < 0) return false;
+bool VulkanGraphSession::can_sample(const DeviceSampling& s, int64_t rows) const {
+  if (last_position_node_ < 0 || rows > kMaxSampleRows) return false;
   return s.greedy || (s.top_p > 0 && s.top_p <= 1 && s.temperature > 0 && s.top_k >= 0);
 }
 
@@ -81,21 +81,21 @@ void VulkanGraphSession::bind_rng(const std::vector<RunRows>& rows, const Device
   for (size_t i = 0; same && i < rows.size(); i++)
     same = rows[i].serial == rng_rows_[i].serial && rows[i].first == rng_rows_[i].first;
   if (same) return;
-  if (!rng_.size()) rng_ = ctx_->memory().allocate("sampling state", 256);
+  if (!rng_.size()) rng_ = ctx_->memory().allocate("sampling state", kMaxSampleRows * 4);
   if (!rng_rows_.empty()) {
-    Tensor held = ctx_->transfers().download_tensor(rng_.view(DType::i32, {64}));
+    Tensor held = ctx_->transfers().download_tensor(rng_.view(DType::i32, {kMaxSampleRows}));
     const uint32_t* w = (const uint32_t*)held.raw();
     for (const RunRows& rr : rng_rows_)
       if (VulkanKvState* st = pool_->live(rr.state, rr.serial)) st->rng.assign(w + rr.first, w + rr.first + rr.rows);
   }
-  std::vector<uint32_t> words(64, 0);
+  std::vector<uint32_t> words(kMaxSampleRows, 0);
   for (const RunRows& rr : rows) {
     VulkanKvState* st = pool_->live(rr.state, rr.serial);
     std::vector<uint32_t> seed = st && (int64_t)st->rng.size() == rr.rows ? st->rng
                                                                             : kernels::seed_sampling_state(s.seed, rr.rows);
     std::copy(seed.begin(), seed.end(), words.begin() + rr.first);
   }
-  ctx_->transfers().upload(rng_.slice(), 0, words.data(), 256);
+  ctx_->transfers().upload(rng_.slice(), 0, words.data(), words.size() * 4);
   ctx_->transfers().flush();
   rng_rows_ = rows;
 }

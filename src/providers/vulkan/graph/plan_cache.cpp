@@ -58,7 +58,8 @@ VulkanGraphSession::Prepared VulkanGraphSession::prepare(const std::vector<Named
   }
   sampling_ = r.sampling != nullptr;
   if (sampling_) {
-    OGX_CHECK(can_sample(*r.sampling), "device sampling: top_p must be in (0, 1], temperature > 0, top_k >= 0");
+    OGX_CHECK(can_sample(*r.sampling, batch), "device sampling of ", batch, " rows: top_p must be in (0, 1], "
+              "temperature > 0, top_k >= 0, at most ", kMaxSampleRows, " rows");
     sampling_params_ = *r.sampling;
   }
   // Requested outputs and the signature of this run.

@@ -47,7 +47,7 @@ bool VulkanGraphSession::queue_next(const std::vector<NamedTensor>& inputs, cons
   for (auto& sv : step_values_) step_value |= sv.first == v;
   if (v < 0 || !step_value) return false;
   for (auto& [name, t] : inputs)
-    if (name == token_input && (t.rank() != 2 || t.dim(1) != 1 || t.dim(0) > 32)) return false;
+    if (name == token_input && (t.rank() != 2 || t.dim(1) != 1 || t.dim(0) > kMaxSampleRows)) return false;
   auto t_start = std::chrono::steady_clock::now();
   Prepared pr = prepare(inputs, {}, v, r);
   if (!pr.plan) return false;

@@ -48,6 +48,8 @@ struct RunRows {
   int64_t first = 0, rows = 0;  // rows [first, first + rows) of the run's batch
 };
 
+constexpr int64_t kMaxSampleRows = 256;  // rows a step picks tokens for on the device (its buffers are this large)
+
 // A timestamp query pool that destroys itself.
 struct QueryPool {
   VkDevice device = VK_NULL_HANDLE;
@@ -126,7 +128,7 @@ class VulkanGraphSession : public Session, public DecodeSession {
   std::unique_ptr<KvState> create_kv(int rows, int64_t max_length) override;
   void rewind_kv(KvState& kv, int64_t length) override;
   void reorder_kv(KvState& kv, const std::vector<int32_t>& source_rows) override;
-  bool can_sample(const DeviceSampling& s) const override;
+  bool can_sample(const DeviceSampling& s, int64_t rows) const override;
   void run(const std::vector<NamedTensor>& inputs, std::vector<NamedTensor>& outputs, const DecodeRun& r) override;
   std::vector<int64_t> sampled_tokens(const KvState& kv) const override;
   bool read_last_output(const KvState& kv, Tensor* out) override;

@@ -307,10 +307,10 @@ void VulkanGraphSession::record_sampling(Plan& p, int64_t batch) {
   TensorView rows = l;
   rows.shape = {B, V};
   rows.mem = l.mem.sub((VkDeviceSize)((S - 1) * V) * es, (VkDeviceSize)(B * V) * es);
-  OGX_CHECK(B <= 32, "device sampling: batch ", B, " exceeds 32");
-  if (!rng_.size()) rng_ = ctx_->memory().allocate("sampling state", 256);  // seeded per state (bind_rng)
-  if (!token_device_.size()) token_device_ = ctx_->memory().allocate("sampled tokens", 256);
-  p.token_host = HostVisibleBuffer(ctx_->memory(), "sampled tokens (host)", 256, true);
+  OGX_CHECK(B <= kMaxSampleRows, "device sampling: batch ", B, " exceeds ", kMaxSampleRows);
+  if (!rng_.size()) rng_ = ctx_->memory().allocate("sampling state", kMaxSampleRows * 4);  // seeded by bind_rng
+  if (!token_device_.size()) token_device_ = ctx_->memory().allocate("sampled tokens", kMaxSampleRows * 8);
+  p.token_host = HostVisibleBuffer(ctx_->memory(), "sampled tokens (host)", std::max<VkDeviceSize>(B * 8, 256), true);
   kernels::SamplingParams sp;
   sp.greedy = sampling_params_.greedy;
   sp.top_k = (uint32_t)sampling_params_.top_k;
@@ -318,7 +318,7 @@ void VulkanGraphSession::record_sampling(Plan& p, int64_t batch) {
   sp.temperature = sampling_params_.temperature;
   TensorView tokens = token_device_.view(DType::i64, {B});
   TensorView host_tokens = p.token_host.view(DType::i64, {B});
-  int64_t scratch_words = kernels::argmax_scratch_words(32, int64_t(64) * 2048);  // any batch <= 32, any V
+  int64_t scratch_words = kernels::argmax_scratch_words(kMaxSampleRows, int64_t(64) * 2048);  // any batch, any V
   if (!argmax_scratch_.size()) {
     argmax_scratch_ = ctx_->memory().allocate("argmax scratch", (VkDeviceSize)scratch_words * 4);
     ctx_->transfers().fill_zero(argmax_scratch_.slice());
