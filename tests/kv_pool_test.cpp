@@ -11,6 +11,8 @@
 // Golden llama (fp32 and the fp16 DirectML folder) from ../shared; Vulkan on lavapipe, skipped without a device.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <random>
 
 #include "genai/batch_step.h"
@@ -66,6 +68,7 @@ struct Request {
   Seq prompt;
   double repetition_penalty = 1.0;
   int beams = 1;
+  Seq second;  // non-empty: a batch of two prompts (padded on the right)
 };
 
 genai::GeneratorParams params_of(const genai::Model& m, const Request& r, int new_tokens) {
@@ -74,14 +77,37 @@ genai::GeneratorParams params_of(const genai::Model& m, const Request& r, int ne
   p.search.max_length = (int)r.prompt.size() + new_tokens;
   p.search.repetition_penalty = r.repetition_penalty;
   p.search.num_beams = r.beams;
+  if (!r.second.empty()) {
+    p.search.batch_size = 2;
+    p.search.max_length = (int)std::max(r.prompt.size(), r.second.size()) + new_tokens;
+  }
   return p;
+}
+
+void append(genai::Generator& g, const Request& r) {
+  if (r.second.empty()) g.append_tokens(r.prompt);
+  else g.append_token_sequences({r.prompt, r.second});
+}
+
+// Every row's sequence.
+std::vector<Seq> rows_of(const genai::Generator& g) {
+  std::vector<Seq> out;
+  for (size_t i = 0; i < g.sequence_count(); i++) out.push_back(g.sequence(i));
+  return out;
 }
 
 Seq alone(const std::shared_ptr<genai::Model>& m, const Request& r, int new_tokens) {
   genai::Generator g(m, params_of(*m, r, new_tokens));
-  g.append_tokens(r.prompt);
+  append(g, r);
   while (!g.is_done()) g.generate_next_token();
   return g.sequence(0);
+}
+
+std::vector<Seq> alone_rows(const std::shared_ptr<genai::Model>& m, const Request& r, int new_tokens) {
+  genai::Generator g(m, params_of(*m, r, new_tokens));
+  append(g, r);
+  while (!g.is_done()) g.generate_next_token();
+  return rows_of(g);
 }
 
 std::vector<Request> requests(int n) {
@@ -205,12 +231,13 @@ TEST_P(KvPool, GeneratorsJoinAndLeaveBetweenSteps) {
   std::vector<Request> reqs = requests(6);
   reqs[2].repetition_penalty = 1.3;  // picks on the host from its logits
   reqs[4].beams = 2;                 // beam search: rows reordered on the device each step
-  std::vector<Seq> want;
-  for (const Request& r : reqs) want.push_back(alone(l.model, r, N));
+  reqs[5].second = prompt(3, 77);    // a batch of two prompts of 2 and 3 tokens: its own padding, two rows
+  std::vector<std::vector<Seq>> want;
+  for (const Request& r : reqs) want.push_back(alone_rows(l.model, r, N));
   std::vector<std::unique_ptr<genai::Generator>> gens(reqs.size());
   auto start = [&](size_t i) {
     gens[i] = std::make_unique<genai::Generator>(l.model, params_of(*l.model, reqs[i], N));
-    gens[i]->append_tokens(reqs[i].prompt);
+    append(*gens[i], reqs[i]);
   };
   auto step = [&] {
     std::vector<genai::Generator*> ptrs;
@@ -222,7 +249,7 @@ TEST_P(KvPool, GeneratorsJoinAndLeaveBetweenSteps) {
   for (int s = 0; s < 5; s++) step();
   // Generator 1 leaves half way (its blocks go back to the pool); 3, 4 and 5 join and take blocks again.
   Seq partial = gens[1]->sequence(0);
-  EXPECT_EQ(Seq(want[1].begin(), want[1].begin() + (std::ptrdiff_t)partial.size()), partial);
+  EXPECT_EQ(Seq(want[1][0].begin(), want[1][0].begin() + (std::ptrdiff_t)partial.size()), partial);
   const double held = stat(*l.model, "kv_pool_blocks_held");
   gens[1].reset();
   if (GetParam()) EXPECT_LT(stat(*l.model, "kv_pool_blocks_held"), held);
@@ -230,10 +257,42 @@ TEST_P(KvPool, GeneratorsJoinAndLeaveBetweenSteps) {
   for (int s = 0; s < N + 2; s++) step();
   for (size_t i : {0, 2, 3, 4, 5}) {
     EXPECT_TRUE(gens[i]->is_done()) << "generator " << i;
-    EXPECT_EQ(gens[i]->sequence(0), want[i]) << "generator " << i;
+    EXPECT_EQ(rows_of(*gens[i]), want[i]) << "generator " << i;
   }
   gens.clear();
   if (GetParam()) EXPECT_EQ(stat(*l.model, "kv_pool_blocks_held"), 0);
+}
+
+// The logits of a step decoded together, read afterwards: the generator's rows of the device's copy (no re-run), as
+// the generator's own step gives them.
+TEST_P(KvPool, LogitsAfterDecodeTogetherAreTheGeneratorsRows) {
+  Loaded l = load("fp32-cpu", GetParam());
+  if (!l.skip.empty()) GTEST_SKIP() << l.skip;
+  const int N = 8, steps = 3;
+  std::vector<Request> reqs = requests(3);
+  std::vector<std::vector<float>> want;
+  for (const Request& r : reqs) {
+    genai::Generator g(l.model, params_of(*l.model, r, N));
+    g.append_tokens(r.prompt);
+    for (int s = 0; s < steps; s++) g.generate_next_token();
+    want.push_back(g.logits());
+  }
+  std::vector<std::unique_ptr<genai::Generator>> gens;
+  std::vector<genai::Generator*> ptrs;
+  for (const Request& r : reqs) {
+    gens.push_back(std::make_unique<genai::Generator>(l.model, params_of(*l.model, r, N)));
+    gens.back()->append_tokens(r.prompt);
+    ptrs.push_back(gens.back().get());
+  }
+  for (int s = 0; s < steps; s++) genai::decode_together(ptrs);
+  for (size_t i = 0; i < gens.size(); i++) {
+    const std::vector<float>& got = gens[i]->logits();
+    ASSERT_EQ(got.size(), want[i].size());
+    double worst = 0;  // rows of a batched projection may sum in another order than one row's: fp32 rounding only
+    for (size_t k = 0; k < got.size(); k++) worst = std::max(worst, (double)std::abs(got[k] - want[i][k]));
+    EXPECT_LT(worst, 1e-3) << "generator " << i;
+    EXPECT_EQ(gens[i]->rerun_tokens(), 0) << "generator " << i;
+  }
 }
 
 // More rows than a generator's batch may have (kMaxBatchSize 32): 36 one-row generators picked on the device in one
