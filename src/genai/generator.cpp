@@ -175,7 +175,7 @@ bool Generator::queue_step() {
   }
 }
 
-void Generator::run(const std::vector<int32_t>& ids, int n_rows, int64_t S, bool want_logits) {
+void Generator::run(const std::vector<int32_t>& ids, int n_rows, int64_t S, bool want_logits, bool sample) {
   const DecoderConfig& d = model_->config().model.decoder;
   const DecoderIO& io = model_->io();
   int64_t past = kv_.length(), total = past + S;
@@ -196,7 +196,7 @@ void Generator::run(const std::vector<int32_t>& ids, int n_rows, int64_t S, bool
   }
   kv_.bind(total, in, out);
   extra_io_.add_outputs(out);
-  kv_.run_model(in, out, total, device_sampling_ ? &sampling_ : nullptr);
+  kv_.run_model(in, out, total, device_sampling_ && sample ? &sampling_ : nullptr);
   kv_.commit(out, total);
   extra_io_.keep(in, out);
   logits_on_device_ = !want_logits;
@@ -258,7 +258,7 @@ void Generator::recompute_last() {
   // The last position's forward pass again, every row (after a rewind, or when the device's logits of it are gone).
   kv_.rewind((int64_t)token_count() - 1);
   rerun_tokens_ += rows();
-  run(next_tokens(), rows(), 1);
+  run(next_tokens(), rows(), 1, true, /*sample=*/false);
 }
 
 const std::vector<float>& Generator::logits() {

@@ -93,7 +93,9 @@ class Generator {
   void start_speculative(const SpeculativeOptions& options);  // speculative.cpp
   // Forward pass over `S` new tokens per row (ids: [n_rows x S]) after kv_.length() positions; n_rows is rows() or,
   // for the prompt of a beam search, batch_size (expanded to the beams afterwards).
-  void run(const std::vector<int32_t>& ids, int n_rows, int64_t S, bool want_logits = true);
+  // sample: the provider also picks the next tokens on its device when the generator samples there (a recompute of
+  // logits only does not, so a device random state is not advanced twice).
+  void run(const std::vector<int32_t>& ids, int n_rows, int64_t S, bool want_logits = true, bool sample = true);
   // The inputs of such a pass after `past` positions (no KV bindings).
   std::vector<NamedTensor> step_inputs(const std::vector<int32_t>& ids, int n_rows, int64_t S, int64_t past) const;
   // After a padded prompt's run whose session returned only the last position's logits: each row's last real token
