@@ -193,12 +193,12 @@ TEST_P(KvPool, DecodeTogetherEqualsAloneForOneToEightGenerators) {
     SCOPED_TRACE(variant);
     Loaded l = load(variant, GetParam());
     if (!l.skip.empty()) GTEST_SKIP() << l.skip;
-    const int N = 18;  // prompts of 1, 7, 33, 16, 17, 2, 40, 15: rows cross blocks of 16 at different steps
+    const int N = 16;  // prompts of 1, 7, 33, 16, 17, 2, 40, 15: rows cross blocks of 16 at different steps
     std::vector<Request> all = requests(8);
     std::vector<Seq> want;
     for (const Request& r : all) want.push_back(alone(l.model, r, N));
     const bool fp16 = std::string(variant) == "fp16-dml";
-    for (int G : fp16 ? std::vector<int>{8} : std::vector<int>{1, 3, 8}) {
+    for (int G : fp16 ? std::vector<int>{5} : std::vector<int>{1, 8}) {
       SCOPED_TRACE("G = " + std::to_string(G));
       const double runs_before = stat(*l.model, "runs");
       std::vector<std::unique_ptr<genai::Generator>> gens;
