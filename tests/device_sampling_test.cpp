@@ -1,4 +1,4 @@
-// Next-token choice on the Vulkan provider's device (Generator with Session::enable_device_sampling): only token
+// Next-token choice on the Vulkan provider's device (Generator with DecodeRun::sampling): only token
 // ids come back per step. Greedy must give the CPU's tokens on a golden fp32 model; the logits of a
 // device-sampled step, fetched on demand, must equal the CPU's; seeded top-k sampling must repeat itself and
 // top_k = 1 must be greedy. On lavapipe in CI (validation on); skipped without a Vulkan device.

@@ -1,6 +1,7 @@
 // The one provider interface: a provider turns a loaded model into a Session that runs it.
-// Tensors crossing this boundary are host tensors; a provider keeps device state (weights, KV, recorded command
-// buffers) inside its session.
+// Tensors crossing this boundary are host tensors; a provider keeps device state (weights, recorded command
+// buffers) inside its session. A provider that keeps KV caches in its own memory offers the decode loop's interface
+// (exec/decode_session.h) through Session::decoder().
 #pragma once
 #include <memory>
 #include <string>
@@ -25,6 +26,8 @@ struct SessionOptions {
 };
 
 // How a provider may pick the next token on its device (so only token ids come back each step).
+class DecodeSession;
+
 struct DeviceSampling {
   bool greedy = true;        // argmax (lowest index on ties); else top-k / top-p / temperature
   int top_k = 0;             // 0: off
@@ -41,32 +44,9 @@ class Session {
   virtual void run(const std::vector<NamedTensor>& inputs, std::vector<NamedTensor>& outputs) = 0;
   virtual const Graph& graph() const = 0;
   virtual std::string provider_name() const = 0;
-  // True when the session keeps the decoder's KV cache in its own (device) memory: the caller binds no past/present
-  // tensors, and each run's past length is total_sequence_length - sequence_length, so rewinding is implicit.
-  virtual bool owns_kv_cache() const { return false; }
-  // A session-owned KV cache's rows (the batch dimension) after the last run: row i becomes a copy of row
-  // source_rows[i]; source_rows.size() is the new row count (beam search reorders its beams each step and expands a
-  // prompt's row to its beams). Done on the device, no host round trip. False: unsupported.
-  virtual bool reorder_kv_rows(const std::vector<int32_t>& source_rows) { return false; }
-  // Providers that can: later runs also pick the next token from the last position of
-  // SessionOptions::last_position_output on the device (read them with sampled_tokens()), and a run whose outputs do
-  // not ask for that output leaves it on the device (read_last_output fetches it on demand). False: unsupported.
-  virtual bool enable_device_sampling(const DeviceSampling&) { return false; }
-  // The tokens the last run picked on the device, one per row [B]; empty when it picked none.
-  virtual std::vector<int64_t> sampled_tokens() const { return {}; }
-  // The last run's last-position output [B, 1, ...] (after a run that did not return it); false when unavailable.
-  virtual bool read_last_output(Tensor* out) { return false; }
-  // Queued decode steps, for sessions that pick greedy tokens on the device: queue_next submits a step without
-  // waiting for it — `inputs` as for run() with no outputs, except that the values of `token_input` ([B, 1]) are
-  // the tokens the step before it picks on the device, so a step can be queued while the one before it still runs
-  // and the device never waits for the host. At most two steps are queued; false: nothing was queued (unsupported
-  // or not possible now: run synchronously). finish_queued() waits for the oldest and makes it the last run
-  // (sampled_tokens()); false when none is queued (another caller's run dropped them). drop_queued() waits for all
-  // and forgets them (their KV cache writes lie past the caller's sequence: a later run at those positions
-  // overwrites them). run() drops queued steps first.
-  virtual bool queue_next(const std::vector<NamedTensor>& inputs, const std::string& token_input) { return false; }
-  virtual bool finish_queued() { return false; }
-  virtual void drop_queued() {}
+  // The decode loop's interface (exec/decode_session.h) when the provider keeps the decoder's KV cache in its own
+  // (device) memory, in states the caller owns; null when it does not (the caller binds past/present tensors).
+  virtual DecodeSession* decoder() { return nullptr; }
   // Counters of the last run for benchmarks (e.g. dispatches, barriers, submits, recordings); empty when none.
   virtual std::vector<std::pair<std::string, double>> stats() const { return {}; }
 };

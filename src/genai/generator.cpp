@@ -102,7 +102,7 @@ Generator::Generator(std::shared_ptr<const Model> model, const GeneratorParams& 
     ds.top_p = (float)search_.top_p;
     ds.temperature = (float)search_.temperature;
     ds.seed = search_.random_seed >= 0 ? (uint64_t)search_.random_seed : std::random_device{}();
-    device_sampling_ = model_->session().enable_device_sampling(ds);
+    device_sampling_ = kv_.decoder() && kv_.decoder()->can_sample(ds, rows());
     sampling_ = ds;
   }
 }
@@ -112,7 +112,6 @@ Generator::~Generator() {
     drop_queued();
   } catch (...) {  // a lost device: nothing left to wait for
   }
-  if (model_->kv_holder() == this) model_->set_kv_holder(nullptr);
 }
 
 int32_t Generator::pad_token() const {
@@ -124,40 +123,8 @@ int32_t Generator::pad_token() const {
 void Generator::drop_queued() const {
   if (queued_ == 0) return;
   queued_ = 0;
-  // Another generator's run has dropped them already (and may have queued its own).
-  if (model_->kv_holder() == this) model_->session().drop_queued();
-}
-
-void Generator::take_kv_cache() const {
-  if (!model_->session().owns_kv_cache() || model_->kv_holder() == this) return;
-  queued_ = 0;  // dropped by the other generator's run
-  // The session picks tokens the way the generator created last asked: this generator's way again.
-  if (device_sampling_) model_->session().enable_device_sampling(sampling_);
-  model_->set_kv_holder(this);
-  int64_t n = kv_.length();
-  if (n == 0) return;
-  // The cache holds another sequence: run this one's cached positions again. The logits state is kept: the last
-  // position's logits are the ones this generator had.
-  std::vector<float> saved = logits_;
-  bool on_device = logits_on_device_;
-  const_cast<Generator*>(this)->replay(n);  // logits() is const to callers; the state is restored below
-  logits_ = std::move(saved);
-  logits_on_device_ = on_device;
-}
-
-void Generator::replay(int64_t n) {
-  kv_.rewind(0);
-  const int R = kv_.rows();
-  // The padded prompt as one pass; the generated positions one step each (a padded row's new keys follow its real
-  // ones, as in the steps that made them). One row without padding: everything as one pass.
-  int64_t first = prompt_pads_.empty() ? n : std::min<int64_t>(n, prompt_length_);
-  auto column_block = [&](int64_t from, int64_t to) {
-    std::vector<int32_t> ids;
-    for (int r = 0; r < R; r++) ids.insert(ids.end(), seqs_[r].begin() + from, seqs_[r].begin() + to);
-    return ids;
-  };
-  run(column_block(0, first), R, first, false);
-  for (int64_t t = first; t < n; t++) run(column_block(t, t + 1), R, 1, false);
+  // Another generator's run may have dropped them already (and queued its own, which stay).
+  if (kv_.decoder()->has_queued(*kv_.state())) kv_.decoder()->drop_queued();
 }
 
 int64_t Generator::pads_of(int row, int n_rows) const {
@@ -196,14 +163,20 @@ std::vector<NamedTensor> Generator::step_inputs(const std::vector<int32_t>& ids,
 bool Generator::queue_step() {
   // The step of the token the next sampling returns: one position after the pending token's step.
   int64_t past = kv_.length() + (queued_ > 0 ? 1 : 0), total = past + 1;
-  if (!device_sampling_ || search_.do_sample || total > max_length_ || !model_->session().owns_kv_cache())
-    return false;
+  if (!device_sampling_ || search_.do_sample || total > max_length_ || !kv_.on_provider() || batched_) return false;
   std::vector<int32_t> placeholder(rows(), 0);  // replaced on the device by the sampled tokens
-  return model_->session().queue_next(step_inputs(placeholder, rows(), 1, past),
-                                      model_->config().model.decoder.input_ids);
+  DecodeRun r;
+  r.kv.push_back({kv_.state(), total});
+  r.sampling = &sampling_;
+  try {
+    return kv_.decoder()->queue_next(step_inputs(placeholder, rows(), 1, past),
+                                     model_->config().model.decoder.input_ids, r);
+  } catch (const Error&) {  // e.g. the KV pool is full: the step runs synchronously and reports it there
+    return false;
+  }
 }
 
-void Generator::run(const std::vector<int32_t>& ids, int n_rows, int64_t S, bool want_logits) {
+void Generator::run(const std::vector<int32_t>& ids, int n_rows, int64_t S, bool want_logits, bool sample) {
   const DecoderConfig& d = model_->config().model.decoder;
   const DecoderIO& io = model_->io();
   int64_t past = kv_.length(), total = past + S;
@@ -224,7 +197,7 @@ void Generator::run(const std::vector<int32_t>& ids, int n_rows, int64_t S, bool
   }
   kv_.bind(total, in, out);
   extra_io_.add_outputs(out);
-  model_->session().run(in, out);
+  kv_.run_model(in, out, total, device_sampling_ && sample ? &sampling_ : nullptr);
   kv_.commit(out, total);
   extra_io_.keep(in, out);
   logits_on_device_ = !want_logits;
@@ -249,6 +222,7 @@ void Generator::rerun_last_real(const std::vector<int32_t>& ids, int n_rows, int
   const DecoderConfig& d = model_->config().model.decoder;
   const DecoderIO& io = model_->io();
   const int64_t total = kv_.length();
+  rerun_tokens_ += n_rows;
   std::vector<int64_t> tok(n_rows), mask((size_t)(n_rows * total), 0), pos(n_rows);
   for (int r = 0; r < n_rows; r++) {
     const int64_t real = S - pads_of(r, n_rows);
@@ -264,7 +238,7 @@ void Generator::rerun_last_real(const std::vector<int32_t>& ids, int n_rows, int
   out.emplace_back(d.logits, Tensor());
   kv_.bind(total, in, out);
   extra_io_.add_outputs(out);
-  model_->session().run(in, out);
+  kv_.run_model(in, out, total, device_sampling_ ? &sampling_ : nullptr);
   kv_.commit(out, total);
   extra_io_.keep(in, out);
   const Tensor& lg = out[0].second;
@@ -282,23 +256,26 @@ void Generator::run_pending(bool want_logits) {
 }
 
 void Generator::recompute_last() {
-  // After a rewind: the last token's forward pass again (one row: rewinding is refused otherwise).
+  // The last position's forward pass again, every row (after a rewind, or when the device's logits of it are gone).
   kv_.rewind((int64_t)token_count() - 1);
-  run({seqs_[0].back()}, 1, 1);
+  rerun_tokens_ += rows();
+  run(next_tokens(), rows(), 1, true, /*sample=*/false);
 }
 
 const std::vector<float>& Generator::logits() {
-  take_kv_cache();
   if (spec_) spec_->discard_buffered(*this);
   drop_queued();
   if (!pending_.empty()) run_pending(true);
   else if (logits_.empty() && !logits_on_device_ && token_count() > 0) recompute_last();
   if (logits_on_device_) {
     Tensor t;
-    OGX_CHECK(model_->session().read_last_output(&t), "the provider cannot return the logits of the last step");
+    logits_on_device_ = false;
+    if (!kv_.decoder()->read_last_output(*kv_.state(), &t)) {
+      recompute_last();  // another generator's run came after this one's: its logits are gone from the device
+      return logits_;
+    }
     logits_.resize(t.numel());
     t.read_f32(0, t.numel(), logits_.data());
-    logits_on_device_ = false;
   }
   return logits_;
 }
@@ -325,7 +302,6 @@ void Generator::append_token_sequences(const std::vector<std::vector<int32_t>>& 
       OGX_CHECK(id >= 0 && (vocab <= 0 || id < vocab), "token id ", id, " is out of range [0, ", vocab, ")");
     longest = std::max(longest, prompts[b].size());
   }
-  take_kv_cache();
   drop_queued();
   if (spec_) spec_->discard_buffered(*this);
   OGX_CHECK(token_count() + longest <= (size_t)max_length_, "max_length ", max_length_, " is smaller than the ",
@@ -385,7 +361,7 @@ void Generator::append_row_tokens(const std::vector<int32_t>& tokens) {
 }
 
 void Generator::append_device_tokens() {
-  std::vector<int64_t> t = model_->session().sampled_tokens();
+  std::vector<int64_t> t = kv_.decoder()->sampled_tokens(*kv_.state());
   OGX_CHECK(t.size() == (size_t)rows(), "the provider returned ", t.size(), " sampled tokens for ", rows(), " rows");
   std::vector<int32_t> tokens(rows());
   for (int r = 0; r < rows(); r++) {
@@ -431,14 +407,13 @@ void Generator::pick_host() {
 void Generator::generate_next_token() {
   OGX_CHECK(token_count() > 0, "generate_next_token: append a prompt first");
   OGX_CHECK(!is_done(), "generate_next_token: generation is done (EOS or max_length reached)");
-  take_kv_cache();
   if (spec_) return spec_->generate_next_token(*this);
   // On the device when nothing needs the logits on the host (EOS is suppressed until min_length on the host).
   bool device = device_sampling_ && (int)token_count() >= search_.min_length;
   if (queued_ > 0 && device) {
     // The pending token's step is queued: queue the next one first (its token comes from the device), then wait.
     bool next = queue_step();
-    if (!model_->session().finish_queued()) {  // another caller's run dropped it: run the pending token below
+    if (!kv_.decoder()->finish_queued(*kv_.state())) {  // another run dropped it: run the pending token below
       drop_queued();
       return generate_next_token();
     }
@@ -453,7 +428,8 @@ void Generator::generate_next_token() {
     run_pending(!device);
   } else if (logits_.empty() && !logits_on_device_) {  // after a rewind: recompute the last position
     kv_.rewind((int64_t)token_count() - 1);
-    run({seqs_[0].back()}, 1, 1, !device);
+    rerun_tokens_ += rows();
+    run(next_tokens(), rows(), 1, !device);
   } else {
     device = false;  // logits set by the caller (set_logits) or from append_tokens / logits(): on the host
   }

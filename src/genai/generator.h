@@ -9,7 +9,7 @@
 // continues with pad tokens until all are done. Beam search (num_beams > 1): beam_search.h.
 // With batch_size > 1 or beams, tokens are appended once (before generation); rewind_to only to 0 with
 // batch_size > 1, not at all with beams (as ONNX Runtime GenAI).
-// With greedy picking on the device (one row or a batch's rows), a provider that can (Session::queue_next) runs one step ahead: each
+// With greedy picking on the device (one row or a batch's rows), a provider that can (DecodeSession::queue_next) runs one step ahead: each
 // generate_next_token queues the step of the token it is about to return before it waits for that token, so the
 // device does not wait for the host between tokens. A queued step past the end (after EOS, at max_length) or
 // before any other call (append_tokens, set_logits, rewind_to, logits) is dropped: tokens are the same either way.
@@ -84,15 +84,24 @@ class Generator {
   // Activates loaded adapter `name` (adapters.h) for this generator's runs from now on; several may be active (a
   // later one's parameters replace an earlier one's of the same name). Throws when it is not loaded.
   void set_active_adapter(const std::shared_ptr<Adapters>& adapters, const std::string& name);  // adapters.cpp
+  // Tokens run through the model a second time: a rewound sequence's last token, a padded prompt's last real
+  // tokens (when the provider returned only the last position), logits read after another generator's run took
+  // the device's copy. Generators of one model interleave without re-running anything else.
+  int64_t rerun_tokens() const { return rerun_tokens_; }
   // Speculative decoding's counters; null when it is off.
   const SpeculativeStats* speculative_stats() const { return spec_ ? &spec_->stats() : nullptr; }
 
  private:
   friend class SpeculativeDecoder;
+  friend void decode_together(const std::vector<Generator*>& generators);  // batch_step.h
+  // Whether a step of this generator can share a model run with others (batch_step.h).
+  bool can_decode_together() const;
   void start_speculative(const SpeculativeOptions& options);  // speculative.cpp
   // Forward pass over `S` new tokens per row (ids: [n_rows x S]) after kv_.length() positions; n_rows is rows() or,
   // for the prompt of a beam search, batch_size (expanded to the beams afterwards).
-  void run(const std::vector<int32_t>& ids, int n_rows, int64_t S, bool want_logits = true);
+  // sample: the provider also picks the next tokens on its device when the generator samples there (a recompute of
+  // logits only does not, so a device random state is not advanced twice).
+  void run(const std::vector<int32_t>& ids, int n_rows, int64_t S, bool want_logits = true, bool sample = true);
   // The inputs of such a pass after `past` positions (no KV bindings).
   std::vector<NamedTensor> step_inputs(const std::vector<int32_t>& ids, int n_rows, int64_t S, int64_t past) const;
   // After a padded prompt's run whose session returned only the last position's logits: each row's last real token
@@ -108,10 +117,6 @@ class Generator {
   // Queues the forward pass of the token the next sampling returns (at position kv length + 1); false: not queued.
   bool queue_step();
   void drop_queued() const;  // waits for queued steps and forgets them (their tokens stay pending)
-  // Before a forward pass or a read of the device's logits: makes a session-owned KV cache hold this generator's
-  // positions (re-running them when another generator of the model used the cache since).
-  void take_kv_cache() const;
-  void replay(int64_t n);  // runs the first n positions of every row again into an empty KV cache
   const std::vector<std::vector<Hypothesis>>& hypotheses() const;  // beam search, finalized view
 
   std::shared_ptr<const Model> model_;
@@ -133,7 +138,9 @@ class Generator {
   mutable bool logits_on_device_ = false;   // the latest run left its logits on the device
   bool device_sampling_ = false;
   DeviceSampling sampling_;  // what it asked the session for (device_sampling_)
-  mutable int queued_ = 0;   // 1: the pending token's forward pass is queued in the session (Session::queue_next)
+  mutable int queued_ = 0;   // 1: the pending token's forward pass is queued (DecodeSession::queue_next)
+  int64_t rerun_tokens_ = 0;
+  bool batched_ = false;     // decoded with others (decode_together): no steps queued ahead
   mutable std::vector<std::vector<Hypothesis>> final_;  // hypotheses(), cached for final_step_
   mutable int64_t final_step_ = -1;
   std::vector<std::unique_ptr<AdapterLease>> adapter_leases_;  // the active adapters (released with the generator)

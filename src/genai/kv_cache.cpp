@@ -11,8 +11,11 @@ constexpr int64_t kChunk = 256;  // shared-mode capacity grows in multiples of t
 
 KvCache::KvCache(const Model& model, int batch, int max_length, bool shared)
     : model_(model), batch_(batch), max_length_(max_length), shared_(shared),
-      session_owned_(model.session().owns_kv_cache()) {
-  if (session_owned_) return;
+      decoder_(model.session().decoder()) {
+  if (decoder_) {
+    state_ = decoder_->create_kv(batch, max_length);
+    return;
+  }
   const DecoderConfig& d = model.config().model.decoder;
   const DecoderIO& io = model.io();
   if (io.combined_kv) shared_ = false;  // the graph concatenates past and new positions itself
@@ -37,6 +40,7 @@ KvCache::KvCache(const Model& model, int batch, int max_length, bool shared)
 }
 
 size_t KvCache::bytes() const {
+  if (state_) return state_->bytes();
   size_t b = 0;
   for (size_t i = 0; i < k_.size(); i++) b += k_[i].bytes() + v_[i].bytes();
   return b;
@@ -80,7 +84,7 @@ void KvCache::grow(int64_t needed) {
 
 void KvCache::bind(int64_t total, std::vector<NamedTensor>& inputs, std::vector<NamedTensor>& outputs) {
   OGX_CHECK(total <= max_length_, "sequence of ", total, " tokens exceeds max_length ", max_length_);
-  if (session_owned_) return;
+  if (state_) return;
   if (shared_) grow(total);
   if (model_.io().combined_kv) return bind_combined(inputs, outputs);
   for (size_t i = 0; i < k_.size(); i++) {
@@ -122,7 +126,7 @@ void KvCache::commit(const std::vector<NamedTensor>& outputs, int64_t total) {
     length_ = total;
     return;
   }
-  if (!shared_ && !session_owned_) {
+  if (!shared_ && !state_) {
     for (auto& [name, t] : outputs)
       for (size_t i = 0; i < k_.size(); i++) {
         if (name == present_k_[i]) k_[i] = t;
@@ -137,7 +141,8 @@ void KvCache::commit(const std::vector<NamedTensor>& outputs, int64_t total) {
 
 void KvCache::rewind(int64_t length) {
   OGX_CHECK(length >= 0 && length <= length_, "cannot rewind the cache to ", length, " (it holds ", length_, ")");
-  if (!shared_ && !session_owned_ && length < length_) {
+  if (state_) decoder_->rewind_kv(*state_, length);
+  if (!shared_ && !state_ && length < length_) {
     const DecoderIO& io = model_.io();
     int64_t H = io.head_size, rows = (int64_t)batch_ * io.kv_heads;
     size_t es = dtype_size(io.kv_dtype);
@@ -161,9 +166,8 @@ void KvCache::reorder_rows(const std::vector<int32_t>& src) {
   bool identity = n == R;
   for (int64_t r = 0; identity && r < n; r++) identity = src[r] == r;
   if (identity) return;
-  if (session_owned_) {
-    OGX_CHECK(model_.session().reorder_kv_rows(src), "the ", model_.provider(),
-              " provider cannot reorder the rows of its KV cache (needed for beam search)");
+  if (state_) {
+    decoder_->reorder_kv(*state_, src);
     batch_ = (int)n;
     return;
   }
@@ -204,6 +208,15 @@ void KvCache::reorder_rows(const std::vector<int32_t>& src) {
     }
   }
   batch_ = (int)n;
+}
+
+void KvCache::run_model(const std::vector<NamedTensor>& inputs, std::vector<NamedTensor>& outputs, int64_t total,
+                        const DeviceSampling* sampling) {
+  if (!state_) return model_.session().run(inputs, outputs);
+  DecodeRun r;
+  r.kv.push_back({state_.get(), total});
+  r.sampling = sampling;
+  decoder_->run(inputs, outputs, r);
 }
 
 }  // namespace ogx::genai

@@ -3,14 +3,15 @@
 //    past input and the present output; the model writes new positions in place. Capacity grows in chunks up to
 //    max_length, so a model with a 131072 context does not reserve 131072 positions for a short chat.
 //  - separate: past inputs are the previous step's present outputs, [B, Nkv, length, H].
-//  - session-owned: the session keeps the cache in device memory (Session::owns_kv_cache); only the length is
-//    tracked here and nothing is bound.
+//  - on the provider: the session keeps caches in its own (device) memory (Session::decoder()); this cache owns a
+//    KvState of its rows from the provider's pool, names it in every run (run_model) and binds no tensors.
 // Rows (the batch dimension) are the generator's sequences: batch x beams. Beam search reorders them each step
 // (reorder_rows) and expands a prompt's row to its beams after the prompt.
 #pragma once
 #include <string>
 #include <vector>
 
+#include "exec/decode_session.h"
 #include "exec/session.h"
 #include "genai/model.h"
 
@@ -29,15 +30,20 @@ class KvCache {
   // Row i becomes a copy of row source_rows[i] (every row index < rows()); source_rows.size() is the new row count
   // (larger: a prompt's row expanded to its beams). In place where the row count stays: only rows that change are
   // written, and only rows that are both read and overwritten are saved first. Only the `length()` positions held
-  // are copied. A session-owned cache is reordered by the session (Session::reorder_kv_rows); throws when the
-  // provider cannot.
+  // are copied. A cache on the provider is reordered there (DecodeSession::reorder_kv).
   void reorder_rows(const std::vector<int32_t>& source_rows);
+  // Runs the model with this cache: on the provider with its KvState (holding `total` positions after the run,
+  // `sampling`: also pick the next tokens on the device), else a plain run over the bound tensors.
+  void run_model(const std::vector<NamedTensor>& inputs, std::vector<NamedTensor>& outputs, int64_t total,
+                 const DeviceSampling* sampling);
 
   int64_t length() const { return length_; }
   int rows() const { return batch_; }
   int64_t capacity() const { return capacity_; }
   bool shared() const { return shared_; }
-  bool session_owned() const { return session_owned_; }
+  bool on_provider() const { return state_ != nullptr; }
+  DecodeSession* decoder() const { return decoder_; }  // null: tensors bound by the caller
+  KvState* state() const { return state_.get(); }
   size_t bytes() const;
 
  private:
@@ -48,7 +54,8 @@ class KvCache {
   int batch_;
   int max_length_;
   bool shared_;
-  bool session_owned_;
+  DecodeSession* decoder_ = nullptr;  // the provider's, when it keeps the cache
+  std::unique_ptr<KvState> state_;    // this cache's rows in the provider's pool (decoder_)
   int64_t length_ = 0;
   int64_t capacity_ = 0;
   std::vector<std::string> past_k_, past_v_, present_k_, present_v_;

@@ -37,14 +37,8 @@ class Model {
   const std::string& provider() const { return provider_; }  // "cpu" or "vulkan"
   std::string device_type() const { return provider_ == "cpu" ? "cpu" : "gpu"; }
   const std::string& type() const { return config_.model.type; }
-  // A session-owned KV cache (Session::owns_kv_cache) holds one sequence: the generator whose positions it holds
-  // (null: none). A generator takes it over before it runs, re-running its own positions when another generator
-  // of the model ran in between (Generator::take_kv_cache).
-  const void* kv_holder() const { return kv_holder_; }
-  void set_kv_holder(const void* generator) const { kv_holder_ = generator; }
 
  private:
-  mutable const void* kv_holder_ = nullptr;
   Config config_;
   std::unique_ptr<Session> session_;
   DecoderIO io_;

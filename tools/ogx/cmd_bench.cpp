@@ -5,6 +5,9 @@
 // runs B different prompts of P ids as one batch (greedy: B tokens per step; aggregate decode tokens/s = B x steps
 // / time), --num-beams N beam search over them (B x N rows per step; tokens/s still counts B per step); both report
 // the time per decode step and the KV cache bytes per sequence (all its rows, at max_length = P + G).
+// --generators N: N independent generators (prompts of P * (i + 1) / N ids: different lengths) decoded together
+// (genai/batch_step.h: one model run per step for all on the Vulkan provider, one per generator on the CPU);
+// aggregate decode tokens/s over all of them, time per step, and the KV pool's bytes per sequence.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -14,6 +17,7 @@
 #include <random>
 
 #include "commands.h"
+#include "genai/batch_step.h"
 #include "genai/generator.h"
 #include "builder/builder.h"
 #include "model_options.h"
@@ -70,16 +74,77 @@ std::shared_ptr<genai::Model> synthetic_model(const Args& a) {
   return genai::Model::load(c, graph);
 }
 
+double session_stat(const genai::Model& m, const std::string& name) {
+  for (auto& [k, v] : m.session().stats())
+    if (k == name) return v;
+  return 0;
+}
+
+// --generators N: N generators of prompts P * (i + 1) / N ids, decoded together for G tokens each.
+nlohmann::json bench_generators(const std::shared_ptr<genai::Model>& model, int N, int P, int G, int R) {
+  using Clock = std::chrono::steady_clock;
+  int vocab = model->io().vocab_size > 0 ? model->io().vocab_size : 1000;
+  std::mt19937 rng(1234);
+  std::vector<std::vector<int32_t>> prompts(N);
+  for (int i = 0; i < N; i++) {
+    prompts[i].resize((size_t)std::max(1, P * (i + 1) / N));
+    for (auto& t : prompts[i]) t = (int32_t)(rng() % (uint32_t)vocab);
+  }
+  std::vector<double> prefill, decode, step_ms;
+  double kv_bytes = 0;
+  for (int r = 0; r <= R; r++) {  // r == 0: warm-up (pipelines, recorded steps), untimed
+    const int gen_len = r == 0 ? 3 : G;
+    std::vector<std::unique_ptr<genai::Generator>> gens;
+    std::vector<genai::Generator*> ptrs;
+    auto t0 = Clock::now();
+    size_t prompt_tokens = 0;
+    for (auto& p : prompts) {
+      genai::GeneratorParams params(*model);
+      params.search.max_length = (int)p.size() + gen_len;
+      params.search.do_sample = false;
+      gens.push_back(std::make_unique<genai::Generator>(model, params));
+      gens.back()->append_tokens(p);
+      ptrs.push_back(gens.back().get());
+      prompt_tokens += p.size();
+    }
+    auto t1 = Clock::now();
+    genai::decode_together(ptrs);  // the first tokens, from the prompts' logits
+    auto t2 = Clock::now();
+    size_t before = 0, after = 0, steps = 0;
+    for (auto* g : ptrs) before += g->token_count();
+    for (bool any = true; any; steps++) {
+      genai::decode_together(ptrs);
+      any = false;
+      for (auto* g : ptrs) any = any || !g->is_done();
+    }
+    auto t3 = Clock::now();
+    for (auto* g : ptrs) after += g->token_count();
+    if (r == 0) continue;
+    kv_bytes = session_stat(*model, "kv_pool_blocks_held") * session_stat(*model, "kv_pool_block_bytes") / N;
+    prefill.push_back((double)prompt_tokens / std::chrono::duration<double>(t1 - t0).count());
+    double sec = std::chrono::duration<double>(t3 - t2).count();
+    decode.push_back((double)(after - before) / sec);
+    step_ms.push_back(sec * 1e3 / (double)steps);
+  }
+  nlohmann::json j;
+  j["generators"] = N;
+  j["prefill_tok_s"] = median(prefill);
+  j["decode_tok_s"] = median(decode);  // aggregate over the generators
+  j["decode_step_ms"] = median(step_ms);
+  j["kv_pool_bytes_per_sequence"] = kv_bytes;  // blocks held at the end of a run, per generator
+  return j;
+}
+
 }  // namespace
 
 int cmd_bench(const std::vector<std::string>& argv) {
   std::set<std::string> vals = kModelValueFlags;
-  vals.insert({"prompt-len", "gen-len", "repeats", "synthetic", "precision", "batch", "num-beams"});
+  vals.insert({"prompt-len", "gen-len", "repeats", "synthetic", "precision", "batch", "num-beams", "generators"});
   Args a(argv, vals, {"json"});
   bool synthetic = a.has("synthetic");
   OGX_CHECK(a.positional().size() == (synthetic ? 0u : 1u),
             "usage: ogx bench (MODEL_DIR | --synthetic SHAPE.json [--precision P]) --prompt-len P --gen-len G "
-            "[--batch B] [--num-beams N] [--json]");
+            "[--batch B] [--num-beams N] [--generators N] [--json]");
   const std::string dir = synthetic ? a.get("synthetic") : a.positional()[0];
   int P = a.get_int("prompt-len", 128), G = a.get_int("gen-len", 128), R = a.get_int("repeats", 3);
   int B = a.get_int("batch", 1), beams = a.get_int("num-beams", 1);
@@ -92,6 +157,27 @@ int cmd_bench(const std::vector<std::string>& argv) {
   auto load0 = Clock::now();
   auto model = synthetic ? synthetic_model(a) : genai::Model::load(model_config(dir, a));
   double load_ms = std::chrono::duration<double, std::milli>(Clock::now() - load0).count();
+  if (a.has("generators")) {
+    const int N = a.get_int("generators", 1);
+    OGX_CHECK(N >= 1 && N <= 256, "--generators must be in [1, 256], got ", N);
+    OGX_CHECK(B == 1 && beams == 1, "--generators runs one sequence per generator: no --batch or --num-beams");
+    nlohmann::json j = bench_generators(model, N, P, G, R);
+    j["model"] = dir;
+    if (synthetic) j["precision"] = a.get("precision", "fp16");
+    j["provider"] = model->provider();
+    j["prompt_len"] = P;  // the longest prompt; generator i has P * (i + 1) / N ids
+    j["gen_len"] = G;
+    j["repeats"] = R;
+    j["load_ms"] = load_ms;
+    j["peak_rss_mib"] = peak_rss_mib();
+    for (auto& [k, v] : model->session().stats()) j["session"][k] = v;
+    if (a.has("json")) std::cout << j.dump() << std::endl;
+    else
+      std::printf("%d generators together: decode %.1f tokens/s aggregate, %.3f ms per step, prefill %.1f tokens/s, "
+                  "KV pool %.2f MiB per sequence\n", N, (double)j["decode_tok_s"], (double)j["decode_step_ms"],
+                  (double)j["prefill_tok_s"], (double)j["kv_pool_bytes_per_sequence"] / (1 << 20));
+    return 0;
+  }
   int vocab = model->io().vocab_size > 0 ? model->io().vocab_size : 1000;
   std::mt19937 rng(1234);
   std::vector<int32_t> prompt((size_t)B * P);  // B prompts of P ids, one after the other
@@ -169,11 +255,7 @@ int cmd_bench(const std::vector<std::string>& argv) {
     if (g.values[v].is_constant && read_whole[v]) weight_bytes += (double)g.values[v].constant.bytes();
   j["weight_bytes_per_token"] = weight_bytes;
   j["decode_gb_s"] = weight_bytes * (double)j["decode_tok_s"] / B / 1e9;  // weights read once per step
-  for (auto& [k, v] : model->session().stats()) {
-    j["session"][k] = v;
-    // What a session-owned cache (Vulkan) holds per sequence: its capacity in positions, for each of its rows.
-    if (k == "kv_capacity") j["kv_bytes_per_sequence_allocated"] = kv_token * beams * v;
-  }
+  for (auto& [k, v] : model->session().stats()) j["session"][k] = v;
   if (a.has("json")) {
     std::cout << j.dump() << std::endl;
   } else {

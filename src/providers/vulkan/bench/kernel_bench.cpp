@@ -276,6 +276,8 @@ void bench_attention(Context& ctx, Timer& timer, int64_t Hq, int kv_len, int n) 
   t.query = TensorView{q, DType::f16, {1, 1, row}};
   t.k_cache = TensorView{buf(Hkv * cap * D * 2), DType::f16, {1, Hkv, cap, D}};
   t.v_cache = TensorView{buf(Hkv * cap * D * 2), DType::f16, {1, Hkv, cap, D}};
+  DeviceBuffer kv_table;
+  t.pages = kernels::contiguous_kv_pages(ctx, t.k_cache, t.v_cache, kv_table);
   int32_t lens[2] = {kv_len - 1, kv_len};
   BufferSlice lb = buf(8);
   ctx.transfers().upload(lb, 0, lens, 8);

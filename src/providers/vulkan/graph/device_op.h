@@ -20,6 +20,7 @@ struct OpArgs {
   std::vector<const TensorView*> in;  // device views, nullptr for omitted inputs and inputs the op prepared itself
   std::vector<const Tensor*> host;    // host values of inputs known on the host (constants, shape values), else nullptr
   std::vector<TensorView*> out;       // nullptr for omitted outputs
+  const kernels::KvPages* kv = nullptr;  // GroupQueryAttention in a session: its layer of the paged KV cache
 };
 
 // Per-signature scratch shared by the nodes of one recorded step.

@@ -150,9 +150,10 @@ class RotaryOp : public DeviceOp {
   kernels::RotaryParams params_;
 };
 
-// Inputs: 0 query, 1 key, 2 value, 3 past_key, 4 past_value (the session's device KV cache, [B, Hkv, capacity, D],
-// also bound as outputs 1 and 2), 5 seqlens_k, 6 total_sequence_length, 7 cos_cache, 8 sin_cache, 9 position_ids
-// (rotary positions; int64 [B, S]).
+// Inputs: 0 query, 1 key, 2 value, 3 past_key, 4 past_value (the session's paged KV cache, [B, Hkv, capacity, D],
+// reached through OpArgs::kv; also bound as outputs 1 and 2), 5 seqlens_k, 6 total_sequence_length, 7 cos_cache,
+// 8 sin_cache, 9 position_ids (rotary positions; int64 [B, S]). Without OpArgs::kv (an op run alone), past_key and
+// past_value are contiguous device caches, addressed in place.
 class GqaOp : public DeviceOp {
  public:
   DType step_input_dtype(int i, DType given) const override { return i == 9 ? DType::i64 : given; }
@@ -203,6 +204,7 @@ class GqaOp : public DeviceOp {
       if (a.in.size() > 9) t.position_ids = a.in[9];
     }
     t.output = *a.out[0];
+    t.pages = a.kv ? *a.kv : kernels::contiguous_kv_pages(rec.context(), t.k_cache, t.v_cache, contiguous_table_);
     const Shape& kc = t.k_cache.shape;
     kernels::GqaWorkspace& ws = scratch.gqa_workspace(rec.context(), kc[0], t.query.shape[1], p_.num_heads, kc[3], kc[2]);
     kernels::group_query_attention(rec, p_, t, ws);
@@ -211,6 +213,7 @@ class GqaOp : public DeviceOp {
  private:
   const Node& node_;
   kernels::GqaParams p_;
+  DeviceBuffer contiguous_table_;  // the block table over contiguous caches (no OpArgs::kv)
 };
 
 template <typename T>

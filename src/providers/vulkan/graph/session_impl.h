@@ -1,5 +1,6 @@
-// Internals of the Vulkan graph session (see vulkan_session.h), shared by vulkan_session.cpp (partitioning, run)
-// and step_plan.cpp (recording one signature's step).
+// Internals of the Vulkan graph session (see vulkan_session.h), shared by vulkan_session.cpp (the load-time
+// partition), plan_cache.cpp (runs: prepare, plan lookup, replay), step_plan.cpp (recording one signature's step),
+// decode_loop.cpp and queued_steps.cpp (the decode loop) and fallback.cpp; the KV pool is kv_pool.h.
 #pragma once
 #include <chrono>
 #include <deque>
@@ -12,6 +13,7 @@
 #include "providers/vulkan/graph/device_op.h"
 #include "providers/vulkan/graph/fusion.h"
 #include "providers/vulkan/graph/host_eval.h"
+#include "providers/vulkan/graph/kv_pool.h"
 #include "providers/vulkan/graph/vulkan_session.h"
 
 namespace ogx::vk::graph {
@@ -32,13 +34,21 @@ struct FallbackStage {
   std::unique_ptr<HostSubgraph> cpu;  // the nodes on the CPU provider, fed with reads and earlier stages' outputs
 };
 
-// One GroupQueryAttention layer's cache on the device.
+// One GroupQueryAttention layer's cache: its part of every block of the session's KV pool (kv_pool.h).
 struct KvSlot {
   int node = -1;                                               // the GQA node
   int past_k = -1, past_v = -1, present_k = -1, present_v = -1;  // value ids (-1 when absent)
   int64_t kv_heads = 0;
-  DeviceBuffer k, v;  // [B, kv_heads, capacity, head_size] of kv dtype
 };
+
+// The rows of one run: which KvState's rows sit where in the batch.
+struct RunRows {
+  const KvState* state = nullptr;
+  uint64_t serial = 0;          // VulkanKvState::serial(): tells a state from a later one at the same address
+  int64_t first = 0, rows = 0;  // rows [first, first + rows) of the run's batch
+};
+
+constexpr int64_t kMaxSampleRows = 256;  // rows a step picks tokens for on the device (its buffers are this large)
 
 // A timestamp query pool that destroys itself.
 struct QueryPool {
@@ -91,38 +101,48 @@ struct Plan {
   VkDeviceSize fallback_bytes = 0;  // bytes copied across the stages' boundaries per run
   CommandRecorder& tail() { return stages.empty() ? *rec : *stages.back().rec; }  // the step's last segment
   bool slice_last = false;    // the logits producer reads only the last position
-  bool samples = false;       // picks the next token on the device (enable_device_sampling)
+  bool samples = false;       // picks the next token on the device (DecodeRun::sampling)
   HostVisibleBuffer token_host;  // int64 [B]: the step's tokens, written by the sampling kernel beside token_device_
   int64_t sample_rows = 0;       // B of token_host (samples)
   TensorView sliced_input;    // its input 0 restricted to that position
   TensorView sliced_skip;     // a folded norm's skip (input 1) restricted to that position
   StepScratch scratch;
+  // The block table of the run's rows, uint64 [B, pool heads, max_blocks] (kv_pool.h): a step value at this offset
+  // of step_host; per KV slot the pages the GQA node reads through it.
+  VkDeviceSize kv_table_offset = 0;
+  int64_t kv_max_blocks = 0;
+  std::vector<kernels::KvPages> kv_pages;  // per KvSlot
   std::unique_ptr<CommandRecorder> rec;  // the step (its first segment when fallback stages split it)
   uint64_t last_used = 0;
   // Two timestamps around the step (where the device has compute timestamps): its GPU time for the stats.
   QueryPool step_pool;
 };
 
-class VulkanGraphSession : public Session {
+class VulkanGraphSession : public Session, public DecodeSession {
  public:
   VulkanGraphSession(std::shared_ptr<const Model> model, const SessionOptions& opts);
   ~VulkanGraphSession() override;
   void run(const std::vector<NamedTensor>& inputs, std::vector<NamedTensor>& outputs) override;
   const Graph& graph() const override { return original_->graph; }
   std::string provider_name() const override { return "vulkan"; }
-  bool owns_kv_cache() const override { return !kv_.empty(); }
-  bool reorder_kv_rows(const std::vector<int32_t>& source_rows) override;  // kv_reorder.cpp
+  DecodeSession* decoder() override { return kv_.empty() ? nullptr : this; }
   std::vector<std::pair<std::string, double>> stats() const override;
-  bool enable_device_sampling(const DeviceSampling& s) override;
-  std::vector<int64_t> sampled_tokens() const override { return last_tokens_; }
-  bool read_last_output(Tensor* out) override;
+  // DecodeSession (decode_loop.cpp)
+  std::unique_ptr<KvState> create_kv(int rows, int64_t max_length) override;
+  void rewind_kv(KvState& kv, int64_t length) override;
+  void reorder_kv(KvState& kv, const std::vector<int32_t>& source_rows) override;
+  bool can_sample(const DeviceSampling& s, int64_t rows) const override;
+  void run(const std::vector<NamedTensor>& inputs, std::vector<NamedTensor>& outputs, const DecodeRun& r) override;
+  std::vector<int64_t> sampled_tokens(const KvState& kv) const override;
+  bool read_last_output(const KvState& kv, Tensor* out) override;
   // queued_steps.cpp
-  bool queue_next(const std::vector<NamedTensor>& inputs, const std::string& token_input) override;
-  bool finish_queued() override;
+  bool queue_next(const std::vector<NamedTensor>& inputs, const std::string& token_input, const DecodeRun& r) override;
+  bool finish_queued(const KvState& kv) override;
   void drop_queued() override;
+  bool has_queued(const KvState& kv) const override;
 
  private:
-  // vulkan_session.cpp
+  // vulkan_session.cpp (load time)
   const Tensor* known_constant(int v) const;  // initializer, Constant or folded (never builds a lazy one)
   bool is_constant(int v) const;               // any of those or a lazy one
   const Tensor* constant(int v) const;        // any, building a lazy one (kept until its op is built)
@@ -133,7 +153,12 @@ class VulkanGraphSession : public Session {
   void place_nodes();
   void build_ops();
   std::unique_ptr<DeviceOp> build_op(int node);  // throws an Error naming the node when the device op refuses it
-  void ensure_kv(int64_t batch, int64_t capacity, int64_t head_size);
+  // decode_loop.cpp: the run's KV states checked, their blocks reserved, the block table filled in.
+  void bind_kv(const DecodeRun& r, int64_t batch, int64_t total, Plan& p, std::vector<uint64_t>& table,
+               std::vector<RunRows>& rows);
+  VulkanKvState& own(KvState& kv) const;  // a state of this session's, else an error
+  // Swaps the device random state of sampling rows to the run's states (non-greedy sampling, decode_loop.cpp).
+  void bind_rng(const std::vector<RunRows>& rows, const DeviceSampling& s);
   struct ReplayStats {                      // per plan signature
     double runs = 0, run_us = 0, wait_us = 0;
     std::vector<float> run_samples, gpu_samples;  // per replay (the first 4096): host time of run(), GPU step time
@@ -148,25 +173,29 @@ class VulkanGraphSession : public Session {
   // longest step (the prompt) as "prompt_gpu_us OP".
   std::map<std::string, ReplayStats> replay_stats_;
   std::map<std::string, ProfileStats> profile_stats_;
-  // A run made ready to submit: inputs checked, the host part run, the KV cache sized, the plan of its signature
-  // found or recorded (plan null: a queued step that cannot run now).
+  // plan_cache.cpp. A run made ready to submit: inputs checked, the host part run, the plan of its signature found
+  // or recorded, its KV states' blocks reserved and their block table filled (plan null: a queued step that cannot
+  // run now).
   struct Prepared {
     Plan* plan = nullptr;
     bool recorded = false;            // this run recorded the plan
+    std::vector<uint64_t> kv_table;   // the block table (Plan::kv_table_offset)
+    std::vector<RunRows> rows;        // whose rows the run holds
     std::vector<const Tensor*> host;  // per value: known on the host
     std::vector<Tensor> host_vals;    // the host part's outputs (host points into them)
     std::vector<Tensor> stage_vals;   // the fallback stages' outputs (host points into them)
   };
   // fed >= 0: a queued step whose value `fed` (the token ids) the plan takes from token_device_.
-  Prepared prepare(const std::vector<NamedTensor>& inputs, const std::vector<std::string>& output_names, int fed);
+  Prepared prepare(const std::vector<NamedTensor>& inputs, const std::vector<std::string>& output_names, int fed,
+                   const DecodeRun& r);
   // After a run's step completed: stats, the last plan, the sampled token.
   void complete(Plan& p, bool replayed, std::chrono::steady_clock::time_point t_start,
-                std::chrono::steady_clock::duration wait);
+                std::chrono::steady_clock::duration wait, const std::vector<RunRows>& rows);
   // step_plan.cpp
   std::unique_ptr<Plan> build_plan(const std::vector<const Tensor*>& host, const std::vector<int>& wanted,
                                    int64_t batch, int64_t total, int fed);
   OpArgs make_args(Plan& p, int node, const std::vector<const Tensor*>& host);
-  void write_steps(Plan& p, const std::vector<const Tensor*>& host);
+  void write_steps(Plan& p, const std::vector<const Tensor*>& host, const std::vector<uint64_t>& kv_table);
   void record_sampling(Plan& p, int64_t batch);
   // weight_inputs.cpp: inputs with an initializer default (LoRA adapter tensors), uploaded once per host tensor.
   void split_weight_inputs();  // after build_ops: moves them out of step_values_ into weight_inputs_
@@ -174,6 +203,7 @@ class VulkanGraphSession : public Session {
   void bind_weight_inputs(Plan& p, const std::vector<const Tensor*>& host);     // build_plan: a slot per input
   void refresh_weight_inputs(Plan& p, const std::vector<const Tensor*>& host);  // before a submission
   void weight_input_stats(std::vector<std::pair<std::string, double>>& s) const;
+  void set_kv_views(Plan& p, int64_t batch, int64_t capacity);  // the KV values' views and pages of a plan
   // fallback.cpp
   bool device_accepts(int node);   // builds the node's DeviceOp; false (the reason kept) when the op refuses it
   void place_fallback(int node);  // appends a node to the current fallback stage (or opens one)
@@ -221,20 +251,24 @@ class VulkanGraphSession : public Session {
   bool fallback_bytes_told_ = false;         // the first recorded step's fallback bytes were logged as a warning
   std::vector<KvSlot> kv_;
   std::map<int, std::pair<int, int>> kv_value_;  // value id -> (slot, 0 key / 1 value)
+  std::map<int, int> kv_slot_of_node_;       // GQA node -> slot
   std::vector<char> is_kv_input_;            // per value: a past_key/past_value graph input
   DType kv_dtype_ = DType::undefined;
-  int64_t kv_batch_ = 0, kv_capacity_ = 0, kv_head_size_ = 0;
-  int64_t kv_length_ = 0;                    // positions held: the last run's total_sequence_length
+  int64_t kv_head_size_ = 0;                 // known after the first recorded step
+  std::shared_ptr<KvPool> pool_;             // the KV blocks of every state of this session
+  DeviceBuffer kv_guard_;                    // [slots][2] 256-byte slices: order each layer's cache accesses
+  std::vector<RunRows> last_rows_;           // the last run's rows (sampled_tokens, read_last_output)
+  uint64_t kv_table_writes_ = 0;             // runs whose block table was written (stats)
   int total_len_value_ = -1;                 // total_sequence_length of the first GQA node
   int last_position_value_ = -1;             // SessionOptions::last_position_output's value id
   int last_position_node_ = -1;              // the node producing it
   std::map<std::string, std::unique_ptr<Plan>> plans_;
   std::unique_ptr<Plan> retired_plan_;       // the last run's plan when graph capture is off
   Plan* last_plan_ = nullptr;                // the plan of the last run
-  bool sampling_ = false;                    // enable_device_sampling
-  DeviceSampling sampling_params_;
-  DeviceBuffer rng_;                         // uint32 [rng_batch_] random state of device sampling
-  int64_t rng_batch_ = 0;
+  bool sampling_ = false;                    // the run being prepared samples (DecodeRun::sampling)
+  DeviceSampling sampling_params_;           // its way of sampling
+  DeviceBuffer rng_;                         // uint32 [32] random state of device sampling, of rng_rows_' rows
+  std::vector<RunRows> rng_rows_;            // whose rows' random state rng_ holds (non-greedy sampling)
   DeviceBuffer argmax_scratch_;              // uint32, zero between steps: the spread argmax's chunk results
   std::vector<int64_t> last_tokens_;         // [B] the last run's device-sampled tokens (empty: none)
   uint64_t runs_ = 0, recordings_ = 0;
@@ -260,6 +294,8 @@ class VulkanGraphSession : public Session {
     uint64_t value;  // timeline value of its submission
     bool replayed;
     std::chrono::steady_clock::time_point t_start;
+    std::vector<RunRows> rows;
+    std::vector<KvRows> kv;  // their lengths after it
   };
   std::deque<Queued> queued_;
   int fed_parity_ = 0;

@@ -67,7 +67,19 @@ OpArgs VulkanGraphSession::make_args(Plan& p, int i, const std::vector<const Ten
   }
   for (size_t k = 0; k < n.outputs.size(); k++)
     if (n.outputs[k] >= 0) a.out[k] = &p.views[n.outputs[k]];
+  if (auto it = kv_slot_of_node_.find(i); it != kv_slot_of_node_.end() && it->second < (int)p.kv_pages.size())
+    a.kv = &p.kv_pages[it->second];
   return a;
+}
+
+void VulkanGraphSession::set_kv_views(Plan& p, int64_t batch, int64_t capacity) {
+  for (auto& [v, slot] : kv_value_) {
+    const KvSlot& s = kv_[slot.first];
+    // The shape the ops see; the memory is the slot's guard slice (the cache itself lives in the pool's blocks).
+    p.views[v] = TensorView{kv_guard_.slice().sub((VkDeviceSize)(2 * slot.first + slot.second) * 256, 256), kv_dtype_,
+                            {batch, s.kv_heads, capacity, kv_head_size_}};
+    p.on_device[v] = 1;
+  }
 }
 
 std::unique_ptr<Plan> VulkanGraphSession::build_plan(const std::vector<const Tensor*>& host,
@@ -90,16 +102,9 @@ std::unique_ptr<Plan> VulkanGraphSession::build_plan(const std::vector<const Ten
     p->on_device[v] = 1;
   }
   bind_weight_inputs(*p, host);
-  auto set_kv_views = [&] {
-    for (auto& [v, slot] : kv_value_) {
-      KvSlot& s = kv_[slot.first];
-      const DeviceBuffer& b = slot.second ? s.v : s.k;
-      p->views[v] = b.view(kv_dtype_, {kv_batch_, s.kv_heads, kv_capacity_, kv_head_size_});
-      p->on_device[v] = 1;
-    }
-  };
+  const int64_t capacity = (total + kKvCapacityStep - 1) / kKvCapacityStep * kKvCapacityStep;
   if (kv_head_size_ > 0) {
-    set_kv_views();
+    set_kv_views(*p, batch, capacity);
   } else {
     for (auto& [v, slot] : kv_value_) {
       p->views[v] = TensorView{{}, kv_dtype_, {batch, kv_[slot.first].kv_heads, 0, 0}};
@@ -131,10 +136,13 @@ std::unique_ptr<Plan> VulkanGraphSession::build_plan(const std::vector<const Ten
       head_size = p->views[n.outputs[0]].shape.back() / n.attr_int("num_heads", 1);
   }
   infer_stages_before(device_nodes_.size());
-  if (!kv_.empty() && kv_head_size_ == 0) {
+  if (!kv_.empty() && kv_head_size_ == 0) {  // the first recorded step: the pool's block layout
     OGX_CHECK(head_size > 0, "cannot tell the attention head size");
-    ensure_kv(batch, (total + 255) / 256 * 256, head_size);
-    set_kv_views();
+    std::vector<int64_t> heads;
+    for (const KvSlot& s : kv_) heads.push_back(s.kv_heads);
+    pool_->configure(heads, head_size, kv_dtype_);
+    kv_head_size_ = head_size;
+    set_kv_views(*p, batch, capacity);
   }
 
   // Pass 2: memory by liveness, then record.
@@ -178,6 +186,13 @@ std::unique_ptr<Plan> VulkanGraphSession::build_plan(const std::vector<const Ten
     p->step_offsets[v] = step_bytes;
     step_bytes += (bytes_of(p->views[v]) + 255) / 256 * 256;
   }
+  VkDeviceSize table_bytes = 0;
+  if (!kv_.empty()) {  // the block table, a step value too
+    p->kv_max_blocks = capacity / kKvBlock;
+    p->kv_table_offset = step_bytes;
+    table_bytes = (VkDeviceSize)(batch * pool_->max_heads() * p->kv_max_blocks) * 8;
+    step_bytes += (table_bytes + 255) / 256 * 256;
+  }
   p->rec = std::make_unique<CommandRecorder>(*ctx_);
   p->rec->begin();
   if (step_bytes) {
@@ -189,6 +204,13 @@ std::unique_ptr<Plan> VulkanGraphSession::build_plan(const std::vector<const Ten
       p->rec->copy(p->step_host.slice(), read_from.sub(0, step_bytes));
     }
     for (auto& [v, off] : p->step_offsets) p->views[v].mem = read_from.sub(off, bytes_of(p->views[v]));
+    for (size_t slot = 0; slot < kv_.size(); slot++) {
+      kernels::KvPages pages;
+      pages.table = read_from.sub(p->kv_table_offset, table_bytes);
+      pages.k_off = pool_->key_offset(slot);
+      pages.v_off = pool_->value_offset(slot);
+      p->kv_pages.push_back(pages);
+    }
   }
   if (fed >= 0) {  // the token ids sampled by the step before this one (queue_next checked the dtype and size)
     p->fed_value = fed;
@@ -286,16 +308,10 @@ void VulkanGraphSession::record_sampling(Plan& p, int64_t batch) {
   TensorView rows = l;
   rows.shape = {B, V};
   rows.mem = l.mem.sub((VkDeviceSize)((S - 1) * V) * es, (VkDeviceSize)(B * V) * es);
-  if (rng_batch_ != B) {
-    rng_ = ctx_->memory().allocate("sampling state", 256);
-    std::vector<uint32_t> seed = kernels::seed_sampling_state(sampling_params_.seed, B);
-    ctx_->transfers().upload(rng_.slice(), 0, seed.data(), seed.size() * 4);
-    ctx_->transfers().flush();
-    rng_batch_ = B;
-  }
-  OGX_CHECK(B <= 32, "device sampling: batch ", B, " exceeds 32");
-  if (!token_device_.size()) token_device_ = ctx_->memory().allocate("sampled tokens", 256);
-  p.token_host = HostVisibleBuffer(ctx_->memory(), "sampled tokens (host)", 256, true);
+  OGX_CHECK(B <= kMaxSampleRows, "device sampling: batch ", B, " exceeds ", kMaxSampleRows);
+  if (!rng_.size()) rng_ = ctx_->memory().allocate("sampling state", kMaxSampleRows * 4);  // seeded by bind_rng
+  if (!token_device_.size()) token_device_ = ctx_->memory().allocate("sampled tokens", kMaxSampleRows * 8);
+  p.token_host = HostVisibleBuffer(ctx_->memory(), "sampled tokens (host)", std::max<VkDeviceSize>(B * 8, 256), true);
   kernels::SamplingParams sp;
   sp.greedy = sampling_params_.greedy;
   sp.top_k = (uint32_t)sampling_params_.top_k;
@@ -303,7 +319,7 @@ void VulkanGraphSession::record_sampling(Plan& p, int64_t batch) {
   sp.temperature = sampling_params_.temperature;
   TensorView tokens = token_device_.view(DType::i64, {B});
   TensorView host_tokens = p.token_host.view(DType::i64, {B});
-  int64_t scratch_words = kernels::argmax_scratch_words(32, int64_t(64) * 2048);  // any batch <= 32, any V
+  int64_t scratch_words = kernels::argmax_scratch_words(kMaxSampleRows, int64_t(64) * 2048);  // any batch, any V
   if (!argmax_scratch_.size()) {
     argmax_scratch_ = ctx_->memory().allocate("argmax scratch", (VkDeviceSize)scratch_words * 4);
     ctx_->transfers().fill_zero(argmax_scratch_.slice());
@@ -316,8 +332,13 @@ void VulkanGraphSession::record_sampling(Plan& p, int64_t batch) {
   (void)batch;
 }
 
-void VulkanGraphSession::write_steps(Plan& p, const std::vector<const Tensor*>& host) {
+void VulkanGraphSession::write_steps(Plan& p, const std::vector<const Tensor*>& host,
+                                     const std::vector<uint64_t>& kv_table) {
   p.rec->wait();  // kernels may read step_host until the plan's previous submission completes
+  if (!kv_table.empty()) {
+    p.step_host.write(kv_table.data(), kv_table.size() * 8, p.kv_table_offset);
+    kv_table_writes_++;
+  }
   for (auto& [v, off] : p.step_offsets) {
     if (v == p.fed_value) continue;  // read from token_device_
     const Tensor* t = host[v];

@@ -1,5 +1,6 @@
-// Vulkan graph session: partitioning at creation, and the per-run flow (host part, KV sizing, plan lookup or
-// recording, step values, one submit, readback).
+// Vulkan graph session: the load-time partition (fusion, constant folding, placement, device ops) and the stats.
+// The per-run flow is in plan_cache.cpp (prepare, plan lookup or recording, replay), step_plan.cpp (recording),
+// decode_loop.cpp / queued_steps.cpp (KV states, sampling, queued steps) and kv_pool.cpp (the paged KV cache).
 #include <algorithm>
 #include <chrono>
 #include <cstring>
@@ -18,16 +19,14 @@
 namespace ogx::vk::graph {
 namespace {
 
-constexpr int64_t kKvChunk = 256;               // KV capacity grows in multiples of this many positions
 constexpr size_t kHostConstantBytes = 64 << 10;  // larger constants make a node a device node
-constexpr size_t kMaxPlans = 6;  // recorded signatures kept (decode, two queued decode plans, recent prompts)
 
 bool is_gqa(const Node& n) { return n.domain == "com.microsoft" && n.op_type == "GroupQueryAttention"; }
 
 // The provider options for Context::create, less ogx's session-level keys (validation, profiling, step values).
 std::map<std::string, std::string> context_options(const SessionOptions& opts, InstanceOptions* inst, bool* profile,
                                                    bool* step_values_in_place, bool* cpu_fallback,
-                                                   std::set<std::string>* cpu_ops) {
+                                                   std::set<std::string>* cpu_ops, VkDeviceSize* kv_budget) {
   std::map<std::string, std::string> m;
   for (auto& kv : opts.provider_options) m[kv.first] = kv.second;
   for (auto& kv : opts.device_filtering) m[kv.first] = kv.second;
@@ -60,6 +59,19 @@ std::map<std::string, std::string> context_options(const SessionOptions& opts, I
       if (!op.empty()) cpu_ops->insert(op);
     m.erase(it);
   }
+  if (auto it = m.find("kv_cache_budget_mb"); it != m.end()) {  // the KV pool's limit (kv_pool.h); 0: none
+    double mb = -1;
+    try {
+      size_t used = 0;
+      mb = std::stod(it->second, &used);
+      if (used != it->second.size()) mb = -1;
+    } catch (const std::exception&) {
+    }
+    OGX_CHECK(mb >= 0 && mb < 1e9, "provider option kv_cache_budget_mb must be a number of MiB >= 0, not '",
+              it->second, "'");
+    *kv_budget = (VkDeviceSize)(mb * 1048576.0);
+    m.erase(it);
+  }
   m.erase("intra_op_num_threads");
   return m;
 }
@@ -69,7 +81,9 @@ std::map<std::string, std::string> context_options(const SessionOptions& opts, I
 VulkanGraphSession::VulkanGraphSession(std::shared_ptr<const Model> model, const SessionOptions& opts)
     : model_(std::move(model)), opts_(opts) {
   InstanceOptions inst;
-  auto options = context_options(opts, &inst, &profile_, &step_values_in_place_, &cpu_fallback_, &cpu_ops_);
+  VkDeviceSize kv_budget = 0;
+  auto options =
+      context_options(opts, &inst, &profile_, &step_values_in_place_, &cpu_fallback_, &cpu_ops_, &kv_budget);
   OGX_CHECK(cpu_ops_.empty() || cpu_fallback_, "provider option cpu_ops needs CPU fallback (enable_cpu_fallback=1)");
   using Clock = std::chrono::steady_clock;
   auto lap = [t = Clock::now()](double* ms) mutable {  // load phases, reported by stats()
@@ -78,6 +92,7 @@ VulkanGraphSession::VulkanGraphSession(std::shared_ptr<const Model> model, const
     t = now;
   };
   ctx_ = Context::create(options, inst);
+  pool_ = std::make_shared<KvPool>(*ctx_, kv_budget);
   lap(&load_ms_.context);
   graph_capture_ = ctx_->options().enable_graph_capture;  // parsed with the other DirectML keys
   original_ = model_;
@@ -107,6 +122,7 @@ VulkanGraphSession::VulkanGraphSession(std::shared_ptr<const Model> model, const
 VulkanGraphSession::~VulkanGraphSession() {
   if (ctx_) ctx_->wait_idle();
   plans_.clear();
+  if (pool_) pool_->free_memory();  // generators' states may outlive the session: the memory goes with it
   kv_.clear();
   ops_.clear();
   const_bufs_.clear();
@@ -247,8 +263,10 @@ void VulkanGraphSession::place_nodes() {
     if (total_len_value_ < 0) total_len_value_ = in(6);
     if (kv_dtype_ == DType::undefined && s.past_k >= 0)
       if (const ValueInfo* vi = g.input_info(g.values[s.past_k].name)) kv_dtype_ = vi->dtype;
+    kv_slot_of_node_[(int)i] = slot;
     kv_.push_back(std::move(s));
   }
+  if (!kv_.empty()) kv_guard_ = ctx_->memory().allocate("kv cache order", (VkDeviceSize)kv_.size() * 512);
   for (int v : g.input_ids)
     if (!is_kv_input_[v]) host_known_[v] = 1;
   place_.assign(g.nodes.size(), Place::device);
@@ -370,249 +388,6 @@ std::unique_ptr<DeviceOp> VulkanGraphSession::build_op(int i) {
   return op;
 }
 
-void VulkanGraphSession::ensure_kv(int64_t batch, int64_t capacity, int64_t head_size) {
-  if (kv_.empty()) return;
-  bool fresh = batch != kv_batch_ || head_size != kv_head_size_;
-  if (!fresh && capacity <= kv_capacity_) return;
-  OGX_CHECK(kv_dtype_ == DType::f32 || kv_dtype_ == DType::f16, "the vulkan provider keeps float32/float16 KV "
-            "caches, the model's past_key is ", dtype_name(kv_dtype_));
-  drop_queued();  // (run() dropped them already) their plans go below
-  ctx_->wait_idle();
-  plans_.clear();  // recorded steps address the old caches
-  retired_plan_.reset();
-  last_plan_ = nullptr;
-  size_t es = dtype_size(kv_dtype_);
-  std::vector<std::pair<DeviceBuffer, DeviceBuffer>> old;
-  for (KvSlot& s : kv_) {
-    VkDeviceSize bytes = (VkDeviceSize)(batch * s.kv_heads * capacity * head_size) * es;
-    std::string name = "kv cache of " + model_->graph.nodes[s.node].name;
-    DeviceBuffer k = ctx_->memory().allocate(name + " (key)", bytes);
-    DeviceBuffer v = ctx_->memory().allocate(name + " (value)", bytes);
-    old.emplace_back(std::move(s.k), std::move(s.v));
-    s.k = std::move(k);
-    s.v = std::move(v);
-  }
-  if (!fresh && kv_capacity_ > 0) {  // keep the positions already cached: row by row into the longer rows
-    CommandRecorder rec(*ctx_);
-    rec.begin();
-    for (size_t l = 0; l < kv_.size(); l++) {
-      VkDeviceSize row_old = (VkDeviceSize)(kv_capacity_ * head_size) * es, row_new = (VkDeviceSize)(capacity * head_size) * es;
-      for (int64_t r = 0; r < batch * kv_[l].kv_heads; r++) {
-        rec.copy(old[l].first.slice().sub(r * row_old, row_old), kv_[l].k.slice().sub(r * row_new, row_old));
-        rec.copy(old[l].second.slice().sub(r * row_old, row_old), kv_[l].v.slice().sub(r * row_new, row_old));
-      }
-    }
-    rec.end();
-    rec.run();
-  }
-  kv_batch_ = batch;
-  kv_capacity_ = capacity;
-  kv_head_size_ = head_size;
-}
-
-VulkanGraphSession::Prepared VulkanGraphSession::prepare(const std::vector<NamedTensor>& inputs,
-                                                         const std::vector<std::string>& output_names, int fed) {
-  const Graph& g = model_->graph;
-  // Inputs, checked like the CPU executor checks them.
-  Prepared pr;
-  std::vector<const Tensor*>& host = pr.host;
-  host.assign(g.values.size(), nullptr);
-  for (size_t v = 0; v < g.values.size(); v++) host[v] = known_constant((int)v);
-  for (auto& [name, t] : inputs) {
-    int v = g.find(name);
-    const ValueInfo* info = g.input_info(name);
-    OGX_CHECK(v >= 0 && info, "'", name, "' is not an input of the model");
-    OGX_CHECK(!is_kv_input_[v], "the vulkan provider keeps the KV cache on the device: do not pass '", name, "'");
-    OGX_CHECK(info->dtype == DType::undefined || info->dtype == t.dtype(), "input '", name, "' must be ",
-              dtype_name(info->dtype), ", got ", dtype_name(t.dtype()));
-    OGX_CHECK(!info->has_shape || info->shape.size() == t.shape().size(), "input '", name, "' must have rank ",
-              info->shape.size(), ", got ", shape_str(t.shape()));
-    host[v] = &t;
-  }
-  for (size_t i = 0; i < g.input_ids.size(); i++) {
-    const int v = g.input_ids[i];
-    if (!host[v] && !is_kv_input_[v] && !g.values[v].constant.empty()) host[v] = &g.values[v].constant;  // default
-    OGX_CHECK(host[v] || is_kv_input_[v], "missing model input '", g.inputs[i].name, "'");
-  }
-  // The host part.
-  if (!host_->empty()) pr.host_vals = host_->run(inputs);
-  for (size_t i = 0; i < host_outputs_.size(); i++) host[host_outputs_[i]] = &pr.host_vals[i];
-  // KV sizing from total_sequence_length and the batch of seqlens_k.
-  int64_t batch = 1, total = 0;
-  if (!kv_.empty()) {
-    OGX_CHECK(total_len_value_ >= 0 && host[total_len_value_], "GroupQueryAttention's total_sequence_length must be "
-              "computable on the host");
-    total = host[total_len_value_]->get_i64(0);
-    const Node& n = g.nodes[kv_[0].node];
-    if (n.inputs.size() > 5 && n.inputs[5] >= 0 && host[n.inputs[5]]) batch = host[n.inputs[5]]->numel();
-    OGX_CHECK(total > 0, "total_sequence_length must be positive, got ", total);
-    kv_length_ = total;
-    if (kv_head_size_ > 0 && (batch != kv_batch_ || total > kv_capacity_)) {
-      if (fed >= 0) return pr;  // the cache cannot grow under queued steps
-      ensure_kv(batch, (total + kKvChunk - 1) / kKvChunk * kKvChunk, kv_head_size_);
-    }
-  }
-  // Requested outputs and the signature of this run.
-  std::vector<int> wanted;
-  std::ostringstream sig;  // after the batch/capacity prefix
-  for (const std::string& name : output_names) {
-    int v = g.find(name);
-    OGX_CHECK(v >= 0 && g.output_info(name), "'", name, "' is not an output of the model");
-    if (kv_value_.count(v)) continue;  // present caches stay on the device
-    wanted.push_back(v);
-    sig << " out" << v;
-  }
-  for (auto& sv : step_values_) {
-    const Tensor* t = host[sv.first];
-    OGX_CHECK(t, "host value '", g.values[sv.first].name, "' was not computed");
-    sig << " s" << sv.first << dtype_name(t->dtype()) << shape_str(t->shape());
-  }
-  // Host values are checked where the op needs it (token ids against the table), as the CPU kernels check them.
-  for (auto& [v, use] : step_value_uses_)
-    if (host[v]) ops_[use.first]->check_step_input(use.second, *host[v]);
-  if (sampling_)
-    sig << " sample" << sampling_params_.greedy << "," << sampling_params_.top_k << "," << sampling_params_.top_p << ","
-        << sampling_params_.temperature;
-  sig << weight_input_signature(host);
-  for (int v : host_read_values_) {
-    sig << " h" << v << shape_str(host[v]->shape()) << "=";
-    for (int64_t x : host[v]->to_i64_vector()) sig << x << ",";
-  }
-  if (fed >= 0) sig << " fed" << fed << "," << fed_parity_;  // two plans: a queued step and the one before it
-  auto key = [&] { return "B" + std::to_string(batch) + " cap" + std::to_string(kv_capacity_) + sig.str(); };
-  auto it = plans_.find(key());
-  if (it == plans_.end()) {
-    if (plans_.size() >= kMaxPlans) {
-      auto oldest = std::min_element(plans_.begin(), plans_.end(), [&](auto& a, auto& b) {
-        return std::make_pair(is_queued(a.second.get()), a.second->last_used) <
-               std::make_pair(is_queued(b.second.get()), b.second->last_used);
-      });
-      if (is_queued(oldest->second.get())) return pr;  // every plan is in flight (a guard: at most 2 are)
-      ctx_->wait_idle();
-      if (oldest->second.get() == last_plan_) last_plan_ = nullptr;
-      plans_.erase(oldest);
-    }
-    auto plan = build_plan(host, wanted, batch, total, fed);  // may allocate the KV cache (first run)
-    plan->signature = key();
-    recordings_++;
-    pr.recorded = true;
-    it = plans_.emplace(plan->signature, std::move(plan)).first;
-  }
-  pr.plan = it->second.get();
-  pr.plan->last_used = runs_;
-  return pr;
-}
-
-void VulkanGraphSession::run(const std::vector<NamedTensor>& inputs, std::vector<NamedTensor>& outputs) {
-  drop_queued();
-  const Graph& g = model_->graph;
-  runs_++;
-  auto t_start = std::chrono::steady_clock::now();
-  std::vector<std::string> names;
-  for (auto& [name, t] : outputs) names.push_back(name);
-  Prepared pr = prepare(inputs, names, -1);
-  Plan& p = *pr.plan;
-  write_steps(p, pr.host);
-  auto t_submit = std::chrono::steady_clock::now();
-  p.rec->run();
-  if (!p.stages.empty()) run_stages(p, pr.host, pr.stage_vals);
-  auto t_done = std::chrono::steady_clock::now();
-  complete(p, !pr.recorded, t_start, t_done - t_submit);
-  // Outputs.
-  for (auto& [name, t] : outputs) {
-    int v = g.find(name);
-    if (kv_value_.count(v)) {
-      t = Tensor();
-      continue;
-    }
-    if (pr.host[v] && (!p.on_device[v] || stage_output_[v])) {
-      t = *pr.host[v];
-      continue;
-    }
-    for (auto& rb : p.readbacks)
-      if (rb.value == v) {
-        const TensorView& view = p.views[v];
-        Tensor out(view.dtype, view.shape);
-        rb.buf.read(out.raw(), out.bytes());
-        t = std::move(out);
-      }
-  }
-  if (!graph_capture_) {  // kept until the next run so read_last_output still works
-    auto it = plans_.find(p.signature);
-    retired_plan_ = std::move(it->second);
-    plans_.erase(it);
-  }
-}
-
-void VulkanGraphSession::complete(Plan& p, bool replayed, std::chrono::steady_clock::time_point t_start,
-                                  std::chrono::steady_clock::duration wait) {
-  last_stats_ = p.rec->stats();
-  for (const Plan::StageIo& io : p.stages) {  // the segments after fallback stages
-    last_stats_.dispatches += io.rec->stats().dispatches;
-    last_stats_.barriers += io.rec->stats().barriers;
-  }
-  last_fallback_bytes_ = p.fallback_bytes;
-  if (profile_) collect_profile(profile_stats_[p.signature], p.samples);
-  last_plan_ = &p;
-  last_tokens_.assign(p.samples ? (size_t)p.sample_rows : 0, -1);
-  if (p.samples) p.token_host.read(last_tokens_.data(), (VkDeviceSize)p.sample_rows * 8);
-  if (!replayed) return;
-  using us = std::chrono::duration<double, std::micro>;
-  ReplayStats& st = replay_stats_[p.signature];
-  st.runs += 1;
-  double run_us = us(std::chrono::steady_clock::now() - t_start).count();
-  st.run_us += run_us;
-  st.wait_us += us(wait).count();
-  uint64_t ts[2];
-  if (p.step_pool.pool && st.run_samples.size() < 4096 &&
-      vkGetQueryPoolResults(ctx_->device(), p.step_pool.pool, 0, 2, sizeof(ts), ts, 8, VK_QUERY_RESULT_64_BIT) ==
-          VK_SUCCESS) {
-    st.run_samples.push_back((float)run_us);
-    st.gpu_samples.push_back((float)((double)(ts[1] - ts[0]) * ctx_->info().timestamp_period * 1e-3));
-  }
-}
-
-void VulkanGraphSession::collect_profile(ProfileStats& st, bool sampled) {
-  st.runs += 1;
-  uint32_t n = query_count_ - (sampled ? 0 : 1);  // the sampling timestamp was written only when it sampled
-  std::vector<uint64_t> ts(n);
-  OGX_VK(vkGetQueryPoolResults(ctx_->device(), query_pool_.pool, 0, n, ts.size() * 8, ts.data(), 8,
-                               VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT));
-  double tick_us = ctx_->info().timestamp_period * 1e-3;
-  for (size_t pos = 0; pos < device_nodes_.size(); pos++)
-    st.gpu_us[model_->graph.nodes[device_nodes_[pos]].op_type] += (double)(ts[pos + 1] - ts[pos]) * tick_us;
-  if (sampled) st.gpu_us["(device sampling)"] += (double)(ts[n - 1] - ts[n - 2]) * tick_us;
-  st.gpu_us["(step total)"] += (double)(ts.back() - ts[0]) * tick_us;
-}
-
-bool VulkanGraphSession::enable_device_sampling(const DeviceSampling& s) {
-  if (last_position_node_ < 0) return false;
-  OGX_CHECK(s.greedy || (s.top_p > 0 && s.top_p <= 1 && s.temperature > 0 && s.top_k >= 0),
-            "device sampling: top_p must be in (0, 1], temperature > 0, top_k >= 0");
-  drop_queued();  // their plans go below
-  if (sampling_ && s.greedy && sampling_params_.greedy) return true;  // the same recorded steps serve
-  sampling_ = true;
-  sampling_params_ = s;
-  rng_batch_ = 0;  // reseeded with the next recorded step
-  ctx_->wait_idle();
-  plans_.clear();
-  retired_plan_.reset();
-  last_plan_ = nullptr;
-  return true;
-}
-
-bool VulkanGraphSession::read_last_output(Tensor* out) {
-  if (!last_plan_ || last_position_value_ < 0 || !last_plan_->on_device[last_position_value_]) return false;
-  const TensorView& v = last_plan_->views[last_position_value_];
-  if (v.shape.size() < 2 || (v.shape[0] > 1 && v.shape[1] > 1)) return false;
-  TensorView last = v;  // [B, 1, ...] of the last position
-  int64_t row = v.numel() / (v.shape[0] * v.shape[1]);
-  last.shape[1] = 1;
-  last.mem = v.mem.sub((VkDeviceSize)((v.shape[1] - 1) * row) * dtype_size(v.dtype), (VkDeviceSize)(v.shape[0] * row) * dtype_size(v.dtype));
-  *out = ctx_->transfers().download_tensor(last);
-  return true;
-}
-
 std::vector<std::pair<std::string, double>> VulkanGraphSession::stats() const {
   std::vector<std::pair<std::string, double>> s = {{"dispatches", (double)last_stats_.dispatches},
           {"barriers", (double)last_stats_.barriers},
@@ -622,7 +397,10 @@ std::vector<std::pair<std::string, double>> VulkanGraphSession::stats() const {
           {"runs", (double)runs_},
           {"submits", (double)ctx_->submit_count()},
           {"device_bytes", (double)ctx_->memory().bytes_in_use()},
-          {"kv_capacity", (double)kv_capacity_},
+          {"kv_pool_blocks", (double)pool_->blocks_total()},
+          {"kv_pool_blocks_held", (double)pool_->blocks_held()},
+          {"kv_pool_block_bytes", (double)pool_->block_bytes()},
+          {"kv_table_writes", (double)kv_table_writes_},
           {"fused_qkv", (double)fusions_.qkv},
           {"fused_rotary", (double)fusions_.rotary},
           {"fused_gate_up", (double)fusions_.gate_up},
@@ -637,6 +415,7 @@ std::vector<std::pair<std::string, double>> VulkanGraphSession::stats() const {
           {"load_upload_wait_ms", ctx_->transfers().slot_wait_ms()},
           {"load_device_transposes", (double)device_transposed_.size()}};
   fallback_stats(s);
+  weight_input_stats(s);
   weight_input_stats(s);
   const std::string* steady_sig = nullptr;  // the most replayed signature: the decode step in a generation
   for (auto& [sig, st] : replay_stats_)

@@ -30,7 +30,7 @@ uint32_t prefill_coop_shared(int64_t D) {
 bool prefill_coop_applies(Context& ctx, const Dims& d, const GqaTensors& t) {
   return ctx.coopmat_f16() && t.k_cache.dtype == DType::f16 && t.output.dtype == DType::f16 && d.D % 16 == 0 &&
          d.D <= 128 && ctx.info().max_shared_memory >= prefill_coop_shared(d.D) &&
-         t.k_cache.mem.address % 16 == 0 && t.v_cache.mem.address % 16 == 0;
+         t.pages.table.size > 0;
 }
 
 Dims check(const GqaParams& pr, const GqaTensors& t) {
@@ -54,6 +54,9 @@ Dims check(const GqaParams& pr, const GqaTensors& t) {
   OGX_CHECK(t.seqlens_k.dtype == DType::i32 && t.seqlens_k.numel() == d.B && t.total_sequence_length.dtype == DType::i32,
             "GroupQueryAttention: seqlens_k must be int32 [B] and total_sequence_length int32 [1]");
   OGX_CHECK(d.D <= 256 && d.D % 2 == 0, "GroupQueryAttention: head size ", d.D, " must be even and <= 256");
+  d.max_seq = (d.max_seq + kKvBlock - 1) / kKvBlock * kKvBlock;  // the kernels' table stride: whole blocks
+  OGX_CHECK(t.pages.table.size >= (VkDeviceSize)(d.B * d.Hkv * (d.max_seq / kKvBlock) * 8),
+            "GroupQueryAttention: the block table must hold [B, Hkv, ", d.max_seq / kKvBlock, "] block addresses");
   if (pr.do_rotary)
     OGX_CHECK(t.cos_cache && t.sin_cache && t.cos_cache->shape.back() * 2 == d.D,
               "GroupQueryAttention: do_rotary needs cos/sin caches [max_pos, ", d.D / 2, "]");
@@ -110,7 +113,7 @@ uint32_t rotary_flags(const GqaParams& pr, bool pos) {
 // What a one-token decode dispatch reads: packed QKV, caches, lengths, rotary caches and positions when used.
 std::vector<BufferSlice> decode_reads(const GqaParams& pr, const GqaTensors& t, bool pos) {
   BufferSlice none = t.query.mem;
-  return {t.query.mem, t.k_cache.mem, t.v_cache.mem, t.seqlens_k.mem, t.total_sequence_length.mem,
+  return {t.query.mem, t.pages.table, t.k_cache.mem, t.v_cache.mem, t.seqlens_k.mem, t.total_sequence_length.mem,
           pr.do_rotary ? t.cos_cache->mem : none, pr.do_rotary ? t.sin_cache->mem : none,
           pos ? t.position_ids->mem : none};
 }
@@ -132,16 +135,17 @@ void decode_group(CommandRecorder& rec, const GqaParams& pr, const GqaTensors& t
   BufferSlice partials = ws.partials.slice().sub(0, d.B * d.Hq * nsplit * (d.D + 2) * 4);
   BufferSlice counters = ws.counters.slice().sub(0, d.B * d.Hkv * 4);
   struct {
-    uint64_t qkv, k_cache, v_cache, seqlens, total, partial, counters, out, cos_c, sin_c, pos_ids;
-    uint32_t Hkv, D, max_seq, q_row, flags, max_pos;
+    uint64_t qkv, kv_table, seqlens, total, partial, counters, out, cos_c, sin_c, pos_ids;
+    uint32_t Hkv, D, max_seq, q_row, flags, max_pos, k_off, v_off;
     float scale, softcap;
     int32_t window;
-  } p{addr(t.query), addr(t.k_cache), addr(t.v_cache), addr(t.seqlens_k), addr(t.total_sequence_length),
+  } p{addr(t.query), t.pages.table.address, addr(t.seqlens_k), addr(t.total_sequence_length),
       partials.address, counters.address, addr(t.output), pr.do_rotary ? addr(*t.cos_cache) : 0,
       pr.do_rotary ? addr(*t.sin_cache) : 0, pos ? addr(*t.position_ids) : 0, (uint32_t)d.Hkv, (uint32_t)d.D,
       (uint32_t)d.max_seq, (uint32_t)t.query.shape[2],
       rotary_flags(pr, pos),
-      pr.do_rotary ? (uint32_t)t.cos_cache->shape[0] : 0, scale, pr.softcap, (int32_t)pr.local_window_size};
+      pr.do_rotary ? (uint32_t)t.cos_cache->shape[0] : 0, t.pages.k_off, t.pages.v_off, scale, pr.softcap,
+      (int32_t)pr.local_window_size};
   static_assert(sizeof(p) <= 128, "push constants");
   const Pipeline& pl = ctx.pipelines().get(std::string("gqa_decode_group_") + ty, {ctx.tuning().decode_group_threads});
   rec.dispatch(pl, &p, sizeof(p), nsplit, (uint32_t)d.Hkv, (uint32_t)d.B,
@@ -166,16 +170,17 @@ void decode_fused(CommandRecorder& rec, const GqaParams& pr, const GqaTensors& t
     return;
   }
   struct {
-    uint64_t qkv, k_cache, v_cache, seqlens, total, partial, cos_c, sin_c, pos_ids;
-    uint32_t B, S, Hq, Hkv, D, max_seq, nsplit, q_row, flags, max_pos;
+    uint64_t qkv, kv_table, seqlens, total, partial, cos_c, sin_c, pos_ids;
+    uint32_t B, S, Hq, Hkv, D, max_seq, nsplit, q_row, flags, max_pos, k_off, v_off;
     float scale, softcap;
     int32_t window;
-  } p{addr(t.query), addr(t.k_cache), addr(t.v_cache), addr(t.seqlens_k), addr(t.total_sequence_length),
+  } p{addr(t.query), t.pages.table.address, addr(t.seqlens_k), addr(t.total_sequence_length),
       partials.address, pr.do_rotary ? addr(*t.cos_cache) : 0, pr.do_rotary ? addr(*t.sin_cache) : 0,
       pos ? addr(*t.position_ids) : 0, (uint32_t)d.B, 1u, (uint32_t)d.Hq, (uint32_t)d.Hkv, (uint32_t)d.D,
       (uint32_t)d.max_seq, nsplit, (uint32_t)t.query.shape[2],
       rotary_flags(pr, pos),
-      pr.do_rotary ? (uint32_t)t.cos_cache->shape[0] : 0, scale, pr.softcap, (int32_t)pr.local_window_size};
+      pr.do_rotary ? (uint32_t)t.cos_cache->shape[0] : 0, t.pages.k_off, t.pages.v_off, scale, pr.softcap,
+      (int32_t)pr.local_window_size};
   static_assert(sizeof(p) <= 128, "push constants");
   const Pipeline& pl = ctx.pipelines().get(std::string("gqa_decode_fused_") + ty, {ctx.tuning().attention_threads});
   rec.dispatch(pl, &p, sizeof(p), nsplit, (uint32_t)d.Hq, (uint32_t)d.B,
@@ -185,6 +190,29 @@ void decode_fused(CommandRecorder& rec, const GqaParams& pr, const GqaTensors& t
 }
 
 }  // namespace
+
+KvPages contiguous_kv_pages(Context& ctx, const TensorView& k, const TensorView& v, DeviceBuffer& table_storage) {
+  OGX_CHECK(k.shape.size() == 4 && v.shape == k.shape, "contiguous_kv_pages: caches must be [B, Hkv, max_seq, D]");
+  const int64_t B = k.shape[0], H = k.shape[1], L = k.shape[2], D = k.shape[3];
+  const int64_t nb = (L + kKvBlock - 1) / kKvBlock;
+  const VkDeviceSize es = dtype_size(k.dtype);
+  const VkDeviceAddress base = std::min(k.mem.address, v.mem.address);
+  const VkDeviceSize span = std::max(k.mem.address, v.mem.address) - base;
+  OGX_CHECK(span % es == 0 && span / es < (1ull << 31), "contiguous_kv_pages: the key and value caches lie too far "
+            "apart");
+  std::vector<uint64_t> table((size_t)(B * H * nb));
+  for (int64_t r = 0; r < B * H; r++)
+    for (int64_t blk = 0; blk < nb; blk++)
+      table[(size_t)(r * nb + blk)] = base + (VkDeviceSize)((r * L + blk * kKvBlock) * D) * es;
+  table_storage = ctx.memory().allocate("kv table", table.size() * 8);
+  ctx.transfers().upload(table_storage.slice(), 0, table.data(), table.size() * 8);
+  ctx.transfers().flush();
+  KvPages pages;
+  pages.table = table_storage.slice().sub(0, table.size() * 8);
+  pages.k_off = (uint32_t)((k.mem.address - base) / es);
+  pages.v_off = (uint32_t)((v.mem.address - base) / es);
+  return pages;
+}
 
 void group_query_attention(CommandRecorder& rec, const GqaParams& pr, const GqaTensors& t, GqaWorkspace& ws) {
   Dims d = check(pr, t);
@@ -208,13 +236,13 @@ void group_query_attention(CommandRecorder& rec, const GqaParams& pr, const GqaT
                 "GroupQueryAttention: position_ids must be int64 [B, S]");
     uint32_t flags = rotary_flags(pr, pos);
     struct {
-      uint64_t q, k, v, seqlens, total, cos_c, sin_c, q_out, k_cache, v_cache, pos_ids;
-      uint32_t B, S, Hq, Hkv, D, max_seq, q_row, kv_row, flags, max_pos;
+      uint64_t q, k, v, seqlens, total, cos_c, sin_c, q_out, kv_table, pos_ids;
+      uint32_t B, S, Hq, Hkv, D, max_seq, q_row, kv_row, flags, max_pos, k_off, v_off;
     } p{addr(t.query), k_addr, v_addr, addr(t.seqlens_k), addr(t.total_sequence_length),
         pr.do_rotary ? addr(*t.cos_cache) : 0, pr.do_rotary ? addr(*t.sin_cache) : 0, q_rot.address,
-        addr(t.k_cache), addr(t.v_cache), pos ? addr(*t.position_ids) : 0, (uint32_t)d.B, (uint32_t)d.S,
+        t.pages.table.address, pos ? addr(*t.position_ids) : 0, (uint32_t)d.B, (uint32_t)d.S,
         (uint32_t)d.Hq, (uint32_t)d.Hkv, (uint32_t)d.D, (uint32_t)d.max_seq, q_row, kv_row, flags,
-        pr.do_rotary ? (uint32_t)t.cos_cache->shape[0] : 0};
+        pr.do_rotary ? (uint32_t)t.cos_cache->shape[0] : 0, t.pages.k_off, t.pages.v_off};
     static_assert(sizeof(p) <= 128, "push constants");
     const Pipeline& pl = ctx.pipelines().get(std::string("gqa_prepare_") + ty);
     uint32_t gx, gy;
@@ -222,7 +250,8 @@ void group_query_attention(CommandRecorder& rec, const GqaParams& pr, const GqaT
     BufferSlice kin = t.key ? t.key->mem : t.query.mem, vin = t.value ? t.value->mem : t.query.mem;
     BufferSlice pos_mem = pos ? t.position_ids->mem : t.query.mem;
     rec.dispatch(pl, &p, sizeof(p), gx, gy, 1,
-                 {t.query.mem, kin, vin, t.seqlens_k.mem, t.total_sequence_length.mem, cos_mem, sin_mem, pos_mem},
+                 {t.query.mem, kin, vin, t.seqlens_k.mem, t.total_sequence_length.mem, cos_mem, sin_mem, pos_mem,
+                  t.pages.table},
                  {q_rot, t.k_cache.mem, t.v_cache.mem});
   }
   float scale = pr.scale != 0.0f ? pr.scale : 1.0f / std::sqrt((float)d.D);
@@ -230,17 +259,18 @@ void group_query_attention(CommandRecorder& rec, const GqaParams& pr, const GqaT
   bool coop = d.S > 1 && prefill_coop_applies(ctx, d, t);
   if (coop || (d.S > 1 && d.D <= kPrefillMaxHead && ctx.info().max_shared_memory >= kPrefillShared)) {
     struct {  // the Push of gqa_prefill.comp and gqa_prefill_coop.comp
-      uint64_t q, k_cache, v_cache, seqlens, total, out;
-      uint32_t B, S, Hq, Hkv, D, max_seq;
+      uint64_t q, kv_table, seqlens, total, out;
+      uint32_t B, S, Hq, Hkv, D, max_seq, k_off, v_off;
       float scale, softcap;
       int32_t window;
-    } p{q_rot.address, addr(t.k_cache), addr(t.v_cache), addr(t.seqlens_k), addr(t.total_sequence_length),
+    } p{q_rot.address, t.pages.table.address, addr(t.seqlens_k), addr(t.total_sequence_length),
         addr(t.output), (uint32_t)d.B, (uint32_t)d.S, (uint32_t)d.Hq, (uint32_t)d.Hkv, (uint32_t)d.D,
-        (uint32_t)d.max_seq, scale, pr.softcap, window};
+        (uint32_t)d.max_seq, t.pages.k_off, t.pages.v_off, scale, pr.softcap, window};
     const Pipeline& pl = coop ? ctx.pipelines().get("gqa_prefill_coop_f16", {(uint32_t)d.D})
                               : ctx.pipelines().get(std::string("gqa_prefill_") + ty);
     rec.dispatch(pl, &p, sizeof(p), div_up(d.S, coop ? kPrefillCoopRows : 16), (uint32_t)d.Hq, (uint32_t)d.B,
-                 {q_rot, t.k_cache.mem, t.v_cache.mem, t.seqlens_k.mem, t.total_sequence_length.mem}, {t.output.mem});
+                 {q_rot, t.pages.table, t.k_cache.mem, t.v_cache.mem, t.seqlens_k.mem, t.total_sequence_length.mem},
+                 {t.output.mem});
     return;
   }
   uint32_t nsplit = d.S == 1 ? (uint32_t)ws.nsplit : 1;
@@ -248,16 +278,17 @@ void group_query_attention(CommandRecorder& rec, const GqaParams& pr, const GqaT
   OGX_CHECK(ws.partials.size() >= partials.size, "GroupQueryAttention: workspace too small for S = ", d.S);
   {
     struct {
-      uint64_t q, k_cache, v_cache, seqlens, total, partial;
-      uint32_t B, S, Hq, Hkv, D, max_seq, nsplit;
+      uint64_t q, kv_table, seqlens, total, partial;
+      uint32_t B, S, Hq, Hkv, D, max_seq, nsplit, k_off, v_off;
       float scale, softcap;
       int32_t window;
-    } p{q_rot.address, addr(t.k_cache), addr(t.v_cache), addr(t.seqlens_k), addr(t.total_sequence_length),
+    } p{q_rot.address, t.pages.table.address, addr(t.seqlens_k), addr(t.total_sequence_length),
         partials.address, (uint32_t)d.B, (uint32_t)d.S, (uint32_t)d.Hq, (uint32_t)d.Hkv, (uint32_t)d.D,
-        (uint32_t)d.max_seq, nsplit, scale, pr.softcap, window};
+        (uint32_t)d.max_seq, nsplit, t.pages.k_off, t.pages.v_off, scale, pr.softcap, window};
     const Pipeline& pl = ctx.pipelines().get(std::string("gqa_decode_") + ty, {ctx.tuning().attention_threads});
     rec.dispatch(pl, &p, sizeof(p), nsplit, (uint32_t)d.Hq, (uint32_t)(d.B * d.S),
-                 {q_rot, t.k_cache.mem, t.v_cache.mem, t.seqlens_k.mem, t.total_sequence_length.mem}, {partials});
+                 {q_rot, t.pages.table, t.k_cache.mem, t.v_cache.mem, t.seqlens_k.mem, t.total_sequence_length.mem},
+                 {partials});
   }
   combine(rec, d, ty, partials, nsplit, t.output);
 }

@@ -1,5 +1,6 @@
 // com.microsoft GroupQueryAttention on the device, with the KV cache shared between past and present
-// (past_present_share_buffer): new keys/values are written into [B, Hkv, max_seq, D] caches in place.
+// (past_present_share_buffer) and paged: new keys/values are written in place into the blocks of a per-row block
+// table (graph/kv_pool.h; the layout in shaders/attention_common.glsl).
 // Decode (S == 1) uses flash-decoding (split over the KV length + combine); prompts use a causal tiled kernel.
 // Sequence lengths come from device tensors (seqlens_k, total_sequence_length) so recorded steps replay.
 #pragma once
@@ -18,11 +19,20 @@ struct GqaParams {
   bool rotary_interleaved = false;
 };
 
+// One layer's paged KV cache: each (row, KV head)'s blocks of kKvBlock positions, by device address.
+constexpr int64_t kKvBlock = 16;  // KV_BLOCK of shaders/attention_common.glsl
+struct KvPages {
+  BufferSlice table;              // uint64 [B, Hkv, max_seq / kKvBlock]: device address of each block
+  uint32_t k_off = 0, v_off = 0;  // elements into a block of this layer's keys / values ([kKvBlock, D] each)
+};
+
 struct GqaTensors {
   TensorView query;                  // [B, S, Hq*D], or packed QKV [B, S, (Hq + 2 Hkv) * D] when key is null
   const TensorView* key = nullptr;   // [B, S, Hkv*D]
   const TensorView* value = nullptr; // [B, S, Hkv*D]
-  TensorView k_cache, v_cache;       // [B, Hkv, max_seq, D]
+  // [B, Hkv, max_seq, D] in `pages`: dtype and shape; mem orders this layer's cache accesses (hazard tracking)
+  TensorView k_cache, v_cache;
+  KvPages pages;
   TensorView seqlens_k;              // int32 [B]: valid keys - 1 per batch row
   TensorView total_sequence_length;  // int32 [1]
   const TensorView* cos_cache = nullptr;  // [max_pos, D/2] when do_rotary
@@ -40,6 +50,11 @@ struct GqaWorkspace {
   int64_t group_nsplit = 1;  // splits (workgroups per KV head) of gqa_decode_group.comp
 };
 GqaWorkspace make_gqa_workspace(Context& ctx, int64_t B, int64_t S_max, int64_t Hq, int64_t D, int64_t max_seq);
+
+// Pages over contiguous caches [B, Hkv, max_seq, D] (kernel tests and benchmarks): a table in `table_storage`
+// addressing their rows in place.
+KvPages contiguous_kv_pages(Context& ctx, const TensorView& k_cache, const TensorView& v_cache,
+                            DeviceBuffer& table_storage);
 
 void group_query_attention(CommandRecorder& rec, const GqaParams& params, const GqaTensors& t, GqaWorkspace& ws);
 

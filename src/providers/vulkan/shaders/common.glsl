@@ -1,6 +1,7 @@
 // Shared declarations of every ogx compute shader. Tensors are reached through buffer device addresses passed in
 // push constants. STORE_F16 (compile-time define) selects fp16 storage for activations; arithmetic is fp32.
 #extension GL_EXT_buffer_reference : require
+#extension GL_EXT_buffer_reference_uvec2 : require
 #extension GL_EXT_shader_16bit_storage : require
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_KHR_shader_subgroup_arithmetic : require
@@ -14,9 +15,11 @@ layout(buffer_reference, std430, buffer_reference_align = 16) buffer F32x4Buf { 
 
 #if STORE_F16
 #define ActBuf F16Buf
+#define ACT_BYTES 2u
 #define TO_STORE(x) float16_t(x)
 #else
 #define ActBuf F32Buf
+#define ACT_BYTES 4u
 #define TO_STORE(x) (x)
 #endif
 

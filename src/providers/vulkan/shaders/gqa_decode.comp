@@ -21,8 +21,7 @@ layout(push_constant) uniform Push {
 #else
   F32Buf q;         // [B, Hq, S, D] (rotated)
 #endif
-  ActBuf k_cache;   // [B, Hkv, max_seq, D]
-  ActBuf v_cache;   // [B, Hkv, max_seq, D]
+  KvTable kv_table; // uint64 [B, Hkv, max_seq / KV_BLOCK]: the rows' KV blocks (attention_common.glsl)
   I32Buf seqlens;   // int32 [B]
   I32Buf total;     // int32 [1]
   F32Buf partial;   // [B * S, Hq, nsplit, D + 2]: out[D], max, sum
@@ -35,9 +34,13 @@ layout(push_constant) uniform Push {
 #if FUSED
   uint q_row, flags, max_pos;  // flags: 1 rotary, 2 interleaved, 4 position_ids
 #endif
+  uint k_off, v_off; // elements into a block of this layer's keys / values
   float scale, softcap;
   int window;
 } p;
+
+#define K_ROW(j) ActBuf(kv_row(p.kv_table, p.max_seq / KV_BLOCK, p.Hkv, b, kvh, uint(j), p.k_off, p.D, ACT_BYTES))
+#define V_ROW(j) ActBuf(kv_row(p.kv_table, p.max_seq / KV_BLOCK, p.Hkv, b, kvh, uint(j), p.v_off, p.D, ACT_BYTES))
 
 shared float q_s[256];
 shared float scores[256];
@@ -71,7 +74,6 @@ void main() {
   int per = (max(hi - lo, 0) + int(p.nsplit) - 1) / int(p.nsplit);
   int j0 = lo + int(split) * per, j1 = min(hi, j0 + per);
 
-  uint kv_base = (b * p.Hkv + kvh) * p.max_seq * p.D;
 #if FUSED
   int rot_pos = (p.flags & 4u) != 0 ? load_i64(p.pos_ids, b) : position;
   uint row = b * p.q_row;
@@ -83,8 +85,8 @@ void main() {
   barrier();
   if (split == 0 && h % (p.Hq / p.Hkv) == 0 && position >= 0 && position < int(p.max_seq))
     for (uint d = tid; d < p.D; d += T) {
-      p.k_cache.v[kv_base + uint(position) * p.D + d] = TO_STORE(k_new[d]);
-      p.v_cache.v[kv_base + uint(position) * p.D + d] = TO_STORE(v_new[d]);
+      K_ROW(position).v[d] = TO_STORE(k_new[d]);
+      V_ROW(position).v[d] = TO_STORE(v_new[d]);
     }
 #else
   for (uint d = tid; d < p.D; d += T) q_s[d] = p.q.v[((b * p.Hq + h) * p.S + s) * p.D + d];
@@ -102,7 +104,10 @@ void main() {
         for (uint d = 0; d < p.D; d++) dotv += q_s[d] * k_new[d];
       else
 #endif
-        for (uint d = 0; d < p.D; d++) dotv += q_s[d] * float(p.k_cache.v[kv_base + uint(j) * p.D + d]);
+      {
+        ActBuf krow = K_ROW(j);
+        for (uint d = 0; d < p.D; d++) dotv += q_s[d] * float(krow.v[d]);
+      }
       sc = softcapped(dotv * p.scale, p.softcap);
     }
     float cmax = workgroup_max(sc);
@@ -128,7 +133,7 @@ void main() {
           continue;
         }
 #endif
-        a += scores[t] * float(p.v_cache.v[kv_base + uint(c0 + t) * p.D + d]);
+        a += scores[t] * float(V_ROW(c0 + t).v[d]);
       }
       acc[i] = a;
     }

@@ -21,8 +21,7 @@ layout(buffer_reference, std430, buffer_reference_align = 4) coherent buffer Coh
 
 layout(push_constant) uniform Push {
   ActBuf qkv;             // [B, 1, q_row]: Hq query heads, Hkv keys, Hkv values
-  ActBuf k_cache;         // [B, Hkv, max_seq, D]
-  ActBuf v_cache;
+  KvTable kv_table;       // uint64 [B, Hkv, max_seq / KV_BLOCK]: the rows' KV blocks (attention_common.glsl)
   I32Buf seqlens;         // int32 [B]
   I32Buf total;           // int32 [1]
   CoherentF32 partial;    // [B, Hq, nsplit, D + 2]: out[D], max, sum
@@ -32,6 +31,7 @@ layout(push_constant) uniform Push {
   ActBuf sin_c;
   U32Buf pos_ids;         // when flags & 4: int64 [B, 1]
   uint Hkv, D, max_seq, q_row, flags, max_pos;  // flags: 1 rotary, 2 interleaved, 4 position_ids
+  uint k_off, v_off;      // elements into a block of this layer's keys / values
   float scale, softcap;
   int window;
 } p;
@@ -68,12 +68,13 @@ void reduce_heads(uint G, uint KP, bool take_max) {
   }
 }
 
-// Key and value elements [off + j * D, + 8) of key j when it is a valid past key, else zeros (the new token's are
-// taken from shared memory by the caller).
-void fetch_kv(uint off, int j, int j1, int position, out float kf[8], out float vf[8]) {
+// Key and value elements [lane8, + 8) of key j of (b, kvh) when it is a valid past key, else zeros (the new token's
+// are taken from shared memory by the caller).
+void fetch_kv(uint b, uint kvh, uint lane8, int j, int j1, int position, out float kf[8], out float vf[8]) {
   if (j < j1 && j != position) {
-    load8(p.k_cache, off + uint(j) * p.D, kf);
-    load8(p.v_cache, off + uint(j) * p.D, vf);
+    uint mb = p.max_seq / KV_BLOCK;
+    load8(ActBuf(kv_row(p.kv_table, mb, p.Hkv, b, kvh, uint(j), p.k_off, p.D, ACT_BYTES)), lane8, kf);
+    load8(ActBuf(kv_row(p.kv_table, mb, p.Hkv, b, kvh, uint(j), p.v_off, p.D, ACT_BYTES)), lane8, vf);
   } else {
     kf = float[8](0, 0, 0, 0, 0, 0, 0, 0);
     vf = float[8](0, 0, 0, 0, 0, 0, 0, 0);
@@ -94,13 +95,12 @@ void main() {
   if (int(split) >= used) return;
   int per = (range + used - 1) / used;
   int j0 = lo + int(split) * per, j1 = min(hi, j0 + per);
-  uint kv_base = (b * p.Hkv + kvh) * p.max_seq * D;
   uint jl = tid / L, lane = tid % L;
 
   // This thread's key/value elements of the first pass, loaded before anything else so the rotation below overlaps
   // their latency; each pass then loads the next one's while it finishes.
   float kf[8], vf[8];
-  fetch_kv(kv_base + lane * 8, j0 + int(jl), j1, position, kf, vf);
+  fetch_kv(b, kvh, lane * 8, j0 + int(jl), j1, position, kf, vf);
 
   // The group's rotated queries and the new key/value.
   int rot_pos = (p.flags & 4u) != 0 ? load_i64(p.pos_ids, b) : position;
@@ -114,8 +114,9 @@ void main() {
   barrier();
   if (split == 0 && position >= 0 && position < int(p.max_seq))
     for (uint d = tid; d < D; d += T) {
-      p.k_cache.v[kv_base + uint(position) * D + d] = TO_STORE(kv_new[d]);
-      p.v_cache.v[kv_base + uint(position) * D + d] = TO_STORE(kv_new[D + d]);
+      uint mb = p.max_seq / KV_BLOCK;
+      ActBuf(kv_row(p.kv_table, mb, p.Hkv, b, kvh, uint(position), p.k_off, D, ACT_BYTES)).v[d] = TO_STORE(kv_new[d]);
+      ActBuf(kv_row(p.kv_table, mb, p.Hkv, b, kvh, uint(position), p.v_off, D, ACT_BYTES)).v[d] = TO_STORE(kv_new[D + d]);
     }
 
   float acc[4] = float[4](0, 0, 0, 0);  // outputs (g, d) = idx / D, idx % D for idx = tid + T * i < G * D
@@ -158,11 +159,11 @@ void main() {
       }
       barrier();  // the dot partials are read, m_sh / alpha_sh are set
       for (uint i = 0; i < 8; i++) stage[jl * D + lane * 8 + i] = vf[i];
-      fetch_kv(kv_base + lane * 8, c0 + int(KP) + int(jl), j1, position, kf, vf);  // the next pass's, in flight
+      fetch_kv(b, kvh, lane * 8, c0 + int(KP) + int(jl), j1, position, kf, vf);  // the next pass's, in flight
     } else {
       barrier();  // the dot partials are read: stage takes the value rows
       for (uint i = 0; i < 8; i++) stage[jl * D + lane * 8 + i] = vf[i];
-      fetch_kv(kv_base + lane * 8, c0 + int(KP) + int(jl), j1, position, kf, vf);  // the next pass's, in flight
+      fetch_kv(b, kvh, lane * 8, c0 + int(KP) + int(jl), j1, position, kf, vf);  // the next pass's, in flight
       reduce_heads(G, KP, true);
       if (tid < G) {
         float mo = m_sh[tid], mn = max(mo, red[tid * KP]);

@@ -11,12 +11,12 @@ const uint BQ = 16, BK = 32, T = 128, MAXD = 128;
 
 layout(push_constant) uniform Push {
   F32Buf q;         // [B, Hq, S, D] (rotated)
-  ActBuf k_cache;   // [B, Hkv, max_seq, D]
-  ActBuf v_cache;   // [B, Hkv, max_seq, D]
+  KvTable kv_table; // uint64 [B, Hkv, max_seq / KV_BLOCK]: the rows' KV blocks (attention_common.glsl)
   I32Buf seqlens;   // int32 [B]
   I32Buf total;     // int32 [1]
   ActBuf out_;      // [B, S, Hq * D]
   uint B, S, Hq, Hkv, D, max_seq;
+  uint k_off, v_off; // elements into a block of this layer's keys / values
   float scale, softcap;
   int window;
 } p;
@@ -41,7 +41,6 @@ void main() {
   if (tid < BQ) { row_m[tid] = -1.0 / 0.0; row_l[tid] = 0.0; }
   float acc[16];
   for (uint i = 0; i < 16; i++) acc[i] = 0.0;
-  uint kv_base = (b * p.Hkv + kvh) * p.max_seq * p.D;
   int first_pos = past + int(s0), last_pos = past + int(s0 + rows) - 1;
   int j_lo = p.window > 0 ? max(0, first_pos - p.window + 1) : 0;
   int j_hi = min(kv_len, last_pos + 1);
@@ -49,7 +48,7 @@ void main() {
   for (int k0 = j_lo; k0 < j_hi; k0 += int(BK)) {
     for (uint e = tid; e < BK * p.D; e += T) {
       int j = k0 + int(e / p.D);
-      kv_s[(e / p.D) * (p.D + 1) + e % p.D] = j < j_hi ? float(p.k_cache.v[kv_base + uint(j) * p.D + e % p.D]) : 0.0;
+      kv_s[(e / p.D) * (p.D + 1) + e % p.D] = j < j_hi ? float(ActBuf(kv_row(p.kv_table, p.max_seq / KV_BLOCK, p.Hkv, b, kvh, uint(j), p.k_off, p.D, ACT_BYTES)).v[e % p.D]) : 0.0;
     }
     barrier();
     for (uint e = tid; e < BQ * BK; e += T) {
@@ -83,7 +82,7 @@ void main() {
     }
     for (uint e = tid; e < BK * p.D; e += T) {  // V tile replaces K (scores are done)
       int j = k0 + int(e / p.D);
-      kv_s[(e / p.D) * (p.D + 1) + e % p.D] = j < j_hi ? float(p.v_cache.v[kv_base + uint(j) * p.D + e % p.D]) : 0.0;
+      kv_s[(e / p.D) * (p.D + 1) + e % p.D] = j < j_hi ? float(ActBuf(kv_row(p.kv_table, p.max_seq / KV_BLOCK, p.Hkv, b, kvh, uint(j), p.v_off, p.D, ACT_BYTES)).v[e % p.D]) : 0.0;
     }
     barrier();
     for (uint i = 0; i < 16; i++) {

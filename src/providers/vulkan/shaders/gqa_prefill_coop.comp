@@ -25,14 +25,14 @@ layout(local_size_x = NT) in;
 
 layout(push_constant) uniform Push {
   F32Buf q;            // [B, Hq, S, D] (rotated)
-  U32x4Buf k_cache;    // fp16 [B, Hkv, max_seq, D]
-  U32x4Buf v_cache;    // fp16 [B, Hkv, max_seq, D]
+  KvTable kv_table;    // uint64 [B, Hkv, max_seq / KV_BLOCK]: the rows' fp16 KV blocks (attention_common.glsl)
   I32Buf seqlens;      // int32 [B]
   I32Buf total;        // int32 [1]
   F16Buf out_;         // [B, S, Hq * D]
   uint B, S, Hq, Hkv;
   uint D_;             // = D (the specialization constant): the push layout of gqa_prefill.comp
   uint max_seq;
+  uint k_off, v_off;   // elements into a block of this layer's keys / values
   float scale, softcap;
   int window;
 } p;
@@ -87,7 +87,6 @@ void main() {
   bool row_valid = qr < rows;
   float m = -1.0 / 0.0, l = 0.0;
 
-  uint kv_base = ((b * p.Hkv + kvh) * p.max_seq) * DV;  // in uvec4
   int first_pos = past + int(s0), last_pos = past + int(s0 + rows) - 1;
   int j_lo = p.window > 0 ? max(0, first_pos - p.window + 1) : 0;
   int j_hi = min(kv_len, last_pos + 1);
@@ -95,9 +94,11 @@ void main() {
     for (uint e = tid; e < BKV * DV; e += NT) {
       int j = k0 + int(e / DV);
       bool live = j < j_hi;
-      uint src = kv_base + uint(j) * DV + e % DV;
-      kq_s[(e / DV) * KROW + e % DV] = live ? p.k_cache.v[src] : uvec4(0);
-      v_s[(e / DV) * KROW + e % DV] = live ? p.v_cache.v[src] : uvec4(0);
+      uint jj = uint(live ? j : k0), mb = p.max_seq / KV_BLOCK;
+      uvec4 kq = U32x4Buf(kv_row(p.kv_table, mb, p.Hkv, b, kvh, jj, p.k_off, D, 2u)).v[e % DV];
+      uvec4 vq = U32x4Buf(kv_row(p.kv_table, mb, p.Hkv, b, kvh, jj, p.v_off, D, 2u)).v[e % DV];
+      kq_s[(e / DV) * KROW + e % DV] = live ? kq : uvec4(0);
+      v_s[(e / DV) * KROW + e % DV] = live ? vq : uvec4(0);
     }
     barrier();
     // S (16 x BKV) = Q K^T: K^T(d, key) = K[key][d] is a column-major D x BKV matrix.

@@ -1,6 +1,6 @@
 // GroupQueryAttention step 1: optional rotary on q and k (position = position_ids[b, s] when given, else past + s),
 // q to the fp32 scratch
-// [B, Hq, S, D], new k and v into the caches [B, Hkv, max_seq, D] at past + s.
+// [B, Hq, S, D], new k and v into the paged caches (attention_common.glsl) at past + s.
 // q/k/v are read through row strides so a packed QKV tensor [B, S, (Hq + 2 Hkv) * D] works too.
 #version 460
 #include "common.glsl"
@@ -17,13 +17,13 @@ layout(push_constant) uniform Push {
   ActBuf cos_c;      // when rotary: [max_pos, D / 2]
   ActBuf sin_c;
   F32Buf q_out;      // [B, Hq, S, D]
-  ActBuf k_cache;    // [B, Hkv, max_seq, D]
-  ActBuf v_cache;    // [B, Hkv, max_seq, D]
+  KvTable kv_table;  // uint64 [B, Hkv, max_seq / KV_BLOCK]: the rows' KV blocks (attention_common.glsl)
   U32Buf pos_ids;    // when flags & 4: int64 [B, S] rotary positions
   uint B, S, Hq, Hkv, D, max_seq;
   uint q_row, kv_row;
   uint flags;        // 1: rotary, 2: interleaved, 4: position_ids given
   uint max_pos;
+  uint k_off, v_off; // elements into a block of this layer's keys / values
 } p;
 
 #include "gqa_rotary.glsl"
@@ -43,10 +43,11 @@ void main() {
   }
   if (position < 0 || position >= int(p.max_seq)) return;
   uint kvh = h < p.Hq + p.Hkv ? h - p.Hq : h - p.Hq - p.Hkv;
-  uint dst = ((b * p.Hkv + kvh) * p.max_seq + uint(position)) * p.D + j;
   uint src = (b * p.S + s) * p.kv_row + kvh * p.D;
+  uint max_blocks = p.max_seq / KV_BLOCK;
   if (h < p.Hq + p.Hkv)
-    p.k_cache.v[dst] = TO_STORE(rotate(p.k, src, j, rot_pos));
+    ActBuf(kv_row(p.kv_table, max_blocks, p.Hkv, b, kvh, uint(position), p.k_off, p.D, ACT_BYTES)).v[j] =
+        TO_STORE(rotate(p.k, src, j, rot_pos));
   else
-    p.v_cache.v[dst] = p.v.v[src + j];
+    ActBuf(kv_row(p.kv_table, max_blocks, p.Hkv, b, kvh, uint(position), p.v_off, p.D, ACT_BYTES)).v[j] = p.v.v[src + j];
 }

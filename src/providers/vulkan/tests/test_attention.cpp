@@ -120,6 +120,8 @@ TEST_P(VulkanGqaTest, MatchesReference) {
   t.query = qv;
   if (!c.packed) t.key = &kv, t.value = &vv;
   t.k_cache = kcv, t.v_cache = vcv;
+  DeviceBuffer kv_table;
+  t.pages = kernels::contiguous_kv_pages(ctx(), kcv, vcv, kv_table);
   t.seqlens_k = upload_i32(seqlens, {c.B});
   t.total_sequence_length = upload_i32({total}, {1});
   t.cos_cache = &cosv, t.sin_cache = &sinv;

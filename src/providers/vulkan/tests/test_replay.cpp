@@ -101,6 +101,8 @@ TEST_F(VulkanReplayTest, AttentionStepReplaysWithNewLengths) {
   t.seqlens_k = {step.slice().sub((qn + 2 * kn) * 4, 4), DType::i32, {B}};
   t.total_sequence_length = {step.slice().sub((qn + 2 * kn + 1) * 4, 4), DType::i32, {1}};
   t.k_cache = kcv, t.v_cache = vcv, t.cos_cache = &cosv, t.sin_cache = &sinv;
+  DeviceBuffer kv_table;
+  t.pages = kernels::contiguous_kv_pages(ctx(), kcv, vcv, kv_table);
   t.output = empty(DType::f32, {B, 1, qn});
   kernels::GqaParams p;
   p.num_heads = Hq, p.kv_num_heads = Hkv, p.do_rotary = true;

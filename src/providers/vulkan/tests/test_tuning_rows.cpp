@@ -70,6 +70,8 @@ Outputs run_all(Context& ctx) {
   kernels::rms_norm(rec, xm, gamma, 1e-5f, on);
   kernels::GqaTensors t;
   t.k_cache = kc, t.v_cache = vc;
+  DeviceBuffer kv_table;
+  t.pages = kernels::contiguous_kv_pages(ctx, kc, vc, kv_table);
   t.query = qp, t.output = op, t.seqlens_k = up_i32({39}), t.total_sequence_length = up_i32({40});
   kernels::group_query_attention(rec, gp, t, ws);  // prompt of 40 writes positions 0..39
   rec.end();

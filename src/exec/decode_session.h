@@ -1,0 +1,75 @@
+// The decode loop's optional provider interface (Session::decoder()), for providers that keep the decoder's KV
+// cache in their own (device) memory. The cache of a generator's rows is a KvState the caller owns: made by
+// create_kv, named by every run that reads or writes it, and returned to the provider's pool when destroyed. Runs
+// may take rows of several KvStates at once (generators decoding together, genai/batch_step.h), each at its own
+// length: the batch of the run's inputs is the sum of their rows, in order.
+// Lengths: a run's total_sequence_length is the longest row's; each row's keys go right after its own valid ones
+// (seqlens_k, as the attention kernels place them), so rows of different lengths share one run.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "exec/session.h"
+
+namespace ogx {
+
+// The KV cache of `rows()` sequences, owned by the caller. Its positions live in the provider's memory.
+class KvState {
+ public:
+  virtual ~KvState() = default;
+  virtual int rows() const = 0;
+  virtual int64_t length() const = 0;  // positions held (of the longest row: total_sequence_length of its last run)
+  virtual size_t bytes() const = 0;    // provider memory it holds
+};
+
+// Rows of one run: all rows of `state`, which holds `total` positions after the run (its length() is the past).
+struct KvRows {
+  KvState* state = nullptr;
+  int64_t total = 0;
+};
+
+struct DecodeRun {
+  std::vector<KvRows> kv;                    // the run's rows, in order (their sum is the inputs' batch)
+  const DeviceSampling* sampling = nullptr;  // also pick each row's next token on the device (null: no)
+};
+
+class DecodeSession {
+ public:
+  virtual ~DecodeSession() = default;
+  // A cache for `rows` sequences of up to max_length positions; memory is taken as the rows grow.
+  virtual std::unique_ptr<KvState> create_kv(int rows, int64_t max_length) = 0;
+  // Forgets positions from `length` on.
+  virtual void rewind_kv(KvState& kv, int64_t length) = 0;
+  // Row i becomes a copy of row source_rows[i]; source_rows.size() is the new row count (beam search reorders its
+  // beams each step and expands a prompt's row to its beams). On the device, no host round trip.
+  virtual void reorder_kv(KvState& kv, const std::vector<int32_t>& source_rows) = 0;
+  // Whether runs of `rows` rows can pick next tokens on the device this way (from
+  // SessionOptions::last_position_output).
+  virtual bool can_sample(const DeviceSampling& s, int64_t rows) const = 0;
+  // Session::run with the KV cache of `r.kv`. A run whose outputs do not ask for the last-position output leaves
+  // it on the device (read_last_output).
+  virtual void run(const std::vector<NamedTensor>& inputs, std::vector<NamedTensor>& outputs, const DecodeRun& r) = 0;
+  // The tokens the last run (or the last finished queued step) picked on the device for kv's rows; empty when it
+  // picked none or did not run kv.
+  virtual std::vector<int64_t> sampled_tokens(const KvState& kv) const = 0;
+  // kv's rows of the last run's last-position output [rows, 1, ...]; false when unavailable (the last run did not
+  // run kv or returned it already).
+  virtual bool read_last_output(const KvState& kv, Tensor* out) = 0;
+  // Queued decode steps, for runs that pick greedy tokens on the device: queue_next submits a step without waiting
+  // for it — `inputs` as for run() with no outputs, except that the values of `token_input` ([B, 1]) are the tokens
+  // the step before it picked on the device, so a step can be queued while the one before it still runs. At most
+  // two steps are queued; false: nothing was queued (run synchronously). finish_queued(kv) waits for the oldest and
+  // makes it the last run; false when none of kv's is queued (another run dropped them). drop_queued() waits for
+  // all and forgets them (their KV writes lie past the callers' sequences: a later run at those positions
+  // overwrites them). run() drops queued steps first.
+  virtual bool queue_next(const std::vector<NamedTensor>& inputs, const std::string& token_input,
+                          const DecodeRun& r) = 0;
+  virtual bool finish_queued(const KvState& kv) = 0;
+  virtual void drop_queued() = 0;
+  // True when a step of kv's is queued.
+  virtual bool has_queued(const KvState& kv) const = 0;
+};
+
+}  // namespace ogx

@@ -1,0 +1,132 @@
+#include "genai/batch_step.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "common/error.h"
+
+namespace ogx::genai {
+
+namespace {
+
+// Rank-2 inputs [rows, width] of several generators stacked into [sum of rows, widest], zero on the right (an
+// attention mask's padding: each row keeps its own count of ones, so its seqlens_k stays).
+Tensor stack_rows(const std::vector<const Tensor*>& parts, const std::string& name) {
+  int64_t rows = 0, width = 0;
+  for (const Tensor* t : parts) {
+    OGX_CHECK(t->rank() == 2 && t->dtype() == parts[0]->dtype(), "decode_together: input '", name,
+              "' is not [rows, width] of one dtype in every generator");
+    rows += t->dim(0);
+    width = std::max(width, t->dim(1));
+  }
+  Tensor out = Tensor::zeros(parts[0]->dtype(), {rows, width});
+  const size_t es = dtype_size(out.dtype());
+  int64_t r0 = 0;
+  for (const Tensor* t : parts) {
+    for (int64_t r = 0; r < t->dim(0); r++)
+      std::memcpy((char*)out.raw() + ((r0 + r) * width) * es, (const char*)t->raw() + r * t->dim(1) * es,
+                  (size_t)t->dim(1) * es);
+    r0 += t->dim(0);
+  }
+  return out;
+}
+
+}  // namespace
+
+bool Generator::can_decode_together() const {
+  if (!kv_.on_provider() || spec_ || (device_sampling_ && !sampling_.greedy)) return false;
+  std::vector<NamedTensor> extra_in, extra_out;
+  extra_io_.add_inputs(extra_in);
+  extra_io_.add_outputs(extra_out);
+  return extra_in.empty() && extra_out.empty();
+}
+
+void decode_together(const std::vector<Generator*>& generators) {
+  std::vector<Generator*> together, alone;
+  for (Generator* g : generators) {
+    OGX_CHECK(g, "decode_together: a null generator");
+    OGX_CHECK(g->token_count() > 0, "decode_together: append a prompt to every generator first");
+    if (g->is_done()) continue;
+    bool joins = g->can_decode_together() && (together.empty() || &together[0]->model() == &g->model());
+    (joins ? together : alone).push_back(g);
+  }
+  for (Generator* g : alone) g->generate_next_token();
+  // Generators whose next logits are known already (after a prompt, set_logits) pick now; the rest run together.
+  std::vector<Generator*> run;
+  for (Generator* g : together) {
+    g->batched_ = true;  // no steps queued ahead: the next call runs it with the others
+    g->drop_queued();
+    if (g->pending_.empty()) g->generate_next_token();
+    else run.push_back(g);
+  }
+  if (run.empty()) return;
+  if (run.size() == 1) return run[0]->generate_next_token();
+  const Model& model = run[0]->model();
+  const DecoderConfig& d = model.config().model.decoder;
+  int64_t rows = 0;
+  bool device_rows = false, host_rows = false;
+  std::vector<bool> on_device(run.size());
+  for (size_t i = 0; i < run.size(); i++) {
+    Generator& g = *run[i];
+    rows += g.rows();
+    on_device[i] = g.device_sampling_ && (int)g.token_count() >= g.search_.min_length;
+    device_rows = device_rows || on_device[i];
+    host_rows = host_rows || !on_device[i];
+  }
+  DeviceSampling greedy;
+  greedy.greedy = true;
+  if (device_rows && !run[0]->kv_.decoder()->can_sample(greedy, rows)) {
+    // more rows than the device picks at once: every row's logits come to the host
+    std::fill(on_device.begin(), on_device.end(), false);
+    device_rows = false;
+    host_rows = true;
+  }
+  // The inputs of each generator's step, stacked row after row.
+  std::vector<std::vector<NamedTensor>> each;
+  DecodeRun r;
+  for (Generator* g : run) {
+    const int64_t past = g->kv_.length(), total = past + 1;
+    OGX_CHECK(total <= g->max_length_, "sequence of ", total, " tokens exceeds max_length ", g->max_length_);
+    each.push_back(g->step_inputs(g->pending_, g->rows(), 1, past));
+    r.kv.push_back({g->kv_.state(), total});
+  }
+  std::vector<NamedTensor> in;
+  for (size_t k = 0; k < each[0].size(); k++) {
+    std::vector<const Tensor*> parts;
+    for (auto& e : each) {
+      OGX_CHECK(e.size() == each[0].size() && e[k].first == each[0][k].first, "decode_together: generators differ "
+                "in their inputs");
+      parts.push_back(&e[k].second);
+    }
+    in.emplace_back(each[0][k].first, stack_rows(parts, each[0][k].first));
+  }
+  if (device_rows) r.sampling = &greedy;
+  std::vector<NamedTensor> out;
+  if (host_rows) out.emplace_back(d.logits, Tensor());
+  run[0]->kv_.decoder()->run(in, out, r);
+  const Tensor* logits = host_rows ? &out[0].second : nullptr;
+  if (logits)
+    OGX_CHECK(logits->rank() == 3 && logits->dim(0) == rows && logits->dim(1) == 1, "logits output has shape ",
+              shape_str(logits->shape()), ", expected [", rows, ",1,vocab]");
+  int64_t first = 0;
+  for (size_t i = 0; i < run.size(); i++) {
+    Generator& g = *run[i];
+    g.kv_.commit({}, r.kv[i].total);
+    g.pending_.clear();
+    g.logits_on_device_ = logits == nullptr;
+    if (logits) {
+      const int64_t V = logits->dim(2);
+      g.logits_.resize((size_t)(g.rows() * V));
+      logits->read_f32(first * V, g.rows() * V, g.logits_.data());
+    }
+    first += g.rows();
+    if (on_device[i]) {
+      g.append_device_tokens();
+    } else {
+      if (g.logits_on_device_) g.logits();
+      g.pick_host();
+    }
+  }
+}
+
+}  // namespace ogx::genai

@@ -1,0 +1,105 @@
+// The paged KV cache of a Vulkan session. A block holds kKvBlock positions of one KV head, keys and values of every
+// GroupQueryAttention layer ([layers][key, value][kKvBlock][head_size]). Blocks come from chunks of device memory
+// allocated as the pool grows (never moved: a block's address is fixed while it is held) and go back to a free list
+// when the state holding them dies. A KvState holds each (row, head)'s blocks; a run's block table (uint64
+// [rows, heads, max_blocks], the device address of every block) is a step value the host writes before each
+// submission (shaders/attention_common.glsl), so a recorded step replays whatever blocks the rows hold and a
+// sequence growing into a new block needs no new recording.
+#pragma once
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "exec/decode_session.h"
+#include "providers/vulkan/command_recorder.h"
+#include "providers/vulkan/context.h"
+#include "providers/vulkan/kernels/attention.h"
+
+namespace ogx::vk::graph {
+
+class VulkanKvState;
+using kernels::kKvBlock;
+// Block tables of recorded steps are a multiple of this many positions wide: a step is recorded again only when the
+// longest row crosses such a multiple (not at every block).
+constexpr int64_t kKvCapacityStep = 256;
+
+class KvPool {
+ public:
+  // budget_bytes: the most device memory the pool may take (0: until the device runs out).
+  KvPool(Context& ctx, VkDeviceSize budget_bytes) : ctx_(ctx), budget_(budget_bytes) {}
+  // The block layout, fixed at the first recorded step: KV heads per layer, head size and dtype.
+  void configure(const std::vector<int64_t>& kv_heads, int64_t head_size, DType dtype);
+  bool configured() const { return block_bytes_ > 0; }
+  int64_t max_heads() const { return max_heads_; }
+  uint32_t key_offset(size_t layer) const { return (uint32_t)(2 * layer * layer_elems_); }  // elements
+  uint32_t value_offset(size_t layer) const { return (uint32_t)((2 * layer + 1) * layer_elems_); }
+  // n free blocks (all or none); throws an ogx::Error naming the budget when the pool cannot grow.
+  std::vector<int32_t> take(size_t n);
+  void give(const std::vector<int32_t>& blocks);
+  // The session goes: its device memory with it (states that outlive it hold block ids of nothing; never run).
+  void free_memory();
+  VkDeviceAddress address(int32_t block) const;
+  BufferSlice slice(int32_t block) const;
+  VkDeviceSize block_bytes() const { return block_bytes_; }
+  size_t blocks_held() const { return total_blocks_ - free_.size(); }
+  size_t blocks_total() const { return total_blocks_; }
+  VkDeviceSize budget() const { return budget_; }
+  // The states alive now (a pointer the session kept may name a state destroyed since): the state, or null.
+  VulkanKvState* live(const KvState* s, uint64_t serial) const;
+  void attach(VulkanKvState* s) { live_.insert(s); }
+  uint64_t next_serial() { return ++serials_; }
+  void detach(VulkanKvState* s) { live_.erase(s); }
+
+ private:
+  void grow(size_t at_least);
+  Context& ctx_;
+  VkDeviceSize budget_;
+  VkDeviceSize block_bytes_ = 0;
+  int64_t layer_elems_ = 0;  // kKvBlock * head_size: one layer's keys (or values) of a block
+  int64_t max_heads_ = 0;
+  size_t blocks_per_chunk_ = 0;
+  size_t total_blocks_ = 0;
+  std::vector<DeviceBuffer> chunks_;
+  std::vector<int32_t> free_;  // block ids (chunk * blocks_per_chunk + index), taken from the back
+  std::set<VulkanKvState*> live_;
+  uint64_t serials_ = 0;
+};
+
+// A generator's KV cache on the device: blocks per (row, head), taken as its rows grow.
+class VulkanKvState : public KvState {
+ public:
+  VulkanKvState(std::shared_ptr<KvPool> pool, const void* session, int rows, int64_t max_length)
+      : pool_(std::move(pool)), session_(session), rows_(rows), max_length_(max_length), serial_(pool_->next_serial()) {
+    pool_->attach(this);
+  }
+  ~VulkanKvState() override;
+  int rows() const override { return rows_; }
+  int64_t length() const override { return length_; }
+  size_t bytes() const override;
+  const void* session() const { return session_; }
+  uint64_t serial() const { return serial_; }  // unique within the pool
+  int64_t max_length() const { return max_length_; }
+  // Every row holds blocks for `positions` (taken from the pool, all or none: on failure nothing changes).
+  void reserve(int64_t positions);
+  void set_length(int64_t n) { length_ = n; }
+  // The state's rows of a block table [rows, pool heads, max_blocks] (unheld entries: the row's first block, which
+  // the kernels never read there).
+  void write_table(uint64_t* table, int64_t max_blocks) const;
+  // Rows become copies of source rows (beam search); records the block copies into `rec` and returns the blocks to
+  // give back once they ran.
+  std::vector<int32_t> reorder(const std::vector<int32_t>& source_rows, CommandRecorder& rec);
+  std::vector<uint32_t> rng;  // its rows' device random state while other rows sample (empty: not yet seeded)
+
+ private:
+  size_t blocks_per_row() const { return rows_ == 0 || blocks_.empty() ? 0 : blocks_[0].size(); }
+  std::shared_ptr<KvPool> pool_;
+  const void* session_;
+  int rows_;
+  int64_t max_length_;
+  int64_t length_ = 0;
+  uint64_t serial_;
+  std::vector<std::vector<int32_t>> blocks_;  // [rows * heads][blocks]: each (row, head)'s blocks in order
+};
+
+}  // namespace ogx::vk::graph

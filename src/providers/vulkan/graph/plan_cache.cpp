@@ -1,0 +1,213 @@
+// The plan cache of the Vulkan session: each run is prepared (inputs checked, the host part run, the signature of
+// its shapes found), its plan (the recorded step, step_plan.cpp) looked up or recorded, the KV states it names
+// bound (decode_loop.cpp), then replayed with the step values written; complete() keeps the stats, the last plan and
+// the sampled tokens. Plans are kept by signature, the least recently used dropped past kMaxPlans.
+#include <algorithm>
+#include <chrono>
+#include <sstream>
+
+#include "providers/vulkan/graph/session_impl.h"
+
+namespace ogx::vk::graph {
+namespace {
+constexpr size_t kMaxPlans = 6;  // recorded signatures kept (decode, two queued decode plans, recent prompts)
+}  // namespace
+
+VulkanGraphSession::Prepared VulkanGraphSession::prepare(const std::vector<NamedTensor>& inputs,
+                                                         const std::vector<std::string>& output_names, int fed,
+                                                         const DecodeRun& r) {
+  const Graph& g = model_->graph;
+  // Inputs, checked like the CPU executor checks them.
+  Prepared pr;
+  std::vector<const Tensor*>& host = pr.host;
+  host.assign(g.values.size(), nullptr);
+  for (size_t v = 0; v < g.values.size(); v++) host[v] = known_constant((int)v);
+  for (auto& [name, t] : inputs) {
+    int v = g.find(name);
+    const ValueInfo* info = g.input_info(name);
+    OGX_CHECK(v >= 0 && info, "'", name, "' is not an input of the model");
+    OGX_CHECK(!is_kv_input_[v], "the vulkan provider keeps the KV cache on the device: do not pass '", name, "'");
+    OGX_CHECK(info->dtype == DType::undefined || info->dtype == t.dtype(), "input '", name, "' must be ",
+              dtype_name(info->dtype), ", got ", dtype_name(t.dtype()));
+    OGX_CHECK(!info->has_shape || info->shape.size() == t.shape().size(), "input '", name, "' must have rank ",
+              info->shape.size(), ", got ", shape_str(t.shape()));
+    host[v] = &t;
+  }
+  for (size_t i = 0; i < g.input_ids.size(); i++) {
+    const int v = g.input_ids[i];
+    if (!host[v] && !is_kv_input_[v] && !g.values[v].constant.empty()) host[v] = &g.values[v].constant;  // default
+    OGX_CHECK(host[v] || is_kv_input_[v], "missing model input '", g.inputs[i].name, "'");
+  }
+  // The host part.
+  if (!host_->empty()) pr.host_vals = host_->run(inputs);
+  for (size_t i = 0; i < host_outputs_.size(); i++) host[host_outputs_[i]] = &pr.host_vals[i];
+  // The batch (of seqlens_k) and total_sequence_length: the block table's shape.
+  int64_t batch = 1, total = 0;
+  if (!kv_.empty()) {
+    OGX_CHECK(total_len_value_ >= 0 && host[total_len_value_], "GroupQueryAttention's total_sequence_length must be "
+              "computable on the host");
+    total = host[total_len_value_]->get_i64(0);
+    const Node& n = g.nodes[kv_[0].node];
+    if (n.inputs.size() > 5 && n.inputs[5] >= 0 && host[n.inputs[5]]) batch = host[n.inputs[5]]->numel();
+    OGX_CHECK(total > 0, "total_sequence_length must be positive, got ", total);
+    int64_t rows = 0;
+    for (const KvRows& k : r.kv) {
+      OGX_CHECK(k.state, "a decode run names no KV state");
+      rows += k.state->rows();
+      OGX_CHECK(k.total >= 1 && k.total <= total, "a KV state's length after the run (", k.total, ") must be in [1, ",
+                "total_sequence_length ", total, "]");
+    }
+    OGX_CHECK(rows == batch, "the run's KV states hold ", rows, " rows, its inputs ", batch);
+  }
+  sampling_ = r.sampling != nullptr;
+  if (sampling_) {
+    OGX_CHECK(can_sample(*r.sampling, batch), "device sampling of ", batch, " rows: top_p must be in (0, 1], "
+              "temperature > 0, top_k >= 0, at most ", kMaxSampleRows, " rows");
+    sampling_params_ = *r.sampling;
+  }
+  // Requested outputs and the signature of this run.
+  std::vector<int> wanted;
+  std::ostringstream sig;  // after the batch/capacity prefix
+  for (const std::string& name : output_names) {
+    int v = g.find(name);
+    OGX_CHECK(v >= 0 && g.output_info(name), "'", name, "' is not an output of the model");
+    if (kv_value_.count(v)) continue;  // present caches stay on the device
+    wanted.push_back(v);
+    sig << " out" << v;
+  }
+  for (auto& sv : step_values_) {
+    const Tensor* t = host[sv.first];
+    OGX_CHECK(t, "host value '", g.values[sv.first].name, "' was not computed");
+    sig << " s" << sv.first << dtype_name(t->dtype()) << shape_str(t->shape());
+  }
+  // Host values are checked where the op needs it (token ids against the table), as the CPU kernels check them.
+  for (auto& [v, use] : step_value_uses_)
+    if (host[v]) ops_[use.first]->check_step_input(use.second, *host[v]);
+  if (sampling_)
+    sig << " sample" << sampling_params_.greedy << "," << sampling_params_.top_k << "," << sampling_params_.top_p << ","
+        << sampling_params_.temperature;
+  sig << weight_input_signature(host);
+  for (int v : host_read_values_) {
+    sig << " h" << v << shape_str(host[v]->shape()) << "=";
+    for (int64_t x : host[v]->to_i64_vector()) sig << x << ",";
+  }
+  if (fed >= 0) sig << " fed" << fed << "," << fed_parity_;  // two plans: a queued step and the one before it
+  const int64_t capacity = (total + kKvCapacityStep - 1) / kKvCapacityStep * kKvCapacityStep;
+  auto key = [&] { return "B" + std::to_string(batch) + " cap" + std::to_string(capacity) + sig.str(); };
+  auto it = plans_.find(key());
+  if (it == plans_.end()) {
+    if (plans_.size() >= kMaxPlans) {
+      auto oldest = std::min_element(plans_.begin(), plans_.end(), [&](auto& a, auto& b) {
+        return std::make_pair(is_queued(a.second.get()), a.second->last_used) <
+               std::make_pair(is_queued(b.second.get()), b.second->last_used);
+      });
+      if (is_queued(oldest->second.get())) return pr;  // every plan is in flight (a guard: at most 2 are)
+      ctx_->wait_idle();
+      if (oldest->second.get() == last_plan_) last_plan_ = nullptr;
+      plans_.erase(oldest);
+    }
+    auto plan = build_plan(host, wanted, batch, total, fed);  // fixes the KV pool's layout (first run)
+    plan->signature = key();
+    recordings_++;
+    pr.recorded = true;
+    it = plans_.emplace(plan->signature, std::move(plan)).first;
+  }
+  pr.plan = it->second.get();
+  pr.plan->last_used = runs_;
+  if (!kv_.empty()) bind_kv(r, batch, total, *pr.plan, pr.kv_table, pr.rows);  // throws before anything ran
+  if (sampling_ && !sampling_params_.greedy) bind_rng(pr.rows, sampling_params_);
+  return pr;
+}
+
+void VulkanGraphSession::run(const std::vector<NamedTensor>& inputs, std::vector<NamedTensor>& outputs) {
+  OGX_CHECK(kv_.empty(), "this model's KV cache lives on the vulkan device: run it through Session::decoder() with a "
+            "KV state (as the generator does)");
+  run(inputs, outputs, DecodeRun{});
+}
+
+void VulkanGraphSession::run(const std::vector<NamedTensor>& inputs, std::vector<NamedTensor>& outputs,
+                             const DecodeRun& r) {
+  drop_queued();
+  const Graph& g = model_->graph;
+  auto t_start = std::chrono::steady_clock::now();
+  std::vector<std::string> names;
+  for (auto& [name, t] : outputs) names.push_back(name);
+  Prepared pr = prepare(inputs, names, -1, r);
+  runs_++;
+  Plan& p = *pr.plan;
+  write_steps(p, pr.host, pr.kv_table);
+  auto t_submit = std::chrono::steady_clock::now();
+  p.rec->run();
+  if (!p.stages.empty()) run_stages(p, pr.host, pr.stage_vals);
+  auto t_done = std::chrono::steady_clock::now();
+  for (const KvRows& k : r.kv) static_cast<VulkanKvState*>(k.state)->set_length(k.total);
+  complete(p, !pr.recorded, t_start, t_done - t_submit, pr.rows);
+  // Outputs.
+  for (auto& [name, t] : outputs) {
+    int v = g.find(name);
+    if (kv_value_.count(v)) {
+      t = Tensor();
+      continue;
+    }
+    if (pr.host[v] && (!p.on_device[v] || stage_output_[v])) {
+      t = *pr.host[v];
+      continue;
+    }
+    for (auto& rb : p.readbacks)
+      if (rb.value == v) {
+        const TensorView& view = p.views[v];
+        Tensor out(view.dtype, view.shape);
+        rb.buf.read(out.raw(), out.bytes());
+        t = std::move(out);
+      }
+  }
+  if (!graph_capture_) {  // kept until the next run so read_last_output still works
+    auto it = plans_.find(p.signature);
+    retired_plan_ = std::move(it->second);
+    plans_.erase(it);
+  }
+}
+
+void VulkanGraphSession::complete(Plan& p, bool replayed, std::chrono::steady_clock::time_point t_start,
+                                  std::chrono::steady_clock::duration wait, const std::vector<RunRows>& rows) {
+  last_rows_ = rows;
+  last_stats_ = p.rec->stats();
+  for (const Plan::StageIo& io : p.stages) {  // the segments after fallback stages
+    last_stats_.dispatches += io.rec->stats().dispatches;
+    last_stats_.barriers += io.rec->stats().barriers;
+  }
+  last_fallback_bytes_ = p.fallback_bytes;
+  if (profile_) collect_profile(profile_stats_[p.signature], p.samples);
+  last_plan_ = &p;
+  last_tokens_.assign(p.samples ? (size_t)p.sample_rows : 0, -1);
+  if (p.samples) p.token_host.read(last_tokens_.data(), (VkDeviceSize)p.sample_rows * 8);
+  if (!replayed) return;
+  using us = std::chrono::duration<double, std::micro>;
+  ReplayStats& st = replay_stats_[p.signature];
+  st.runs += 1;
+  double run_us = us(std::chrono::steady_clock::now() - t_start).count();
+  st.run_us += run_us;
+  st.wait_us += us(wait).count();
+  uint64_t ts[2];
+  if (p.step_pool.pool && st.run_samples.size() < 4096 &&
+      vkGetQueryPoolResults(ctx_->device(), p.step_pool.pool, 0, 2, sizeof(ts), ts, 8, VK_QUERY_RESULT_64_BIT) ==
+          VK_SUCCESS) {
+    st.run_samples.push_back((float)run_us);
+    st.gpu_samples.push_back((float)((double)(ts[1] - ts[0]) * ctx_->info().timestamp_period * 1e-3));
+  }
+}
+
+void VulkanGraphSession::collect_profile(ProfileStats& st, bool sampled) {
+  st.runs += 1;
+  uint32_t n = query_count_ - (sampled ? 0 : 1);  // the sampling timestamp was written only when it sampled
+  std::vector<uint64_t> ts(n);
+  OGX_VK(vkGetQueryPoolResults(ctx_->device(), query_pool_.pool, 0, n, ts.size() * 8, ts.data(), 8,
+                               VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT));
+  double tick_us = ctx_->info().timestamp_period * 1e-3;
+  for (size_t pos = 0; pos < device_nodes_.size(); pos++)
+    st.gpu_us[model_->graph.nodes[device_nodes_[pos]].op_type] += (double)(ts[pos + 1] - ts[pos]) * tick_us;
+  if (sampled) st.gpu_us["(device sampling)"] += (double)(ts[n - 1] - ts[n - 2]) * tick_us;
+  st.gpu_us["(step total)"] += (double)(ts.back() - ts[0]) * tick_us;
+}
+
+}  // namespace ogx::vk::graph

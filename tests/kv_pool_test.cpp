@@ -1,0 +1,351 @@
+// Generator-owned KV caches (exec/decode_session.h) and many generators decoding together (genai/batch_step.h):
+//  - generators of one Vulkan model interleaved step by step give the tokens each gives alone, and nothing is run
+//    twice (the session's run count is exactly one run per generated token after the first, per generator); seeded
+//    sampling generators keep their own device random state;
+//  - decode_together of 1..8 generators of different prompt lengths (1, 7, 33, ...: rows crossing the pool's
+//    16-position blocks at different steps) gives each generator's tokens alone, in one model run per step on
+//    Vulkan (on the CPU provider: one run per generator, the same tokens); generators join and leave between steps
+//    (blocks returned to the pool and taken again); a host-picked generator (repetition penalty) and a beam search
+//    share the run with greedy device-sampled ones;
+//  - a KV pool budget too small for a prompt is a clear error naming the budget; the process stays usable.
+// Golden llama (fp32 and the fp16 DirectML folder) from ../shared; Vulkan on lavapipe, skipped without a device.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+
+#include "genai/batch_step.h"
+#include "genai/generator.h"
+#include "shared_dir.h"
+#include "vulkan_test_config.h"
+
+namespace ogx::test {
+namespace {
+
+using Seq = std::vector<int32_t>;
+
+struct Loaded {
+  std::shared_ptr<genai::Model> model;
+  std::string skip;  // non-empty: why the test skips
+};
+
+Loaded load(const std::string& variant, bool vulkan, const std::string& budget_mb = "") {
+  Loaded l;
+  if (shared_dir().empty()) {
+    l.skip = "../shared is absent (reference material): test skipped";
+    return l;
+  }
+  genai::Config c = genai::Config::load(shared_dir() + "/golden/models/llama/" + variant);
+  c.clear_providers();
+  if (vulkan) {
+    select_vulkan(c, /*validation=*/true);
+    if (!budget_mb.empty()) c.set_provider_option("dml", "kv_cache_budget_mb", budget_mb);
+  }
+  try {
+    l.model = genai::Model::load(c);
+  } catch (const std::exception& e) {
+    if (!vulkan || !no_vulkan_device(e)) throw;
+    l.skip = std::string("no Vulkan device: ") + e.what();
+  }
+  return l;
+}
+
+double stat(const genai::Model& m, const std::string& name) {
+  for (auto& [k, v] : m.session().stats())
+    if (k == name) return v;
+  return -1;
+}
+
+Seq prompt(int length, uint32_t seed) {
+  std::mt19937 rng(seed);
+  Seq p(length);
+  for (int32_t& t : p) t = 3 + (int32_t)(rng() % 2000);  // not EOS / pad (2)
+  return p;
+}
+
+struct Request {
+  Seq prompt;
+  double repetition_penalty = 1.0;
+  int beams = 1;
+  Seq second;  // non-empty: a batch of two prompts (padded on the right)
+};
+
+genai::GeneratorParams params_of(const genai::Model& m, const Request& r, int new_tokens) {
+  genai::GeneratorParams p(m);
+  p.search.do_sample = false;
+  p.search.max_length = (int)r.prompt.size() + new_tokens;
+  p.search.repetition_penalty = r.repetition_penalty;
+  p.search.num_beams = r.beams;
+  if (!r.second.empty()) {
+    p.search.batch_size = 2;
+    p.search.max_length = (int)std::max(r.prompt.size(), r.second.size()) + new_tokens;
+  }
+  return p;
+}
+
+void append(genai::Generator& g, const Request& r) {
+  if (r.second.empty()) g.append_tokens(r.prompt);
+  else g.append_token_sequences({r.prompt, r.second});
+}
+
+// Every row's sequence.
+std::vector<Seq> rows_of(const genai::Generator& g) {
+  std::vector<Seq> out;
+  for (size_t i = 0; i < g.sequence_count(); i++) out.push_back(g.sequence(i));
+  return out;
+}
+
+Seq alone(const std::shared_ptr<genai::Model>& m, const Request& r, int new_tokens) {
+  genai::Generator g(m, params_of(*m, r, new_tokens));
+  append(g, r);
+  while (!g.is_done()) g.generate_next_token();
+  return g.sequence(0);
+}
+
+std::vector<Seq> alone_rows(const std::shared_ptr<genai::Model>& m, const Request& r, int new_tokens) {
+  genai::Generator g(m, params_of(*m, r, new_tokens));
+  append(g, r);
+  while (!g.is_done()) g.generate_next_token();
+  return rows_of(g);
+}
+
+std::vector<Request> requests(int n) {
+  const int lengths[] = {1, 7, 33, 16, 17, 2, 40, 15};
+  std::vector<Request> r;
+  for (int i = 0; i < n; i++) r.push_back({prompt(lengths[i % 8], 100 + i)});
+  return r;
+}
+
+class KvPool : public ::testing::TestWithParam<bool> {};  // the parameter: on the Vulkan provider
+
+TEST_P(KvPool, InterleavedGeneratorsEqualAloneWithoutRerunning) {
+  Loaded l = load("fp32-cpu", GetParam());
+  if (!l.skip.empty()) GTEST_SKIP() << l.skip;
+  const int N = 20;
+  std::vector<Request> reqs = requests(3);
+  std::vector<Seq> want;
+  for (const Request& r : reqs) want.push_back(alone(l.model, r, N));
+  const double runs_before = stat(*l.model, "runs");
+  std::vector<std::unique_ptr<genai::Generator>> gens;
+  for (const Request& r : reqs) {
+    gens.push_back(std::make_unique<genai::Generator>(l.model, params_of(*l.model, r, N)));
+    gens.back()->append_tokens(r.prompt);
+  }
+  for (bool any = true; any;) {
+    any = false;
+    for (auto& g : gens)
+      if (!g->is_done()) {
+        g->generate_next_token();
+        any = true;
+      }
+  }
+  double generated = 0;
+  for (size_t i = 0; i < gens.size(); i++) {
+    EXPECT_EQ(gens[i]->sequence(0), want[i]) << "generator " << i;
+    EXPECT_EQ(gens[i]->rerun_tokens(), 0) << "generator " << i;
+    generated += (double)(gens[i]->token_count() - reqs[i].prompt.size());
+  }
+  if (GetParam())  // one run per prompt and per generated token after the first: nothing replayed
+    EXPECT_EQ(stat(*l.model, "runs") - runs_before, generated);
+}
+
+// Seeded top-k sampling on the device: each generator's random state stays its own while others sample in between.
+TEST_P(KvPool, InterleavedSamplingGeneratorsEqualAlone) {
+  Loaded l = load("fp32-cpu", GetParam());
+  if (!l.skip.empty()) GTEST_SKIP() << l.skip;
+  const int N = 12;
+  std::vector<Request> reqs = requests(3);
+  auto params = [&](size_t i) {
+    genai::GeneratorParams p = params_of(*l.model, reqs[i], N);
+    p.search.do_sample = true;
+    p.search.top_k = 20;
+    p.search.temperature = 1.5;
+    p.search.random_seed = 11 + (int)i;
+    return p;
+  };
+  std::vector<Seq> want;
+  for (size_t i = 0; i < reqs.size(); i++) {
+    genai::Generator g(l.model, params(i));
+    g.append_tokens(reqs[i].prompt);
+    while (!g.is_done()) g.generate_next_token();
+    want.push_back(g.sequence(0));
+  }
+  std::vector<std::unique_ptr<genai::Generator>> gens;
+  for (size_t i = 0; i < reqs.size(); i++) {
+    gens.push_back(std::make_unique<genai::Generator>(l.model, params(i)));
+    gens.back()->append_tokens(reqs[i].prompt);
+  }
+  for (bool any = true; any;) {
+    any = false;
+    for (auto& g : gens)
+      if (!g->is_done()) {
+        g->generate_next_token();
+        any = true;
+      }
+  }
+  for (size_t i = 0; i < gens.size(); i++) EXPECT_EQ(gens[i]->sequence(0), want[i]) << "generator " << i;
+}
+
+TEST_P(KvPool, DecodeTogetherEqualsAloneForOneToEightGenerators) {
+  for (const char* variant : {"fp32-cpu", "fp16-dml"}) {
+    if (!GetParam() && std::string(variant) == "fp16-dml") continue;  // a DirectML folder: Vulkan only
+    SCOPED_TRACE(variant);
+    Loaded l = load(variant, GetParam());
+    if (!l.skip.empty()) GTEST_SKIP() << l.skip;
+    const int N = 16;  // prompts of 1, 7, 33, 16, 17, 2, 40, 15: rows cross blocks of 16 at different steps
+    std::vector<Request> all = requests(8);
+    std::vector<Seq> want;
+    for (const Request& r : all) want.push_back(alone(l.model, r, N));
+    const bool fp16 = std::string(variant) == "fp16-dml";
+    for (int G : fp16 ? std::vector<int>{5} : std::vector<int>{1, 8}) {
+      SCOPED_TRACE("G = " + std::to_string(G));
+      const double runs_before = stat(*l.model, "runs");
+      std::vector<std::unique_ptr<genai::Generator>> gens;
+      std::vector<genai::Generator*> ptrs;
+      for (int i = 0; i < G; i++) {
+        gens.push_back(std::make_unique<genai::Generator>(l.model, params_of(*l.model, all[i], N)));
+        gens.back()->append_tokens(all[i].prompt);
+        ptrs.push_back(gens.back().get());
+      }
+      int calls = 0;
+      for (bool any = true; any; calls++) {
+        genai::decode_together(ptrs);
+        any = false;
+        for (auto* g : ptrs) any = any || !g->is_done();
+      }
+      for (int i = 0; i < G; i++) {
+        EXPECT_EQ(gens[i]->sequence(0), want[i]) << "generator " << i;
+        EXPECT_EQ(gens[i]->rerun_tokens(), 0);
+      }
+      if (GetParam() && G > 1)  // one run per prompt, then at most one per step for all
+        EXPECT_LE(stat(*l.model, "runs") - runs_before, G + calls);
+    }
+  }
+}
+
+TEST_P(KvPool, GeneratorsJoinAndLeaveBetweenSteps) {
+  Loaded l = load("fp32-cpu", GetParam());
+  if (!l.skip.empty()) GTEST_SKIP() << l.skip;
+  const int N = 30;
+  std::vector<Request> reqs = requests(6);
+  reqs[2].repetition_penalty = 1.3;  // picks on the host from its logits
+  reqs[4].beams = 2;                 // beam search: rows reordered on the device each step
+  reqs[5].second = prompt(3, 77);    // a batch of two prompts of 2 and 3 tokens: its own padding, two rows
+  std::vector<std::vector<Seq>> want;
+  for (const Request& r : reqs) want.push_back(alone_rows(l.model, r, N));
+  std::vector<std::unique_ptr<genai::Generator>> gens(reqs.size());
+  auto start = [&](size_t i) {
+    gens[i] = std::make_unique<genai::Generator>(l.model, params_of(*l.model, reqs[i], N));
+    append(*gens[i], reqs[i]);
+  };
+  auto step = [&] {
+    std::vector<genai::Generator*> ptrs;
+    for (auto& g : gens)
+      if (g) ptrs.push_back(g.get());
+    genai::decode_together(ptrs);
+  };
+  for (size_t i : {0, 1, 2}) start(i);
+  for (int s = 0; s < 5; s++) step();
+  // Generator 1 leaves half way (its blocks go back to the pool); 3, 4 and 5 join and take blocks again.
+  Seq partial = gens[1]->sequence(0);
+  EXPECT_EQ(Seq(want[1][0].begin(), want[1][0].begin() + (std::ptrdiff_t)partial.size()), partial);
+  const double held = stat(*l.model, "kv_pool_blocks_held");
+  gens[1].reset();
+  if (GetParam()) EXPECT_LT(stat(*l.model, "kv_pool_blocks_held"), held);
+  for (size_t i : {3, 4, 5}) start(i);
+  for (int s = 0; s < N + 2; s++) step();
+  for (size_t i : {0, 2, 3, 4, 5}) {
+    EXPECT_TRUE(gens[i]->is_done()) << "generator " << i;
+    EXPECT_EQ(rows_of(*gens[i]), want[i]) << "generator " << i;
+  }
+  gens.clear();
+  if (GetParam()) EXPECT_EQ(stat(*l.model, "kv_pool_blocks_held"), 0);
+}
+
+// The logits of a step decoded together, read afterwards: the generator's rows of the device's copy (no re-run), as
+// the generator's own step gives them.
+TEST_P(KvPool, LogitsAfterDecodeTogetherAreTheGeneratorsRows) {
+  Loaded l = load("fp32-cpu", GetParam());
+  if (!l.skip.empty()) GTEST_SKIP() << l.skip;
+  const int N = 8, steps = 3;
+  std::vector<Request> reqs = requests(3);
+  std::vector<std::vector<float>> want;
+  for (const Request& r : reqs) {
+    genai::Generator g(l.model, params_of(*l.model, r, N));
+    g.append_tokens(r.prompt);
+    for (int s = 0; s < steps; s++) g.generate_next_token();
+    want.push_back(g.logits());
+  }
+  std::vector<std::unique_ptr<genai::Generator>> gens;
+  std::vector<genai::Generator*> ptrs;
+  for (const Request& r : reqs) {
+    gens.push_back(std::make_unique<genai::Generator>(l.model, params_of(*l.model, r, N)));
+    gens.back()->append_tokens(r.prompt);
+    ptrs.push_back(gens.back().get());
+  }
+  for (int s = 0; s < steps; s++) genai::decode_together(ptrs);
+  for (size_t i = 0; i < gens.size(); i++) {
+    const std::vector<float>& got = gens[i]->logits();
+    ASSERT_EQ(got.size(), want[i].size());
+    double worst = 0;  // rows of a batched projection may sum in another order than one row's: fp32 rounding only
+    for (size_t k = 0; k < got.size(); k++) worst = std::max(worst, (double)std::abs(got[k] - want[i][k]));
+    EXPECT_LT(worst, 1e-3) << "generator " << i;
+    EXPECT_EQ(gens[i]->rerun_tokens(), 0) << "generator " << i;
+  }
+}
+
+// More rows than a generator's batch may have (kMaxBatchSize 32): 36 one-row generators picked on the device in one
+// run per step.
+TEST_P(KvPool, DecodeTogetherOfMoreThanThirtyTwoGenerators) {
+  Loaded l = load("fp32-cpu", GetParam());
+  if (!l.skip.empty()) GTEST_SKIP() << l.skip;
+  const int G = 36, N = 3;
+  const int lengths[] = {1, 5, 17};
+  std::vector<std::unique_ptr<genai::Generator>> gens;
+  std::vector<genai::Generator*> ptrs;
+  std::vector<Seq> want;
+  for (int i = 0; i < G; i++) {
+    Request r{prompt(lengths[i % 3], 300 + i)};
+    want.push_back(alone(l.model, r, N));
+    gens.push_back(std::make_unique<genai::Generator>(l.model, params_of(*l.model, r, N)));
+    gens.back()->append_tokens(r.prompt);
+    ptrs.push_back(gens.back().get());
+  }
+  const double runs_before = stat(*l.model, "runs");
+  for (int s = 0; s < N; s++) genai::decode_together(ptrs);
+  for (int i = 0; i < G; i++) EXPECT_EQ(gens[i]->sequence(0), want[i]) << "generator " << i;
+  if (GetParam()) EXPECT_EQ(stat(*l.model, "runs") - runs_before, N - 1);
+}
+
+INSTANTIATE_TEST_SUITE_P(Provider, KvPool, ::testing::Values(false, true),
+                         [](const auto& info) { return info.param ? std::string("vulkan") : std::string("cpu"); });
+
+TEST(KvPoolBudget_vulkan, ExhaustionIsAClearErrorAndTheProcessStaysUsable) {
+  // A block of this model: 2 layers x key and value x 16 positions x 16 x 4 bytes = 4 KiB per KV head; a budget of
+  // 0.05 MiB holds 12 blocks: 6 positions-blocks of its 2 heads (96 positions).
+  Loaded l = load("fp32-cpu", true, "0.05");
+  if (!l.skip.empty()) GTEST_SKIP() << l.skip;
+  Request big{prompt(120, 7)}, small{prompt(20, 8)};
+  {
+    genai::Generator g(l.model, params_of(*l.model, big, 4));
+    try {
+      g.append_tokens(big.prompt);
+      FAIL() << "a 120-token prompt fit a 96-position budget";
+    } catch (const Error& e) {
+      std::string msg = e.what();
+      EXPECT_NE(msg.find("budget"), std::string::npos) << msg;
+      EXPECT_NE(msg.find("kv_cache_budget_mb"), std::string::npos) << msg;
+    }
+  }
+  EXPECT_EQ(stat(*l.model, "kv_pool_blocks_held"), 0);
+  Seq want;
+  {
+    Loaded roomy = load("fp32-cpu", true);
+    want = alone(roomy.model, small, 10);
+  }
+  EXPECT_EQ(alone(l.model, small, 10), want);  // the same model after the error
+}
+
+}  // namespace
+}  // namespace ogx::test
