@@ -44,6 +44,8 @@ const char* kind_name(Kind k) {
     case Kind::strings: return "OgxStringArray";
     case Kind::named_tensors: return "OgxNamedTensors";
     case Kind::speculative_stats: return "OgxSpeculativeStats";
+    case Kind::engine: return "OgxEngine";
+    case Kind::request: return "OgxRequest";
   }
   return "object";
 }

@@ -104,7 +104,7 @@ namespace ogx::api {
 // Kinds of registered objects (the registry maps an address to its kind).
 enum class Kind {
   result, string, config, model, tokenizer, stream, sequences, params, generator, tensor, strings, named_tensors,
-  speculative_stats
+  speculative_stats, engine, request
 };
 const char* kind_name(Kind k);
 

@@ -163,21 +163,30 @@ void check_ids(const std::vector<int32_t>& ids, int vocab, const char* what) {
 }
 }  // namespace
 
-void Engine::add_request(const std::shared_ptr<Request>& request) {
-  OGX_CHECK(request, "add_request: no request");
-  Request& r = *request;
+void Engine::add_request(const std::shared_ptr<Request>& request) { add_requests({request}); }
+
+void Engine::add_requests(const std::vector<std::shared_ptr<Request>>& requests) {
   {
     std::lock_guard<std::mutex> lk(mu_);
-    std::lock_guard<std::mutex> rl(r.mu_);
-    OGX_CHECK(r.status_ == RequestStatus::unassigned, "add_request: the request was already added to an engine");
-    OGX_CHECK(!r.input_.empty(), "add_request: the request has no tokens (add_tokens first)");
-    check_ids(r.input_, model_->io().vocab_size, "add_request");
-    const int ml = max_length_of(r.params_);
-    OGX_CHECK(r.input_.size() < (size_t)ml, "add_request: the prompt's ", r.input_.size(),
-              " tokens leave no room below max_length ", ml);
-    r.engine_ = this;
-    r.status_ = RequestStatus::queued;
-    queued_.push_back(request);
+    for (size_t i = 0; i < requests.size(); i++) {  // check all first: none is queued when one is refused
+      OGX_CHECK(requests[i], "add_request: no request");
+      Request& r = *requests[i];
+      std::lock_guard<std::mutex> rl(r.mu_);
+      OGX_CHECK(r.status_ == RequestStatus::unassigned, "add_request: the request was already added to an engine");
+      for (size_t j = 0; j < i; j++)
+        OGX_CHECK(requests[j] != requests[i], "add_request: the same request is given twice");
+      OGX_CHECK(!r.input_.empty(), "add_request: the request has no tokens (add_tokens first)");
+      check_ids(r.input_, model_->io().vocab_size, "add_request");
+      const int ml = max_length_of(r.params_);
+      OGX_CHECK(r.input_.size() < (size_t)ml, "add_request: the prompt's ", r.input_.size(),
+                " tokens leave no room below max_length ", ml);
+    }
+    for (auto& request : requests) {
+      std::lock_guard<std::mutex> rl(request->mu_);
+      request->engine_ = this;
+      request->status_ = RequestStatus::queued;
+      queued_.push_back(request);
+    }
   }
   pending_cv_.notify_all();
 }

@@ -128,6 +128,9 @@ class Engine {
   // Queues a request with its prompt; throws (naming the problem) for an empty prompt, ids outside the
   // vocabulary, a prompt that leaves no room below max_length, or a request already added.
   void add_request(const std::shared_ptr<Request>& request);
+  // Several requests at once: all are queued together (and so admitted in the same step when there is room), or,
+  // when one is refused, none.
+  void add_requests(const std::vector<std::shared_ptr<Request>>& requests);
   // Closes a request (a no-op for one already closed); throws when it belongs to another engine.
   void remove_request(const std::shared_ptr<Request>& request);
   // Returns a request with new tokens or a completed turn: one left from the previous step, else runs steps

@@ -61,5 +61,6 @@ void bind_unsupported(py::module_& m);
 void bind_config_model(py::module_& m);
 void bind_tokenizer(py::module_& m);
 void bind_generator(py::module_& m);
+void bind_engine(py::module_& m);
 
 }  // namespace ogx::py_module
