@@ -86,6 +86,10 @@ Completion::~Completion() { cancel(); }
 void Completion::start() {
   if (ctx_.draining) throw ApiError(503, "the server is shutting down", "server_error");
   const int n = req_.n, limit = ctx_.max_batch + ctx_.max_queue;
+  if (n > limit)  // never admissible: not a matter of waiting
+    throw ApiError(400, "n = " + std::to_string(n) + " is more than this server ever runs at once (--max-batch " +
+                            std::to_string(ctx_.max_batch) + " + --max-queue " + std::to_string(ctx_.max_queue) + ")",
+                   "invalid_request_error", "n");
   int cur = ctx_.in_flight.load();
   do {
     if (cur + n > limit)
