@@ -144,8 +144,10 @@ Engine::~Engine() {
     running_.clear();
     parked_.clear();
     ready_.clear();
+    for (auto& g : deferred_free_) gens.push_back(std::move(g));
   }
-  for (auto& g : gens) free_generator(std::move(g));
+  std::lock_guard<std::mutex> ml(model_lock());
+  gens.clear();
 }
 
 int Engine::max_length_of(const GeneratorParams& params) const {
@@ -246,9 +248,13 @@ void Engine::remove_request(const std::shared_ptr<Request>& request) {
 void Engine::free_generator(std::unique_ptr<Generator> gen) {
   if (!gen) return;
   // A generator may leave a queued step in the model's session: destroyed under the model's lock.
-  std::unique_lock<std::mutex> ml;
-  if (options_.model_lock) ml = std::unique_lock<std::mutex>(*options_.model_lock);
-  gen.reset();
+  std::unique_lock<std::mutex> ml(model_lock(), std::try_to_lock);
+  if (ml.owns_lock()) {
+    gen.reset();
+    return;
+  }
+  std::lock_guard<std::mutex> lk(mu_);
+  deferred_free_.push_back(std::move(gen));  // the running step frees it when its forward passes are done
 }
 
 bool Engine::pending_locked() const { return !queued_.empty() || !running_.empty() || !ready_.empty(); }

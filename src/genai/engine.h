@@ -14,8 +14,8 @@
 //     batched forward pass over many generators replaces one pass per generator);
 //   - a request whose turn completed (EOS, max_length) leaves the running set but keeps its generator: its tokens
 //     stay readable and continue_with() queues another turn over the same sequence (a chat's next turn);
-//   - remove_request() closes a request at any time; its generator is freed at once, or at the end of the step
-//     that is using it.
+//   - remove_request() closes a request at any time; its generator is freed at once, or, while a step runs the
+//     model, at the end of that step (a removing thread never waits for a forward pass).
 // Threads: one thread calls step(); any threads may add, remove and continue requests, and read a request's tokens
 // (get_unseen_token, wait) while the engine runs. A step's error in one request ends that request's turn with
 // finish reason `error` and its message; the other requests continue.
@@ -104,7 +104,7 @@ struct EngineOptions {
   int max_batch = 16;       // requests in the running set (others wait queued)
   int prefill_chunk = 256;  // prompt tokens run per step, over all requests (at least one request progresses)
   // Held around every generator creation, forward pass and destruction (the C API passes the model's lock that
-  // serializes the generators sharing a model); null: none.
+  // serializes the generators sharing a model); null: the engine's own.
   std::mutex* model_lock = nullptr;
 };
 
@@ -152,7 +152,10 @@ class Engine {
   void continue_request(Request& r, const std::vector<int32_t>& tokens);  // Request::continue_with
   bool pending_locked() const;
   void run_one_step();  // one model step over the running set
+  // Frees a generator under the model lock: now when the lock is free, else (a step is running the model) at the
+  // end of that step, so a thread removing a request never waits for a forward pass.
   void free_generator(std::unique_ptr<Generator> gen);
+  std::mutex& model_lock() { return options_.model_lock ? *options_.model_lock : own_model_lock_; }
   // Ends a request's turn (engine lock held); `error` for finish reason error.
   static void end_turn_locked(Request& r, FinishReason why, const std::string& error = "");
 
@@ -161,6 +164,8 @@ class Engine {
   mutable std::mutex mu_;  // the lists below and the requests' status / gen_ ownership
   mutable std::condition_variable pending_cv_;
   std::mutex step_mu_;     // one step() at a time
+  std::mutex own_model_lock_;  // model_lock() when the options give none
+  std::vector<std::unique_ptr<Generator>> deferred_free_;  // generators free_generator could not free at once
   std::deque<std::shared_ptr<Request>> queued_;
   std::vector<std::shared_ptr<Request>> running_;  // admission order
   std::vector<std::shared_ptr<Request>> parked_;   // turn complete, generator kept for continue_with

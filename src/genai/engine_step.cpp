@@ -70,8 +70,7 @@ void Engine::run_one_step() {
   std::vector<Generator*> decoders;
   std::vector<size_t> decoder_work;  // [decoders]: index into work
   {
-    std::unique_lock<std::mutex> ml;
-    if (options_.model_lock) ml = std::unique_lock<std::mutex>(*options_.model_lock);
+    std::lock_guard<std::mutex> ml(model_lock());
     for (size_t i = 0; i < work.size(); i++) {
       Work& w = work[i];
       Request& r = *w.request;
@@ -134,6 +133,8 @@ void Engine::run_one_step() {
       r.cv_.notify_all();
       ready_.push_back(w.request);
     }
+    for (auto& g : deferred_free_) to_free.push_back(std::move(g));  // removed by other threads during the passes
+    deferred_free_.clear();
     if (!left_running.empty())
       running_.erase(std::remove_if(running_.begin(), running_.end(),
                                     [&](auto& p) {
@@ -142,7 +143,8 @@ void Engine::run_one_step() {
                                     }),
                      running_.end());
   }
-  for (auto& g : to_free) free_generator(std::move(g));
+  std::lock_guard<std::mutex> ml(model_lock());
+  to_free.clear();
 }
 
 }  // namespace ogx::genai
