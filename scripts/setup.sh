@@ -13,6 +13,8 @@ PKGS=(
   pybind11-dev python3-dev python3-numpy python3-pytest python3-jinja2
   libflatbuffers-dev flatbuffers-compiler            # ONNX Runtime adapter files (.onnx_adapter)
   clang libclang-rt-dev                              # fuzz targets: clang's libFuzzer (scripts/fuzz.sh)
+  libcpp-httplib-dev libcli11-dev                    # ogx serve: HTTP server, argument parsing
+  nginx-light                                        # ogx serve: the scale-out test (tests/serve/nginx_test.mjs)
 )
 missing=()
 for p in "${PKGS[@]}"; do
@@ -22,5 +24,9 @@ if [ ${#missing[@]} -gt 0 ]; then
   SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO=sudo
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+# The official OpenAI client for the `ogx serve` tests (version pinned in tests/serve/package-lock.json), from npm.
+if command -v npm >/dev/null && [ ! -f "$(dirname "$0")/../tests/serve/node_modules/openai/package.json" ]; then
+  (cd "$(dirname "$0")/../tests/serve" && npm ci --no-audit --no-fund --loglevel=error)
 fi
 echo "setup: all dependencies present"

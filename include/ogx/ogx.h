@@ -490,6 +490,51 @@ OGX_EXPORT void OgxDestroyImages(OgxImages* images);
 OGX_EXPORT void OgxDestroyAudios(OgxAudios* audios);
 OGX_EXPORT void OgxDestroyMultiModalProcessor(OgxMultiModalProcessor* processor);
 
+/* ---------------------------------------------------------------------------------------------------------------
+ * Engine and Request: continuous batching (ONNX Runtime GenAI's OgaEngine / OgaRequest)
+ *
+ * A request holds one sequence (batch_size 1, num_beams 1) with its own generator params (search options, seed,
+ * max_length). Add its prompt (OgxRequestAddTokens), submit it (OgxEngineAddRequest), and call OgxEngineStep in a
+ * loop: each call returns one request with new tokens or a completed turn (or NULL when nothing is pending).
+ * Requests join and leave the running batch at every step; long prompts run in chunks so they do not stall the
+ * others; a turn ends at EOS or max_length, after which OgxRequestContinue queues another turn of the same sequence.
+ * Threads: one thread steps the engine; others may add, remove and read requests at the same time. A step's error
+ * in one request ends that request's turn (OgxRequestIsTurnComplete true); the others continue.
+ * Handles: a request handle is reference-counted: OgxCreateRequest and every non-NULL request from OgxEngineStep
+ * (the same address as the created handle) each take one reference, released with OgxDestroyRequest. When the last
+ * reference goes, a request still in an engine is removed from it. Destroying an engine closes its requests.
+ * ------------------------------------------------------------------------------------------------------------ */
+
+typedef struct OgxEngine OgxEngine;
+typedef struct OgxRequest OgxRequest;
+
+OGX_EXPORT OgxResult* OgxCreateEngine(const OgxModel* model, OgxEngine** out);
+OGX_EXPORT void OgxDestroyEngine(OgxEngine* engine);
+/* *request = a request with new tokens or a completed turn (a new reference: OgxDestroyRequest), NULL: none pending. */
+OGX_EXPORT OgxResult* OgxEngineStep(OgxEngine* engine, OgxRequest** request);
+OGX_EXPORT OgxResult* OgxEngineHasPendingRequests(OgxEngine* engine, bool* out);
+/* Errors: a request with no tokens, ids outside the vocabulary, a prompt that leaves no room below max_length, a
+ * request already submitted. */
+OGX_EXPORT OgxResult* OgxEngineAddRequest(OgxEngine* engine, OgxRequest* request);
+/* Closes the request and frees its sequence's state; a no-op for a closed request. */
+OGX_EXPORT OgxResult* OgxEngineRemoveRequest(OgxEngine* engine, OgxRequest* request);
+/* The params are copied. Errors: batch_size or num_beams other than 1. */
+OGX_EXPORT OgxResult* OgxCreateRequest(const OgxGeneratorParams* params, OgxRequest** out);
+/* The prompt (one sequence), before OgxEngineAddRequest. */
+OGX_EXPORT OgxResult* OgxRequestAddTokens(OgxRequest* request, const OgxSequences* tokens);
+/* Another turn (one sequence) after OgxRequestIsTurnComplete returned true. */
+OGX_EXPORT OgxResult* OgxRequestContinue(OgxRequest* request, const OgxSequences* tokens);
+OGX_EXPORT void OgxDestroyRequest(OgxRequest* request);
+OGX_EXPORT OgxResult* OgxRequestSetOpaqueData(OgxRequest* request, void* opaque_data);
+OGX_EXPORT OgxResult* OgxRequestGetOpaqueData(OgxRequest* request, void** opaque_data);
+OGX_EXPORT OgxResult* OgxRequestHasUnseenTokens(const OgxRequest* request, bool* out);
+/* The oldest generated token not yet read; an error when there is none. */
+OGX_EXPORT OgxResult* OgxRequestGetUnseenToken(OgxRequest* request, int32_t* out);
+/* True once the current turn ended (EOS, max_length, an error) or the request was removed. */
+OGX_EXPORT OgxResult* OgxRequestIsTurnComplete(const OgxRequest* request, bool* out);
+/* ogx: why the turn ended: "none" (running), "eos", "length", "error", "removed"; borrowed static string. */
+OGX_EXPORT OgxResult* OgxRequestGetFinishReason(const OgxRequest* request, const char** out);
+
 #ifdef __cplusplus
 }
 #endif

@@ -592,5 +592,90 @@ class Generator {
   detail::Handle<OgxGenerator, OgxDestroyGenerator> h_;
 };
 
+// Continuous batching (ort_genai.h's OgaRequest / OgaEngine). A Request object owns one reference of its handle;
+// Engine::Step returns another Request object for the same handle (compare with get()).
+class Request {
+ public:
+  explicit Request(const GeneratorParams& params) {
+    OgxRequest* p = nullptr;
+    detail::check(OgxCreateRequest(params.get(), &p));
+    h_.reset(p);
+  }
+  static std::unique_ptr<Request> Create(const GeneratorParams& params) { return std::make_unique<Request>(params); }
+  // Takes over one reference of a handle (from OgxEngineStep).
+  static std::unique_ptr<Request> Adopt(OgxRequest* p) { return std::unique_ptr<Request>(new Request(p)); }
+
+  void AddTokens(const Sequences& tokens) { detail::check(OgxRequestAddTokens(get(), tokens.get())); }
+  void AddTokens(std::span<const int32_t> tokens) {
+    Sequences s;
+    s.Append(tokens);
+    AddTokens(s);
+  }
+  void Continue(const Sequences& tokens) { detail::check(OgxRequestContinue(get(), tokens.get())); }
+  void Continue(std::span<const int32_t> tokens) {
+    Sequences s;
+    s.Append(tokens);
+    Continue(s);
+  }
+  bool IsTurnComplete() const {
+    bool out = false;
+    detail::check(OgxRequestIsTurnComplete(get(), &out));
+    return out;
+  }
+  bool HasUnseenTokens() const {
+    bool out = false;
+    detail::check(OgxRequestHasUnseenTokens(get(), &out));
+    return out;
+  }
+  int32_t GetUnseenToken() {
+    int32_t t = 0;
+    detail::check(OgxRequestGetUnseenToken(get(), &t));
+    return t;
+  }
+  std::string GetFinishReason() const {
+    const char* s = nullptr;
+    detail::check(OgxRequestGetFinishReason(get(), &s));
+    return s;
+  }
+  void SetOpaqueData(void* data) { detail::check(OgxRequestSetOpaqueData(get(), data)); }
+  void* GetOpaqueData() {
+    void* data = nullptr;
+    detail::check(OgxRequestGetOpaqueData(get(), &data));
+    return data;
+  }
+  OgxRequest* get() const { return h_.get(); }
+
+ private:
+  explicit Request(OgxRequest* p) : h_(p) {}
+  detail::Handle<OgxRequest, OgxDestroyRequest> h_;
+};
+
+class Engine {
+ public:
+  explicit Engine(const Model& model) {
+    OgxEngine* p = nullptr;
+    detail::check(OgxCreateEngine(model.get(), &p));
+    h_.reset(p);
+  }
+  static std::unique_ptr<Engine> Create(const Model& model) { return std::make_unique<Engine>(model); }
+  bool HasPendingRequests() {
+    bool out = false;
+    detail::check(OgxEngineHasPendingRequests(get(), &out));
+    return out;
+  }
+  void Add(Request& request) { detail::check(OgxEngineAddRequest(get(), request.get())); }
+  void Remove(Request& request) { detail::check(OgxEngineRemoveRequest(get(), request.get())); }
+  // A request with new tokens or a completed turn; null when nothing is pending.
+  std::unique_ptr<Request> Step() {
+    OgxRequest* p = nullptr;
+    detail::check(OgxEngineStep(get(), &p));
+    return p ? Request::Adopt(p) : nullptr;
+  }
+  OgxEngine* get() const { return h_.get(); }
+
+ private:
+  detail::Handle<OgxEngine, OgxDestroyEngine> h_;
+};
+
 }  // namespace v1
 }  // namespace ogx

@@ -45,6 +45,8 @@ const char* kind_name(Kind k) {
     case Kind::named_tensors: return "OgxNamedTensors";
     case Kind::speculative_stats: return "OgxSpeculativeStats";
     case Kind::adapters: return "OgxAdapters";
+    case Kind::engine: return "OgxEngine";
+    case Kind::request: return "OgxRequest";
   }
   return "object";
 }

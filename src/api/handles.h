@@ -110,7 +110,7 @@ namespace ogx::api {
 // Kinds of registered objects (the registry maps an address to its kind).
 enum class Kind {
   result, string, config, model, tokenizer, stream, sequences, params, generator, tensor, strings, named_tensors,
-  speculative_stats, adapters
+  speculative_stats, adapters, engine, request
 };
 const char* kind_name(Kind k);
 

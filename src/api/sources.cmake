@@ -12,5 +12,6 @@ set(OGX_C_API_SOURCES
   c_api_named_tensors.cpp
   c_api_speculative.cpp
   c_api_adapters.cpp
+  c_api_engine.cpp
   c_api_unsupported.cpp
   provider_env.cpp)

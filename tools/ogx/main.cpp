@@ -28,6 +28,7 @@ const std::map<std::string, std::pair<Command, const char*>>& commands() {
       {"generate", {ogx::cli::cmd_generate, "run a model folder: --ids 1,2,3 or --prompt TEXT"}},
       {"bench", {ogx::cli::cmd_bench, "measure prefill/decode speed: --prompt-len P --gen-len G --json"}},
       {"check", {ogx::cli::cmd_check, "CPU vs GPU provider, token by token with logit margins: MODEL_DIR [--json]"}},
+      {"serve", {ogx::cli::cmd_serve, "OpenAI-compatible HTTP server: MODEL_DIR [--host H] [--port P] [--api-key K]"}},
       {"tokenize", {ogx::tok::cmd_tokenize, "tokenize text: DIR --text T --json"}},
       {"chat-template", {ogx::tok::cmd_chat_template, "render the chat template: DIR --messages JSON --json"}},
       {"build", {ogx::builder::cmd_build, "convert a Hugging Face checkpoint: -i HF_DIR -o OUT -p P -e E"}},

@@ -106,6 +106,7 @@ PYBIND11_MODULE(ogx, m) {
   bind_tokenizer(m);
   bind_generator(m);
   bind_adapters(m);
+  bind_engine(m);
 
   m.def("get_available_devices", &available_devices,
         "The Vulkan devices as a list of dicts (name, vendor_id, device_id, type, usable, selected, memory_heaps, "

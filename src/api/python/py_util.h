@@ -62,5 +62,6 @@ void bind_config_model(py::module_& m);
 void bind_tokenizer(py::module_& m);
 void bind_generator(py::module_& m);
 void bind_adapters(py::module_& m);  // after bind_generator (adds Generator.set_active_adapter)
+void bind_engine(py::module_& m);
 
 }  // namespace ogx::py_module

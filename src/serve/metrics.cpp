@@ -1,0 +1,105 @@
+#include "serve/metrics.h"
+
+#include <cstdio>
+
+namespace ogx::serve {
+
+namespace {
+std::string num(double v) {
+  char b[64];
+  std::snprintf(b, sizeof b, "%.9g", v);
+  return b;
+}
+}  // namespace
+
+void Histogram::observe(double v) {
+  size_t i = 0;
+  while (i < bounds_.size() && v > bounds_[i]) i++;
+  counts_[i]++;
+  sum_ += v;
+  count_++;
+}
+
+void Histogram::write(std::string& out, const std::string& name, const std::string& help) const {
+  out += "# HELP " + name + " " + help + "\n# TYPE " + name + " histogram\n";
+  uint64_t cumulative = 0;
+  for (size_t i = 0; i < bounds_.size(); i++) {
+    cumulative += counts_[i];
+    out += name + "_bucket{le=\"" + num(bounds_[i]) + "\"} " + std::to_string(cumulative) + "\n";
+  }
+  out += name + "_bucket{le=\"+Inf\"} " + std::to_string(count_) + "\n";
+  out += name + "_sum " + num(sum_) + "\n" + name + "_count " + std::to_string(count_) + "\n";
+}
+
+Metrics::Metrics()
+    : ttft_({0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30}),
+      duration_({0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120}) {}
+
+void Metrics::request_done(const std::string& endpoint, int status) {
+  std::lock_guard<std::mutex> lk(mu_);
+  requests_[{endpoint, status}]++;
+}
+
+void Metrics::time_to_first_token(double seconds) {
+  std::lock_guard<std::mutex> lk(mu_);
+  ttft_.observe(seconds);
+}
+
+void Metrics::request_duration(double seconds) {
+  std::lock_guard<std::mutex> lk(mu_);
+  duration_.observe(seconds);
+}
+
+void Metrics::tokens(size_t prompt, size_t completion) {
+  std::lock_guard<std::mutex> lk(mu_);
+  prompt_tokens_ += prompt;
+  completion_tokens_ += completion;
+}
+
+void Metrics::sample_generated(uint64_t total) {
+  std::lock_guard<std::mutex> lk(mu_);
+  auto now = Clock::now();
+  if (!samples_.empty() && now - samples_.back().first < std::chrono::milliseconds(250)) return;
+  samples_.emplace_back(now, total);
+  while (samples_.size() > 2 && now - samples_[1].first > std::chrono::seconds(10)) samples_.pop_front();
+}
+
+std::string Metrics::prometheus(const genai::EngineStats& engine, size_t in_flight, size_t max_batch,
+                                size_t max_queue) const {
+  std::lock_guard<std::mutex> lk(mu_);
+  std::string out;
+  out += "# HELP ogx_requests_total HTTP requests answered, by endpoint and status.\n"
+         "# TYPE ogx_requests_total counter\n";
+  for (auto& [key, n] : requests_)
+    out += "ogx_requests_total{endpoint=\"" + key.first + "\",status=\"" + std::to_string(key.second) + "\"} " +
+           std::to_string(n) + "\n";
+  auto counter = [&](const char* name, const char* help, uint64_t v) {
+    out += std::string("# HELP ") + name + " " + help + "\n# TYPE " + name + " counter\n" + name + " " +
+           std::to_string(v) + "\n";
+  };
+  auto gauge = [&](const char* name, const char* help, double v) {
+    out += std::string("# HELP ") + name + " " + help + "\n# TYPE " + name + " gauge\n" + name + " " + num(v) + "\n";
+  };
+  counter("ogx_prompt_tokens_total", "Prompt tokens of completed requests.", prompt_tokens_);
+  counter("ogx_generation_tokens_total", "Tokens generated for completed requests.", completion_tokens_);
+  counter("ogx_engine_steps_total", "Engine steps that ran the model.", engine.steps);
+  counter("ogx_engine_generated_tokens_total", "Tokens the engine generated (all requests, also unfinished).",
+          engine.generated_tokens);
+  gauge("ogx_queue_depth", "Requests waiting for a place in the running batch.", (double)engine.queued);
+  gauge("ogx_running_requests", "Requests in the running batch.", (double)engine.running);
+  gauge("ogx_batch_size", "Sequences that got a token in the latest engine step.", (double)engine.last_batch);
+  gauge("ogx_requests_in_flight", "Engine requests admitted by the HTTP layer (running + queued).", (double)in_flight);
+  gauge("ogx_max_batch", "--max-batch.", (double)max_batch);
+  gauge("ogx_max_queue", "--max-queue.", (double)max_queue);
+  double rate = 0;
+  if (samples_.size() >= 2) {
+    double dt = std::chrono::duration<double>(samples_.back().first - samples_.front().first).count();
+    if (dt > 0) rate = (double)(samples_.back().second - samples_.front().second) / dt;
+  }
+  gauge("ogx_generation_tokens_per_second", "Generated tokens per second over the last 10 s.", rate);
+  ttft_.write(out, "ogx_time_to_first_token_seconds", "Time from a request's arrival to its first generated token.");
+  duration_.write(out, "ogx_request_duration_seconds", "Time from a request's arrival to its last token.");
+  return out;
+}
+
+}  // namespace ogx::serve

@@ -1,0 +1,28 @@
+// What the HTTP handlers of `ogx serve` share: the model, its tokenizer, the engine that one thread steps, the
+// metrics and the admission count (--max-batch running + --max-queue waiting).
+#pragma once
+#include <atomic>
+#include <memory>
+#include <string>
+
+#include "genai/engine.h"
+#include "genai/tokenizer/tokenizer.h"
+#include "serve/metrics.h"
+
+namespace ogx::serve {
+
+struct ServeContext {
+  std::shared_ptr<genai::Model> model;
+  std::shared_ptr<tok::Tokenizer> tokenizer;  // null: the folder has none (token-id prompts only)
+  std::unique_ptr<genai::Engine> engine;
+  Metrics metrics;
+  std::string model_name;  // the id /v1/models lists
+  int max_batch = 16, max_queue = 64;
+  std::atomic<int> in_flight{0};  // engine requests admitted and not yet finished
+  std::atomic<bool> draining{false};    // shutting down: new requests get 503
+  std::atomic<bool> cancel_all{false};  // the shutdown grace ran out: running completions end now
+  std::atomic<int> active_responses{0};  // completion responses not yet written (shutdown waits for them)
+  int context_length() const { return model->config().model.context_length; }
+};
+
+}  // namespace ogx::serve

@@ -1,0 +1,286 @@
+// Engine (genai/engine.h): continuous batching on the default model (models/ogx-debian-10m/int4, CPU provider).
+// Every request's tokens must equal the same request generated alone with a Generator, whatever joins or leaves
+// the running set around it, however its prompt is chunked, and whichever thread adds or removes requests.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <random>
+#include <thread>
+
+#include "genai/engine.h"
+
+namespace ogx::test {
+namespace {
+
+using genai::Engine;
+using genai::EngineOptions;
+using genai::FinishReason;
+using genai::Generator;
+using genai::GeneratorParams;
+using genai::Request;
+using genai::RequestStatus;
+
+const std::string kModel = std::string(OGX_SOURCE_DIR) + "/models/ogx-debian-10m/int4";
+
+std::shared_ptr<genai::Model> model() {
+  static std::shared_ptr<genai::Model> m = genai::Model::load(kModel);
+  return m;
+}
+
+// Random prompts (seeded) of the given length: ids in [3, 4096) after BOS (1).
+std::vector<int32_t> prompt(size_t n, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::vector<int32_t> p{1};
+  while (p.size() < n) p.push_back(3 + (int32_t)(rng() % 4093));
+  return p;
+}
+
+GeneratorParams params(int max_length, bool sample = false, int64_t seed = 0) {
+  GeneratorParams p(*model());
+  p.search.max_length = max_length;
+  p.search.do_sample = sample;
+  p.search.random_seed = seed;
+  p.search.min_length = 0;
+  return p;
+}
+
+// The tokens the generator picks for the prompt alone.
+std::vector<int32_t> solo(const std::vector<int32_t>& ids, const GeneratorParams& p) {
+  Generator g(model(), p);
+  g.append_tokens(ids);
+  std::vector<int32_t> out;
+  while (!g.is_done()) {
+    g.generate_next_token();
+    out.push_back(g.last_token());
+  }
+  return out;
+}
+
+std::vector<int32_t> drain(Request& r) {
+  std::vector<int32_t> out;
+  r.take_unseen_tokens(out);
+  return out;
+}
+
+// Steps until nothing is pending; collects every request's tokens.
+void run_all(Engine& e, std::map<Request*, std::vector<int32_t>>& got) {
+  while (auto r = e.step()) {
+    auto t = drain(*r);
+    got[r.get()].insert(got[r.get()].end(), t.begin(), t.end());
+  }
+}
+
+TEST(EngineBatching, JoinAndLeaveMidwayEqualSolo) {
+  Engine e(model(), EngineOptions{4, 256, nullptr});
+  std::vector<std::vector<int32_t>> prompts = {prompt(5, 1), prompt(17, 2), prompt(9, 3), prompt(30, 4),
+                                               prompt(3, 5), prompt(12, 6)};
+  std::vector<int> lengths = {5 + 20, 17 + 12, 9 + 24, 30 + 8, 3 + 16, 12 + 10};
+  std::vector<std::shared_ptr<Request>> reqs;
+  std::map<Request*, std::vector<int32_t>> got;
+  auto add = [&](size_t i) {
+    reqs.push_back(std::make_shared<Request>(params(lengths[i])));
+    reqs.back()->add_tokens(prompts[i]);
+    e.add_request(reqs.back());
+  };
+  add(0);
+  add(1);
+  for (int s = 0; s < 5; s++) {  // the first two run alone for a while
+    auto r = e.step();
+    ASSERT_TRUE(r);
+    auto t = drain(*r);
+    got[r.get()].insert(got[r.get()].end(), t.begin(), t.end());
+  }
+  for (size_t i = 2; i < prompts.size(); i++) add(i);  // more than max_batch: two wait queued
+  EXPECT_GE(e.stats().queued, 1u);
+  run_all(e, got);
+  for (size_t i = 0; i < prompts.size(); i++) {
+    SCOPED_TRACE("request " + std::to_string(i));
+    EXPECT_EQ(got[reqs[i].get()], solo(prompts[i], params(lengths[i])));
+    EXPECT_TRUE(reqs[i]->is_turn_complete());
+    EXPECT_NE(reqs[i]->finish_reason(), FinishReason::error) << reqs[i]->error();
+  }
+  for (auto& r : reqs) e.remove_request(r);
+  EXPECT_FALSE(e.has_pending_requests());
+}
+
+TEST(EngineBatching, ChunkedPromptEqualsSoloAndDoesNotStallOthers) {
+  Engine e(model(), EngineOptions{8, 4, nullptr});  // 4 prompt tokens per step
+  auto p_short = prompt(3, 11), p_long = prompt(41, 12);
+  auto a = std::make_shared<Request>(params(3 + 30));
+  a->add_tokens(p_short);
+  e.add_request(a);
+  std::map<Request*, std::vector<int32_t>> got;
+  auto r = e.step();  // a's prompt (3 tokens) and its first token
+  ASSERT_EQ(r, a);
+  got[a.get()] = drain(*a);
+  auto b = std::make_shared<Request>(params(41 + 6));
+  b->add_tokens(p_long);
+  e.add_request(b);
+  // b's prompt takes 11 steps of 4 tokens (the budget is shared: a decodes, b prefills); a gets a token each step.
+  size_t a_tokens_during_prefill = 0;
+  while (b->generated_token_count() == 0) {
+    auto x = e.step();
+    ASSERT_TRUE(x);
+    if (x == a) a_tokens_during_prefill++;
+    auto t = drain(*x);
+    got[x.get()].insert(got[x.get()].end(), t.begin(), t.end());
+  }
+  EXPECT_GE(a_tokens_during_prefill, 10u);
+  run_all(e, got);
+  EXPECT_EQ(got[a.get()], solo(p_short, params(3 + 30)));
+  EXPECT_EQ(got[b.get()], solo(p_long, params(41 + 6)));
+}
+
+TEST(EngineBatching, SamplingWithSeedEqualsSolo) {
+  Engine e(model());
+  std::vector<std::shared_ptr<Request>> reqs;
+  for (int i = 0; i < 3; i++) {
+    reqs.push_back(std::make_shared<Request>(params(8 + 16, true, 100 + i)));
+    reqs.back()->add_tokens(prompt(8, 20));  // one prompt, three seeds
+    e.add_request(reqs.back());
+  }
+  std::map<Request*, std::vector<int32_t>> got;
+  run_all(e, got);
+  for (int i = 0; i < 3; i++) EXPECT_EQ(got[reqs[i].get()], solo(prompt(8, 20), params(8 + 16, true, 100 + i)));
+}
+
+TEST(EngineBatching, RemovalMidwayFreesTheRequest) {
+  Engine e(model());
+  auto a = std::make_shared<Request>(params(4 + 40));
+  a->add_tokens(prompt(4, 30));
+  auto b = std::make_shared<Request>(params(6 + 10));
+  b->add_tokens(prompt(6, 31));
+  e.add_request(a);
+  e.add_request(b);
+  std::map<Request*, std::vector<int32_t>> got;
+  for (int s = 0; s < 6; s++) {
+    auto r = e.step();
+    ASSERT_TRUE(r);
+    auto t = drain(*r);
+    got[r.get()].insert(got[r.get()].end(), t.begin(), t.end());
+  }
+  e.remove_request(a);
+  EXPECT_EQ(a->status(), RequestStatus::closed);
+  EXPECT_EQ(a->finish_reason(), FinishReason::removed);
+  EXPECT_NO_THROW(e.remove_request(a));  // a no-op once closed
+  run_all(e, got);
+  EXPECT_EQ(got[b.get()], solo(prompt(6, 31), params(6 + 10)));
+  EXPECT_EQ(e.stats().running, 0u);
+  EXPECT_LT(got[a.get()].size(), 10u);
+}
+
+TEST(EngineBatching, ContinueWithIsTheNextTurnOfOneSequence) {
+  Engine e(model());
+  auto p1 = prompt(7, 40), p2 = prompt(5, 41);
+  p2[0] = 9;
+  auto r = std::make_shared<Request>(params(200));
+  r->add_tokens(p1);
+  e.add_request(r);
+  std::map<Request*, std::vector<int32_t>> got;
+  // The engine ends a turn at EOS or max_length; compare with one generator that appends both turns.
+  run_all(e, got);
+  ASSERT_TRUE(r->is_turn_complete());
+  auto turn1 = got[r.get()];
+  Generator g(model(), params(200));
+  g.append_tokens(p1);
+  std::vector<int32_t> want1;
+  while (!g.is_done()) {
+    g.generate_next_token();
+    want1.push_back(g.last_token());
+  }
+  EXPECT_EQ(turn1, want1);
+  ASSERT_EQ(r->finish_reason(), FinishReason::eos) << "turn 1 must end at EOS for a second turn (pick another prompt)";
+  {
+    r->continue_with(p2);
+    got.clear();
+    run_all(e, got);
+    g.append_tokens(p2);
+    std::vector<int32_t> want2;
+    while (!g.is_done()) {
+      g.generate_next_token();
+      want2.push_back(g.last_token());
+    }
+    EXPECT_EQ(got[r.get()], want2);
+  }
+  e.remove_request(r);
+}
+
+TEST(EngineBatching, BadRequestsAreRefusedWithAMessage) {
+  Engine e(model());
+  auto empty = std::make_shared<Request>(params(32));
+  EXPECT_THROW(e.add_request(empty), Error);
+  auto bad_id = std::make_shared<Request>(params(32));
+  bad_id->add_tokens({1, 5000});
+  EXPECT_THROW(e.add_request(bad_id), Error);
+  auto too_long = std::make_shared<Request>(params(8));
+  too_long->add_tokens(prompt(8, 50));
+  EXPECT_THROW(e.add_request(too_long), Error);
+  GeneratorParams p2 = params(32);
+  p2.search.batch_size = 2;
+  EXPECT_THROW(Request r(p2), Error);
+  auto ok = std::make_shared<Request>(params(12));
+  ok->add_tokens(prompt(4, 51));
+  e.add_request(ok);
+  EXPECT_THROW(e.add_request(ok), Error);   // twice
+  EXPECT_THROW(ok->add_tokens({5}), Error);  // after adding
+  EXPECT_THROW(ok->continue_with({5}), Error);  // turn not complete
+  Engine other(model());
+  EXPECT_THROW(other.remove_request(ok), Error);
+  EXPECT_THROW(ok->get_unseen_token(), Error);
+  std::map<Request*, std::vector<int32_t>> got;
+  run_all(e, got);
+  EXPECT_EQ(got[ok.get()], solo(prompt(4, 51), params(12)));
+}
+
+TEST(EngineBatching, OtherThreadsAddAndRemoveWhileOneSteps) {
+  Engine e(model(), EngineOptions{6, 16, nullptr});
+  constexpr int kRequests = 12;
+  std::vector<std::shared_ptr<Request>> reqs(kRequests);
+  for (int i = 0; i < kRequests; i++) {
+    reqs[i] = std::make_shared<Request>(params(6 + i + 12));
+    reqs[i]->add_tokens(prompt(6 + i, 60 + i));
+  }
+  std::atomic<bool> stop{false};
+  std::thread stepper([&] {
+    while (!stop) {
+      if (!e.wait_for_pending(std::chrono::milliseconds(5))) continue;
+      e.step();
+    }
+  });
+  std::vector<std::thread> clients;
+  std::vector<std::vector<int32_t>> got(kRequests);
+  for (int i = 0; i < kRequests; i++)
+    clients.emplace_back([&, i] {
+      e.add_request(reqs[i]);
+      while (true) {
+        reqs[i]->wait(std::chrono::milliseconds(100));
+        reqs[i]->take_unseen_tokens(got[i]);
+        if (i % 4 == 3 && got[i].size() >= 3) {  // every fourth client leaves early
+          e.remove_request(reqs[i]);
+          break;
+        }
+        if (reqs[i]->is_turn_complete()) {
+          reqs[i]->take_unseen_tokens(got[i]);
+          break;
+        }
+      }
+    });
+  for (auto& t : clients) t.join();
+  stop = true;
+  stepper.join();
+  for (int i = 0; i < kRequests; i++) {
+    SCOPED_TRACE("request " + std::to_string(i));
+    auto want = solo(prompt(6 + i, 60 + i), params(6 + i + 12));
+    if (i % 4 == 3) {
+      ASSERT_LE(got[i].size(), want.size());
+      EXPECT_EQ(got[i], std::vector<int32_t>(want.begin(), want.begin() + got[i].size()));
+    } else {
+      EXPECT_EQ(got[i], want);
+    }
+  }
+  for (auto& r : reqs) e.remove_request(r);
+  EXPECT_FALSE(e.has_pending_requests());
+}
+
+}  // namespace
+}  // namespace ogx::test
