@@ -181,8 +181,9 @@ void gqa_compute(KernelContext& ctx, const GqaAttrs& a, const GqaDims& d) {
         // window keys are (position - window, position].
         if (a.local_window > 0 && causal > a.local_window) start = causal - a.local_window;
         float mx = -INFINITY;
+        dot_rows_f32(qv, kp + start * H, causal - start, H, alpha, score.data() + start);
         for (int64_t t = start; t < causal; t++) {
-          float x = dot_f32(qv, kp + t * H, H) * alpha;
+          float x = score[t];
           if (a.softcap > 0) x = a.softcap * std::tanh(x / a.softcap);
           if (bias) {
             int64_t bb = bias->dim(0) == 1 ? 0 : b, bh = bias->dim(1) == 1 ? 0 : h;
@@ -198,11 +199,8 @@ void gqa_compute(KernelContext& ctx, const GqaAttrs& a, const GqaDims& d) {
         double sum = has_sink ? std::exp(sink_logit - mx) : 0.0;
         for (int64_t t = start; t < causal; t++) sum += score[t] = std::exp(score[t] - mx);
         std::fill(acc.begin(), acc.end(), 0.0f);
-        float* accp = acc.data();
-        for (int64_t t = start; t < causal; t++) {
-          const float p = (float)(score[t] / sum);
-          axpy_rows(1, &p, vp + t * H, &accp, H);
-        }
+        for (int64_t t = start; t < causal; t++) score[t] = (float)(score[t] / sum);
+        weighted_rows_f32(score.data() + start, vp + start * H, causal - start, H, acc.data());
         T* o = out.data<T>() + (b * S + s) * N * H + h * H;
         for (int64_t j = 0; j < H; j++) o[j] = store<T>(acc[j]);
       }

@@ -21,8 +21,9 @@
 //
 // Layout per tile of kTile columns (K padded with zeros to nb * bs):
 //   w   [tiles][groups][kTile][64 bytes]   a group's 128 weights in lane order: register h (0, 1) of 64 values
-//                                          holds, at 4l..4l+3, run h of lane l; 32 bytes a register, low nibbles
-//                                          its values 0..31, high nibbles 32..63
+//                                          holds, at 4l..4l+3, run h of lane l; byte j's low nibble is value j of
+//                                          register 0, its high nibble value j of register 1 (one 64-byte load, a
+//                                          mask and a shift give both registers)
 //   wt  [tiles][tail][kTile][bs/2 bytes]   each block after the last group, byte i: values i and i + bs/2
 //   s   [tiles][nb][kTile] float           scale_b, block-major so that a group's scales are one load
 //   z   [tiles][nb][kTile] uint8           zero points, only when some differs from 8
