@@ -509,8 +509,9 @@ class MatMulNBitsKernel : public Kernel {
     if (M > 1 && M * K_ >= kInlineWork) pool.parallel_for(M, 1, quant);
     else quant(0, M);
     auto work = [&](int64_t t0, int64_t t1) { nbits::q4_gemm_mlas(p, mlas_act_, M, t0, t1, bias, y); };
+    // Threads take whole quads of tiles (one sequential stream of weights each).
     if (M * N_ * K_ < kInlineWork) work(0, p.tiles());
-    else pool.parallel_for(p.tiles(), 4, work);
+    else pool.parallel_for(p.quads(), 1, [&](int64_t q0, int64_t q1) { work(q0 * 4, std::min(q1 * 4, p.tiles())); });
     store_result(y, M, adt, Y);
   }
 

@@ -60,7 +60,7 @@ void pack_q4_mlas(const uint8_t* b, const float* scales, const uint8_t* zp, int6
   p.tail = bs <= 128 ? p.nb % lay.blocks_per_group : 0;
   p.sym = std::all_of(zp, zp + N * p.nb, [](uint8_t z) { return z == 8; });
   const int64_t T = p.tiles(), G = p.groups, nb = p.nb, half = bs / 2;
-  p.w.assign((size_t)(T * G * kTile * 64), 0);
+  p.w.assign((size_t)(p.quads() * 4 * G * kTile * 64), 0);
   p.wt.assign((size_t)(T * p.tail * kTile * half), 0);
   p.s.assign((size_t)(T * nb * kTile), 0.f);
   p.z.clear();
@@ -71,7 +71,7 @@ void pack_q4_mlas(const uint8_t* b, const float* scales, const uint8_t* zp, int6
       const uint8_t* col = b + n * nb * half;
       auto q = [&](int64_t k) -> uint8_t { return (col[k >> 1] >> ((k & 1) * 4)) & 15; };  // k < nb * bs
       for (int64_t g = 0; g < G; g++) {
-        uint8_t* dst = &p.w[(size_t)(((t * G + g) * kTile + c) * 64)];
+        uint8_t* dst = const_cast<uint8_t*>(p.w_at(t, g)) + c * 64;
         for (int j = 0; j < 64; j++)
           dst[j] = (uint8_t)(q(g * 128 + group_value(lay, j)) | (q(g * 128 + group_value(lay, 64 + j)) << 4));
       }
@@ -170,9 +170,11 @@ OGX_VNNI inline __m256 fold16(__m512 a) {
   return _mm256_add_ps(_mm512_castps512_ps256(a), _mm512_extractf32x8_ps(a, 1));
 }
 
-// Groups ahead whose weights the one-row kernel prefetches (0: none).
+// Groups ahead whose weights the one-row kernel prefetches in software (0: none, the default: with the quads'
+// sequential layout the hardware prefetchers see one stream per thread, as in a plain read; the software prefetch
+// cost ~5 % in cache and no difference out of it could be measured on the shared development machine).
 #ifndef OGX_Q4_PREFETCH
-#define OGX_Q4_PREFETCH 4
+#define OGX_Q4_PREFETCH 0
 #endif
 constexpr int kPrefetchGroups = OGX_Q4_PREFETCH;
 
@@ -208,15 +210,17 @@ OGX_VNNI void tile_kernel(const MlasQ4Packed& p, int64_t t, const MlasActGroup* 
     }
 #pragma GCC unroll 16
     for (int u = 0; u < TT; u++) {
-      const uint8_t* wg = p.w.data() + ((t + u) * G + g) * C * 64;
+      const uint8_t* wg = p.w_at(t + u, g);
       const float* sg = p.s.data() + ((t + u) * nb + b0) * C;
       __m512 s0, s1 = _mm512_setzero_ps();
       if constexpr (BS == 16) s0 = _mm512_loadu_ps(sg), s1 = _mm512_loadu_ps(sg + 16);
       if constexpr (BS == 32) s0 = _mm512_loadu_ps(sg);
       if constexpr (BS == 64) s0 = _mm512_zextps256_ps512(_mm256_loadu_ps(sg));
-      if (PF > 0 && g + PF < G) {  // the weight lines of PF groups ahead (hardware prefetch alone left
-#pragma GCC unroll 4                // bandwidth unused with one row)
-        for (int c = 0; c < C; c++) _mm_prefetch((const char*)(wg + (PF * C + c) * 64), _MM_HINT_T0);
+      if (PF > 0) {  // the weight lines PF groups of a quad ahead in the stream (past the quad: the next one's;
+                     // past the array: a prefetch that does nothing)
+        const uintptr_t ahead = (uintptr_t)wg + (uintptr_t)PF * 4 * C * 64;
+#pragma GCC unroll 4
+        for (int c = 0; c < C; c++) _mm_prefetch((const char*)(ahead + c * 64), _MM_HINT_T0);
       }
 #pragma GCC unroll 16
       for (int c = 0; c < C; c++) {

@@ -53,7 +53,7 @@ OGX_Q4_AVX2 void tile_kernel(const MlasQ4Packed& p, int64_t t, const MlasActGrou
   for (int64_t g = 0; g < G; g++) {
     const int64_t b0 = BS < 128 ? g * BPG : g / gpb;
     for (int u = 0; u < TT; u++) {
-      const uint8_t* wg = p.w.data() + ((t + u) * G + g) * C * 64;
+      const uint8_t* wg = p.w_at(t + u, g);
       const float* sg = p.s.data() + ((t + u) * nb + b0) * C;
       for (int c = 0; c < C; c++) {
         // byte j: low nibble value j of register 0, high nibble value j of register 1; lanes 0..7 are bytes 0..31

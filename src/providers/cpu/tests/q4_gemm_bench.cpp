@@ -97,7 +97,9 @@ int main(int argc, char** argv) {
       };
       if (M > 1) pool.parallel_for(M, 1, quant);
       else quant(0, M);
-      pool.parallel_for(p.tiles(), 4, [&](int64_t t0, int64_t t1) { q4_gemm_mlas(p, act, M, t0, t1, nullptr, y.data()); });
+      pool.parallel_for(p.quads(), 1, [&](int64_t q0, int64_t q1) {
+        q4_gemm_mlas(p, act, M, q0 * 4, std::min(q1 * 4, p.tiles()), nullptr, y.data());
+      });
     }
     ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
     cpu.push_back(cpu_ms() - c0);
