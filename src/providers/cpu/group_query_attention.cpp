@@ -19,6 +19,7 @@
 #include "providers/cpu/rotary.h"
 #include "providers/cpu/simd.h"
 #include "providers/cpu/type_dispatch.h"
+#include "providers/cpu/vec_math.h"
 
 namespace ogx::cpu {
 namespace {
@@ -197,7 +198,9 @@ void gqa_compute(KernelContext& ctx, const GqaAttrs& a, const GqaDims& d) {
         const float sink_logit = sink ? (float)sink->get_f64(h) : 0.0f;
         if (has_sink) mx = std::max(mx, sink_logit);
         double sum = has_sink ? std::exp(sink_logit - mx) : 0.0;
-        for (int64_t t = start; t < causal; t++) sum += score[t] = std::exp(score[t] - mx);
+        for (int64_t t = start; t < causal; t++) score[t] -= mx;
+        exp_nonpos_f32(score.data() + start, score.data() + start, causal - start);
+        for (int64_t t = start; t < causal; t++) sum += score[t];
         std::fill(acc.begin(), acc.end(), 0.0f);
         for (int64_t t = start; t < causal; t++) score[t] = (float)(score[t] / sum);
         weighted_rows_f32(score.data() + start, vp + start * H, causal - start, H, acc.data());

@@ -58,3 +58,27 @@ TEST(VecMath, AttentionRowLoopsMatchTheOneRowCalls) {
       }
     }
 }
+
+// The softmax's exp: within 2 ulp of std::exp on [-87, 0], exp(-87) below, NaN kept; tails of fewer than 8.
+TEST(VecMath, ExpNonPositiveMatchesStdExp) {
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<float> u(-90.f, 0.f), n(-3.f, 0.f);
+  for (int64_t len : {1, 7, 8, 9, 1000, 4099}) {
+    std::vector<float> x((size_t)len), y((size_t)len), s((size_t)len);
+    for (size_t i = 0; i < x.size(); i++) x[i] = i % 2 ? u(rng) : n(rng);
+    x[0] = 0.f;
+    if (len > 3) x[3] = std::nanf("");
+    ogx::cpu::exp_nonpos_f32(x.data(), y.data(), len);
+    ogx::cpu::exp_nonpos_f32_scalar(x.data(), s.data(), len);
+    for (size_t i = 0; i < x.size(); i++) {
+      if (std::isnan(x[i])) {
+        ASSERT_TRUE(std::isnan(y[i]) && std::isnan(s[i]));
+        continue;
+      }
+      const float want = std::exp(std::max(x[i], -87.f));
+      ASSERT_NEAR(y[i], want, want * 2.4e-7f) << "x=" << x[i];
+      ASSERT_EQ(s[i], want);
+    }
+    ASSERT_EQ(y[0], 1.f);
+  }
+}
