@@ -352,12 +352,23 @@ OGX_VNNI void correct_rows(const MlasQ4Packed& p, const MlasActs& act, int64_t m
   constexpr int kRows = 8;
   for (int64_t r0 = m0; r0 < m1; r0 += kRows) {
     const int R = (int)std::min<int64_t>(kRows, m1 - r0);
+    const float* asum = act.asum.data() + r0 * nb;  // (a local pointer and unrolled rows: acc stays in registers)
     __m512 acc[kRows];
+#pragma GCC unroll 8
     for (int r = 0; r < kRows; r++) acc[r] = _mm512_setzero_ps();
-    for (int64_t b = 0; b < nb; b++) {
-      const __m512 v = _mm512_loadu_ps(bs + b * 16);
-      for (int r = 0; r < kRows; r++)
-        if (r < R) acc[r] = _mm512_fmadd_ps(_mm512_set1_ps(act.asum[(size_t)((r0 + r) * nb + b)]), v, acc[r]);
+    if (R == kRows) {
+      for (int64_t b = 0; b < nb; b++) {
+        const __m512 v = _mm512_loadu_ps(bs + b * 16);
+#pragma GCC unroll 8
+        for (int r = 0; r < kRows; r++) acc[r] = _mm512_fmadd_ps(_mm512_set1_ps(asum[r * nb + b]), v, acc[r]);
+      }
+    } else {
+      for (int64_t b = 0; b < nb; b++) {
+        const __m512 v = _mm512_loadu_ps(bs + b * 16);
+#pragma GCC unroll 8
+        for (int r = 0; r < kRows; r++)
+          if (r < R) acc[r] = _mm512_fmadd_ps(_mm512_set1_ps(asum[r * nb + b]), v, acc[r]);
+      }
     }
     for (int r = 0; r < R; r++) {
       float* yr = y + (r0 + r) * p.N + t * kTile;

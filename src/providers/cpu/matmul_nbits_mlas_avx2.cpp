@@ -194,13 +194,16 @@ OGX_Q4_AVX2 void correct_rows(const MlasQ4Packed& p, const MlasActs& act, int64_
   constexpr int kRows = 4;
   for (int64_t r0 = m0; r0 < m1; r0 += kRows) {
     const int R = (int)std::min<int64_t>(kRows, m1 - r0);
+    const float* asum = act.asum.data() + r0 * nb;
     __m256 acc[kRows][2];
+#pragma GCC unroll 4
     for (int r = 0; r < kRows; r++) acc[r][0] = acc[r][1] = _mm256_setzero_ps();
     for (int64_t b = 0; b < nb; b++) {
       const __m256 v0 = _mm256_loadu_ps(bs + b * 16), v1 = _mm256_loadu_ps(bs + b * 16 + 8);
+#pragma GCC unroll 4
       for (int r = 0; r < kRows; r++)
         if (r < R) {
-          const __m256 a = _mm256_set1_ps(act.asum[(size_t)((r0 + r) * nb + b)]);
+          const __m256 a = _mm256_set1_ps(asum[r * nb + b]);
           acc[r][0] = _mm256_fmadd_ps(a, v0, acc[r][0]);
           acc[r][1] = _mm256_fmadd_ps(a, v1, acc[r][1]);
         }
