@@ -166,6 +166,14 @@ OGX_VNNI inline __m128 sum_tile4_16(const __m512* a) {
   return _mm_add_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1));
 }
 
+// A zeroed register for a vpdpbusd accumulator, by the zeroing idiom (no execution port) rather than a copy of one
+// zero register (GCC's choice for a hoisted constant: a move per dot, and moves of 512-bit registers take a port).
+OGX_VNNI inline __m512i fresh_zero() {
+  __m512i z;
+  asm volatile("vpxord %0, %0, %0" : "=v"(z));
+  return z;
+}
+
 OGX_VNNI inline __m256 fold16(__m512 a) {
   return _mm256_add_ps(_mm512_castps512_ps256(a), _mm512_extractf32x8_ps(a, 1));
 }
@@ -233,7 +241,7 @@ OGX_VNNI void tile_kernel(const MlasQ4Packed& p, int64_t t, const MlasActGroup* 
         else sb = _mm512_set1_ps(sg[c]);
 #pragma GCC unroll 16
         for (int r = 0; r < R; r++) {
-          const __m512i d = _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(zero, w0, a0[r]), w1, a1[r]);
+          const __m512i d = _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(fresh_zero(), w0, a0[r]), w1, a1[r]);
           const __m512 sav = _mm512_load_ps(x[r * G + g].sa16);  // a memory operand of the multiply
           acc[r][u * C + c] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(d), _mm512_mul_ps(sb, sav), acc[r][u * C + c]);
         }
