@@ -1,6 +1,7 @@
 #include "exec/graph_session.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 
 namespace ogx {
@@ -104,6 +105,20 @@ GraphSession::GraphSession(std::shared_ptr<const Model> model, const KernelRegis
     kernels_[i] = (*registry.find(n.domain, n.op_type))(info);
   }
   find_last_position_node(opts.last_position_output);
+  for (auto& n : g.nodes) {
+    const std::string type = n.domain.empty() || n.domain == "ai.onnx" ? n.op_type : n.domain + "." + n.op_type;
+    auto it = std::find(op_types_.begin(), op_types_.end(), type);
+    node_op_type_.push_back((int)(it - op_types_.begin()));
+    if (it == op_types_.end()) op_types_.push_back(type);
+  }
+  op_ns_.assign(op_types_.size(), 0);
+}
+
+std::vector<std::pair<std::string, double>> GraphSession::stats() const {
+  std::vector<std::pair<std::string, double>> out;
+  for (size_t t = 0; t < op_types_.size(); t++)
+    if (op_ns_[t] > 0) out.emplace_back("op_ms." + op_types_[t], (double)op_ns_[t] * 1e-6);
+  return out;
 }
 
 void GraphSession::find_last_position_node(const std::string& output) {
@@ -240,9 +255,12 @@ void GraphSession::run(const std::vector<NamedTensor>& inputs, std::vector<Named
       bound[v] = true;
     }
   }
+  std::fill(op_ns_.begin(), op_ns_.end(), 0);
+  using Clock = std::chrono::steady_clock;
   for (size_t i = 0; i < g.nodes.size(); i++) {
     const Node& n = g.nodes[i];
     if (skip_[i]) continue;
+    const Clock::time_point t0 = Clock::now();
     GraphKernelContext ctx(*this, n, slots, bound);
     Tensor full;  // the last-position node's full input, put back after it ran
     const int a = (int)i == last_pos_node_ ? n.inputs[0] : -1;
@@ -273,6 +291,7 @@ void GraphSession::run(const std::vector<NamedTensor>& inputs, std::vector<Named
       slots[v] = Tensor();
       if (st && st.use_count() == 1) buffers_.give(std::move(st));
     }
+    op_ns_[node_op_type_[i]] += std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - t0).count();
   }
   for (auto& [name, t] : outputs) {
     int v = g.find(name);

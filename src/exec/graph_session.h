@@ -32,6 +32,8 @@ class GraphSession : public Session {
   void run(const std::vector<NamedTensor>& inputs, std::vector<NamedTensor>& outputs) override;
   const Graph& graph() const override { return model_->graph; }
   std::string provider_name() const override { return provider_name_; }
+  // The last run's time per operator type in milliseconds ("op_ms.MatMulNBits", ...), nodes run only.
+  std::vector<std::pair<std::string, double>> stats() const override;
 
  private:
   friend class GraphKernelContext;
@@ -53,6 +55,11 @@ class GraphSession : public Session {
   std::vector<Tensor> run_slots_;
   std::vector<bool> run_bound_, run_given_;
   BufferPool buffers_;
+  // Per node: index of its operator type in op_types_; per type: the last run's nanoseconds (two clock reads per
+  // node, ~50 ns, against the microseconds a node takes).
+  std::vector<int> node_op_type_;
+  std::vector<std::string> op_types_;
+  std::vector<int64_t> op_ns_;
 };
 
 }  // namespace ogx

@@ -240,19 +240,30 @@ int cmd_bench(const std::vector<std::string>& argv) {
   j["kv_bytes_per_token"] = kv_token;
   j["kv_bytes_per_sequence"] = kv_token * beams * (P + G);
   j["peak_rss_mib"] = peak_rss_mib();
-  // Bandwidth bound of decode: every constant read by a node other than an embedding lookup is read once per
-  // token; constants only Gather / GatherBlockQuantized read (tables, their scales and zero points) cost one row. A
-  // table shared with the lm_head (tied embeddings, directly or through a Reshape/Transpose) counts once.
+  // Bandwidth bound of decode: what one decode step reads of the constants. A constant read by a node other than a
+  // lookup is read whole; tables read one row per token — embeddings read by Gather / GatherBlockQuantized (and their
+  // scales and zero points), the rotary cos/sin caches of GroupQueryAttention (inputs 7, 8) and RotaryEmbedding
+  // (inputs 2, 3) — count one row (bytes / first dimension). A table also read whole (tied embeddings: the lm_head
+  // reads it directly or through a Reshape/Transpose) counts whole, once.
   const Graph& g = model->session().graph();
-  std::vector<char> read_whole(g.values.size(), 0);
+  std::vector<char> read_whole(g.values.size(), 0), read_row(g.values.size(), 0);
   for (auto& n : g.nodes) {
-    bool lookup = n.op_type == "Gather" || n.op_type == "GatherBlockQuantized";
-    for (int v : n.inputs)
-      if (v >= 0 && !lookup) read_whole[v] = 1;
+    const bool lookup = n.op_type == "Gather" || n.op_type == "GatherBlockQuantized";
+    const bool rotary_at_7 = n.op_type == "GroupQueryAttention", rotary_at_2 = n.op_type == "RotaryEmbedding";
+    for (size_t i = 0; i < n.inputs.size(); i++) {
+      const int v = n.inputs[i];
+      if (v < 0) continue;
+      const bool row = lookup || (rotary_at_7 && (i == 7 || i == 8)) || (rotary_at_2 && (i == 2 || i == 3));
+      (row ? read_row : read_whole)[v] = 1;
+    }
   }
   double weight_bytes = 0;
-  for (size_t v = 0; v < g.values.size(); v++)
-    if (g.values[v].is_constant && read_whole[v]) weight_bytes += (double)g.values[v].constant.bytes();
+  for (size_t v = 0; v < g.values.size(); v++) {
+    if (!g.values[v].is_constant) continue;
+    const Tensor& t = g.values[v].constant;
+    if (read_whole[v]) weight_bytes += (double)t.bytes();
+    else if (read_row[v] && t.rank() >= 1 && t.dim(0) > 0) weight_bytes += (double)t.bytes() / (double)t.dim(0);
+  }
   j["weight_bytes_per_token"] = weight_bytes;
   j["decode_gb_s"] = weight_bytes * (double)j["decode_tok_s"] / B / 1e9;  // weights read once per step
   for (auto& [k, v] : model->session().stats()) j["session"][k] = v;

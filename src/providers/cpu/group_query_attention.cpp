@@ -19,6 +19,7 @@
 #include "providers/cpu/rotary.h"
 #include "providers/cpu/simd.h"
 #include "providers/cpu/type_dispatch.h"
+#include "providers/cpu/vec_math.h"
 
 namespace ogx::cpu {
 namespace {
@@ -181,8 +182,9 @@ void gqa_compute(KernelContext& ctx, const GqaAttrs& a, const GqaDims& d) {
         // window keys are (position - window, position].
         if (a.local_window > 0 && causal > a.local_window) start = causal - a.local_window;
         float mx = -INFINITY;
+        dot_rows_f32(qv, kp + start * H, causal - start, H, alpha, score.data() + start);
         for (int64_t t = start; t < causal; t++) {
-          float x = dot_f32(qv, kp + t * H, H) * alpha;
+          float x = score[t];
           if (a.softcap > 0) x = a.softcap * std::tanh(x / a.softcap);
           if (bias) {
             int64_t bb = bias->dim(0) == 1 ? 0 : b, bh = bias->dim(1) == 1 ? 0 : h;
@@ -196,13 +198,12 @@ void gqa_compute(KernelContext& ctx, const GqaAttrs& a, const GqaDims& d) {
         const float sink_logit = sink ? (float)sink->get_f64(h) : 0.0f;
         if (has_sink) mx = std::max(mx, sink_logit);
         double sum = has_sink ? std::exp(sink_logit - mx) : 0.0;
-        for (int64_t t = start; t < causal; t++) sum += score[t] = std::exp(score[t] - mx);
+        for (int64_t t = start; t < causal; t++) score[t] -= mx;
+        exp_nonpos_f32(score.data() + start, score.data() + start, causal - start);
+        for (int64_t t = start; t < causal; t++) sum += score[t];
         std::fill(acc.begin(), acc.end(), 0.0f);
-        float* accp = acc.data();
-        for (int64_t t = start; t < causal; t++) {
-          const float p = (float)(score[t] / sum);
-          axpy_rows(1, &p, vp + t * H, &accp, H);
-        }
+        for (int64_t t = start; t < causal; t++) score[t] = (float)(score[t] / sum);
+        weighted_rows_f32(score.data() + start, vp + start * H, causal - start, H, acc.data());
         T* o = out.data<T>() + (b * S + s) * N * H + h * H;
         for (int64_t j = 0; j < H; j++) o[j] = store<T>(acc[j]);
       }

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <vector>
 
+#include "common/mapped_file.h"
 #include "providers/cpu/broadcast.h"
 #include "providers/cpu/cpu_ops.h"
 #include "providers/cpu/simd.h"
@@ -119,6 +120,9 @@ class ConstWeightMatMul : public Kernel {
       case DType::bf16: pack_b(b->data<bf16_t>(), K_, N_, bf16_); break;
       default: dt_ = DType::undefined;
     }
+    // The packed copy is what runs read: the original's pages of a memory-mapped weight file leave the process, so
+    // the weights do not count twice in memory (a read of the original, e.g. by another node, faults them back).
+    if (dt_ != DType::undefined) MappedFile::release_if_mapped(b->raw(), b->bytes());
   }
 
   void compute(KernelContext& ctx) override {

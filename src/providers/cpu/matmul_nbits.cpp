@@ -7,9 +7,10 @@
 //    block dots are scaled by scale_a * scale_b (one fp32 product) and accumulated in fp32, the bias added last.
 //    fp16 A is converted to fp32 first, the result back to fp16 (as ORT does).
 //  * fp32 (every other case): weights dequantized as float(q - zp) * scale and accumulated in fp32 against A.
-// The int8 path with 4-bit weights on a CPU with AVX-512 VNNI uses weights repacked once at session creation and
-// a register-tiled GEMM that performs exactly MLAS's fp32 operations in MLAS's order, so that results are
-// bit-identical to ONNX Runtime's (matmul_nbits_mlas.h). Every other case runs the kernels of this file on the
+// The int8 path with 4-bit weights on a CPU with AVX2 uses weights repacked once at session creation and a
+// register-tiled GEMM that performs exactly MLAS's fp32 operations in MLAS's order (AVX-512 VNNI, or its AVX2 twin
+// with the same bits), so that results are bit-identical to ONNX Runtime's on an AVX-512 VNNI CPU
+// (matmul_nbits_mlas.h). Every other case runs the kernels of this file on the
 // unpacked weights (dots of q_b - zp, summed in their own order): columns are split over the thread pool, rows are
 // tiled by 4 so one unpacked weight block serves up to 4 rows. AVX2 kernels with runtime dispatch, scalar twins for
 // every path (the tests' reference).
@@ -317,7 +318,7 @@ class MatMulNBitsKernel : public Kernel {
     const bool zp_given = n.inputs.size() > 3 && n.inputs[3] >= 0;
     if (!zp_given) {
       zp_.assign((size_t)(N_ * nb_), (uint8_t)(1 << (bits_ - 1)));
-      zp_cached_ = true;
+      zp_cached_ = zp_default_ = true;
     } else if (const Tensor* z = info.constant_input(3)) {
       unpack_zp(*z, zp_, zpf_);
       zp_cached_ = true;
@@ -338,9 +339,11 @@ class MatMulNBitsKernel : public Kernel {
               ", ", nb_, ", ", blob_, "], got ", dtype_name(B.dtype()), " ", shape_str(B.shape()));
     if (const Tensor* g = ctx.input_or_null(4)) check_g_idx(*g);
 
+    // The packed path has its own copy of scales and zero points (the ones here were released after packing).
+    const bool packed = mlas_ok_ && nbits::use_avx2() && nbits::q4_packed_available();
     std::vector<float> scales_local;
     const float* scales = scales_.data();
-    if (!scales_cached_) {
+    if (!scales_cached_ && !packed) {
       const Tensor& s = ctx.input(2);
       check_scales(s);
       if (s.dtype() == DType::f32) {
@@ -354,7 +357,11 @@ class MatMulNBitsKernel : public Kernel {
     std::vector<float> zpf_local;
     const uint8_t* zp = zp_.data();
     const float* zpf = zpf_.empty() ? nullptr : zpf_.data();
-    if (!zp_cached_) {
+    if (packed) {
+    } else if (zp_default_ && zp_.empty()) {  // released after packing
+      zp_local.assign((size_t)(N_ * nb_), (uint8_t)(1 << (bits_ - 1)));
+      zp = zp_local.data();
+    } else if (!zp_cached_) {
       unpack_zp(ctx.input(3), zp_local, zpf_local);
       zp = zp_local.empty() ? nullptr : zp_local.data();
       zpf = zpf_local.empty() ? nullptr : zpf_local.data();
@@ -407,7 +414,7 @@ class MatMulNBitsKernel : public Kernel {
       af = af_local.data();
     }
 
-    if (mlas_ok_ && avx2 && nbits::q4_packed_available())
+    if (packed)
       return run_mlas(af, M, bias.empty() ? nullptr : bias.data(), y, pool, A.dtype(), Y);
 
     std::vector<int8_t> qa;
@@ -467,6 +474,12 @@ class MatMulNBitsKernel : public Kernel {
     if (b->dtype() != DType::u8 || b->numel() != N_ * nb_ * blob_ || !nbits::q4_packed_available()) return;
     nbits::pack_q4_mlas(b->data<uint8_t>(), scales_.data(), zp_.data(), K_, N_, bs_, threads, mlas_);
     mlas_ok_ = true;
+    // The packed copy holds the scales and zero points: the unpacked kernels (tests forcing them) read them again
+    // from the inputs, so they are not kept twice (fp32 scales are a quarter of a 4-bit weight's bytes at block 32).
+    std::vector<float>().swap(scales_);
+    std::vector<uint8_t>().swap(zp_);
+    scales_cached_ = false;
+    if (!zp_default_) zp_cached_ = false;
     // The original bytes are not read again here: their pages of the weight file leave the process (a tied
     // embedding's lookup reads its few rows back from the file), so the weights do not count twice in memory.
     MappedFile::release_if_mapped(b->raw(), b->bytes());
@@ -476,6 +489,15 @@ class MatMulNBitsKernel : public Kernel {
   void run_mlas(const float* af, int64_t M, const float* bias, float* y, ThreadPool& pool, DType adt, Tensor& Y) {
     const nbits::MlasQ4Packed& p = mlas_;
     const int64_t kp = nb_ * bs_;
+    // Scratch shared by every MatMulNBits run on this thread (nodes run one at a time): a prompt's activations are
+    // held once, not once per node (a 512-token prompt of a 1B model: 2.7 MB per projection, ~350 MB in all).
+    // (References: the lambdas below run on the pool's threads and must use the caller's thread_local objects.)
+    thread_local std::vector<int8_t> tl_qa;  // quantized activations [M][nb * bs]
+    thread_local std::vector<float> tl_sa;   // their block scales [M][nb]
+    thread_local nbits::MlasActs tl_act;
+    std::vector<int8_t>& qa_ = tl_qa;
+    std::vector<float>& sa_ = tl_sa;
+    nbits::MlasActs& mlas_act_ = tl_act;
     qa_.resize((size_t)(M * kp));
     sa_.resize((size_t)(M * nb_));
     nbits::resize_acts(p, M, mlas_act_);
@@ -487,8 +509,9 @@ class MatMulNBitsKernel : public Kernel {
     if (M > 1 && M * K_ >= kInlineWork) pool.parallel_for(M, 1, quant);
     else quant(0, M);
     auto work = [&](int64_t t0, int64_t t1) { nbits::q4_gemm_mlas(p, mlas_act_, M, t0, t1, bias, y); };
+    // Threads take whole quads of tiles (one sequential stream of weights each).
     if (M * N_ * K_ < kInlineWork) work(0, p.tiles());
-    else pool.parallel_for(p.tiles(), 4, work);
+    else pool.parallel_for(p.quads(), 1, [&](int64_t q0, int64_t q1) { work(q0 * 4, std::min(q1 * 4, p.tiles())); });
     store_result(y, M, adt, Y);
   }
 
@@ -541,14 +564,12 @@ class MatMulNBitsKernel : public Kernel {
   int64_t K_, N_, bs_, nb_, blob_, zp_bytes_, level_;
   int bits_;
   bool b_const_ = false, scales_cached_ = false, zp_cached_ = false, has_g_idx_ = false;
+  bool zp_default_ = false;  // no zero-point input: every zero point is 2^(bits - 1)
   std::vector<float> scales_;
   std::vector<uint8_t> zp_;
   std::vector<float> zpf_;
   nbits::MlasQ4Packed mlas_;  // the int8 path's weights, packed for the MLAS-exact kernel
   bool mlas_ok_ = false;
-  nbits::MlasActs mlas_act_;  // scratch of run_mlas
-  std::vector<int8_t> qa_;  // scratch of run_mlas: quantized activations [M][nb * bs] and their scales [M][nb]
-  std::vector<float> sa_;
 };
 
 }  // namespace

@@ -1,6 +1,8 @@
 // MLAS-exact int4 x int8 GEMM (see matmul_nbits_mlas.h): the lane layouts of the block sizes, packing at session
-// creation, activation packing per run, and the AVX-512 VNNI kernel over tiles of up to 4 rows x kTile columns.
+// creation, activation packing per run, and the AVX-512 VNNI kernel over tiles of up to 4 rows x kTile columns
+// (its AVX2 twin: matmul_nbits_mlas_avx2.cpp).
 #include "providers/cpu/matmul_nbits_mlas.h"
+#include "providers/cpu/matmul_nbits_mlas_kernels.h"
 
 #include <immintrin.h>
 
@@ -58,7 +60,7 @@ void pack_q4_mlas(const uint8_t* b, const float* scales, const uint8_t* zp, int6
   p.tail = bs <= 128 ? p.nb % lay.blocks_per_group : 0;
   p.sym = std::all_of(zp, zp + N * p.nb, [](uint8_t z) { return z == 8; });
   const int64_t T = p.tiles(), G = p.groups, nb = p.nb, half = bs / 2;
-  p.w.assign((size_t)(T * G * kTile * 64), 0);
+  p.w.assign((size_t)(p.quads() * 4 * G * kTile * 64), 0);
   p.wt.assign((size_t)(T * p.tail * kTile * half), 0);
   p.s.assign((size_t)(T * nb * kTile), 0.f);
   p.z.clear();
@@ -69,11 +71,9 @@ void pack_q4_mlas(const uint8_t* b, const float* scales, const uint8_t* zp, int6
       const uint8_t* col = b + n * nb * half;
       auto q = [&](int64_t k) -> uint8_t { return (col[k >> 1] >> ((k & 1) * 4)) & 15; };  // k < nb * bs
       for (int64_t g = 0; g < G; g++) {
-        uint8_t* dst = &p.w[(size_t)(((t * G + g) * kTile + c) * 64)];
-        for (int h = 0; h < 2; h++)
-          for (int i = 0; i < 32; i++)
-            dst[h * 32 + i] = (uint8_t)(q(g * 128 + group_value(lay, h * 64 + i)) |
-                                        (q(g * 128 + group_value(lay, h * 64 + 32 + i)) << 4));
+        uint8_t* dst = const_cast<uint8_t*>(p.w_at(t, g)) + c * 64;
+        for (int j = 0; j < 64; j++)
+          dst[j] = (uint8_t)(q(g * 128 + group_value(lay, j)) | (q(g * 128 + group_value(lay, 64 + j)) << 4));
       }
       for (int64_t r = 0; r < p.tail; r++) {
         uint8_t* dst = &p.wt[(size_t)(((t * p.tail + r) * kTile + c) * half)];
@@ -130,6 +130,8 @@ void pack_acts_mlas(const MlasQ4Packed& p, const int8_t* qa, const float* sa, in
   }
 }
 
+const LaneIndex kLaneIndex;
+
 // ---- AVX-512 VNNI kernel ----
 #pragma GCC diagnostic ignored "-Wuninitialized"
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
@@ -151,27 +153,6 @@ OGX_VNNI inline __m256i unpack32(const uint8_t* p) {
   return _mm256_and_si256(both, _mm256_set1_epi8(15));
 }
 
-// 8 packed bytes -> 16 unsigned 4-bit values in K order, as 16-bit integers.
-OGX_VNNI inline __m256i unpack16_epi16(const uint8_t* p) {
-  const __m128i x = _mm_loadl_epi64((const __m128i*)p);
-  const __m128i v = _mm_and_si128(_mm_unpacklo_epi64(x, _mm_srli_epi16(x, 4)), _mm_set1_epi8(15));
-  return _mm256_cvtepu8_epi16(v);
-}
-
-// 8 lanes, a tile of 4 columns: out[c] = ((a[c][0] + a[c][1]) + a[c][2]) + a[c][3] +
-// (((a[c][4] + a[c][5]) + a[c][6]) + a[c][7]).
-OGX_VNNI inline __m128 sum_tile4(const __m256* a) {
-  // transpose each 128-bit half: t[j] holds element j of the four columns
-  const __m256 l01 = _mm256_unpacklo_ps(a[0], a[1]), h01 = _mm256_unpackhi_ps(a[0], a[1]);
-  const __m256 l23 = _mm256_unpacklo_ps(a[2], a[3]), h23 = _mm256_unpackhi_ps(a[2], a[3]);
-  const __m256 t0 = _mm256_castpd_ps(_mm256_unpacklo_pd(_mm256_castps_pd(l01), _mm256_castps_pd(l23)));
-  const __m256 t1 = _mm256_castpd_ps(_mm256_unpackhi_pd(_mm256_castps_pd(l01), _mm256_castps_pd(l23)));
-  const __m256 t2 = _mm256_castpd_ps(_mm256_unpacklo_pd(_mm256_castps_pd(h01), _mm256_castps_pd(h23)));
-  const __m256 t3 = _mm256_castpd_ps(_mm256_unpackhi_pd(_mm256_castps_pd(h01), _mm256_castps_pd(h23)));
-  const __m256 s = _mm256_add_ps(_mm256_add_ps(_mm256_add_ps(t0, t1), t2), t3);
-  return _mm_add_ps(_mm256_castps256_ps128(s), _mm256_extractf128_ps(s, 1));
-}
-
 // 16 lanes, a tile of 4 columns in the last row of an odd M: (q0 + q2) + (q1 + q3), q_j the quarter sums.
 OGX_VNNI inline __m128 sum_tile4_16(const __m512* a) {
   const __m512 l01 = _mm512_unpacklo_ps(a[0], a[1]), h01 = _mm512_unpackhi_ps(a[0], a[1]);
@@ -185,52 +166,37 @@ OGX_VNNI inline __m128 sum_tile4_16(const __m512* a) {
   return _mm_add_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1));
 }
 
-// 8 lanes, one column: (l0 + l4 + (l2 + l6)) + (l1 + l5 + (l3 + l7)).
-OGX_VNNI inline float sum_single(__m256 a) {
-  __m128 r = _mm_add_ps(_mm256_extractf128_ps(a, 1), _mm256_castps256_ps128(a));
-  r = _mm_add_ps(r, _mm_movehl_ps(r, r));
-  r = _mm_add_ss(r, _mm_movehdup_ps(r));
-  return _mm_cvtss_f32(r);
+// A zeroed register for a vpdpbusd accumulator, by the zeroing idiom (no execution port) rather than a copy of one
+// zero register (GCC's choice for a hoisted constant: a move per dot, and moves of 512-bit registers take a port).
+OGX_VNNI inline __m512i fresh_zero() {
+  __m512i z;
+  asm volatile("vpxord %0, %0, %0" : "=v"(z));
+  return z;
 }
 
 OGX_VNNI inline __m256 fold16(__m512 a) {
   return _mm256_add_ps(_mm512_castps512_ps256(a), _mm512_extractf32x8_ps(a, 1));
 }
 
-// -zp * scale_b for the 4 columns of one block (at: its index in p.s / p.z).
-OGX_VNNI inline __m128 block_bsum(const MlasQ4Packed& p, int64_t at) {
-  const __m128 s4 = _mm_loadu_ps(p.s.data() + at);
-  if (p.sym) return _mm_mul_ps(s4, _mm_set1_ps(-8.f));
-  int32_t raw;
-  __builtin_memcpy(&raw, p.z.data() + at, 4);
-  const __m128 zf = _mm_cvtepi32_ps(_mm_cvtepu8_epi32(_mm_cvtsi32_si128(raw)));
-  return _mm_mul_ps(_mm_sub_ps(_mm_setzero_ps(), zf), s4);
-}
-
-// Lane l of column c's scale vector: element lane_block[l] * kTile + c of a group's block-major scales.
-struct LaneIndex {
-  alignas(64) int32_t v[5][kTile][16];
-  LaneIndex() {
-    for (int i = 0; i < 5; i++)
-      for (int c = 0; c < kTile; c++)
-        for (int l = 0; l < 16; l++) v[i][c][l] = kLayouts[i].lane_block[l] * kTile + c;
-  }
-};
-const LaneIndex kLaneIndex;
-
-constexpr int layout_index(int bs) { return bs == 16 ? 0 : bs == 32 ? 1 : bs == 64 ? 2 : 3; }
+// Groups ahead whose weights the one-row kernel prefetches in software (0: none, the default: with the quads'
+// sequential layout the hardware prefetchers see one stream per thread, as in a plain read; the software prefetch
+// cost ~5 % in cache and no difference out of it could be measured on the shared development machine).
+#ifndef OGX_Q4_PREFETCH
+#define OGX_Q4_PREFETCH 0
+#endif
+constexpr int kPrefetchGroups = OGX_Q4_PREFETCH;
 
 // y for the R rows x[r * groups ...] / xt[r * tail ...] (block sums asum[r * nb ...]) and the TT column tiles from
 // t, all of which exist (the last tile of the matrix may have fewer than kTile columns: those sum column by
 // column, as in MLAS). r1: the row that is the last of an odd M (block sizes >= 64 sum it differently), or -1.
 // TT tiles a call give the zero-point chains of step 4 (dependent FMAs) independent work to overlap with. BS: the
 // block size, 128 standing for 256 too (the same lanes; a block spans p.bs / 128 groups).
-template <int BS, int R, int TT, bool CORR>
+template <int BS, int R, int TT, bool CORR, int PF = (R == 1 ? kPrefetchGroups : 0)>
 OGX_VNNI void tile_kernel(const MlasQ4Packed& p, int64_t t, const MlasActGroup* x, const MlasActTail* xt,
                           const float* asum, int r1, const float* bias, float* y, int64_t ldy) {
   constexpr int C = kTile, BPG = BS <= 128 ? 128 / BS : 1;
   const int64_t G = p.groups, nb = p.nb, gpb = p.bs / BS;
-  const __m512i zero = _mm512_setzero_si512();
+  const __m512i zero = _mm512_setzero_si512(), m15 = _mm512_set1_epi8(15);
   __m512 acc[R][TT * C];
   __m128 corr[R][TT];  // step 4, per tile
 #pragma GCC unroll 16
@@ -252,15 +218,22 @@ OGX_VNNI void tile_kernel(const MlasQ4Packed& p, int64_t t, const MlasActGroup* 
     }
 #pragma GCC unroll 16
     for (int u = 0; u < TT; u++) {
-      const uint8_t* wg = p.w.data() + ((t + u) * G + g) * C * 64;
+      const uint8_t* wg = p.w_at(t + u, g);
       const float* sg = p.s.data() + ((t + u) * nb + b0) * C;
       __m512 s0, s1 = _mm512_setzero_ps();
       if constexpr (BS == 16) s0 = _mm512_loadu_ps(sg), s1 = _mm512_loadu_ps(sg + 16);
       if constexpr (BS == 32) s0 = _mm512_loadu_ps(sg);
       if constexpr (BS == 64) s0 = _mm512_zextps256_ps512(_mm256_loadu_ps(sg));
+      if (PF > 0) {  // the weight lines PF groups of a quad ahead in the stream (past the quad: the next one's;
+                     // past the array: a prefetch that does nothing)
+        const uintptr_t ahead = (uintptr_t)wg + (uintptr_t)PF * 4 * C * 64;
+#pragma GCC unroll 4
+        for (int c = 0; c < C; c++) _mm_prefetch((const char*)(ahead + c * 64), _MM_HINT_T0);
+      }
 #pragma GCC unroll 16
       for (int c = 0; c < C; c++) {
-        const __m512i w0 = unpack64(wg + c * 64), w1 = unpack64(wg + c * 64 + 32);
+        const __m512i wb = _mm512_loadu_si512((const void*)(wg + c * 64));
+        const __m512i w0 = _mm512_and_si512(wb, m15), w1 = _mm512_and_si512(_mm512_srli_epi16(wb, 4), m15);
         const __m512i idx = _mm512_load_si512((const void*)kLaneIndex.v[layout_index(BS)][c]);
         __m512 sb;
         if constexpr (BS == 16) sb = _mm512_permutex2var_ps(s0, idx, s1);
@@ -268,7 +241,7 @@ OGX_VNNI void tile_kernel(const MlasQ4Packed& p, int64_t t, const MlasActGroup* 
         else sb = _mm512_set1_ps(sg[c]);
 #pragma GCC unroll 16
         for (int r = 0; r < R; r++) {
-          const __m512i d = _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(zero, w0, a0[r]), w1, a1[r]);
+          const __m512i d = _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(fresh_zero(), w0, a0[r]), w1, a1[r]);
           const __m512 sav = _mm512_load_ps(x[r * G + g].sa16);  // a memory operand of the multiply
           acc[r][u * C + c] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(d), _mm512_mul_ps(sb, sav), acc[r][u * C + c]);
         }
@@ -349,9 +322,6 @@ OGX_VNNI void tile_kernel(const MlasQ4Packed& p, int64_t t, const MlasActGroup* 
   }
 }
 
-using TileFn = void (*)(const MlasQ4Packed&, int64_t, const MlasActGroup*, const MlasActTail*, const float*, int,
-                        const float*, float*, int64_t);
-
 // Kernels by rows, with as many tiles per call as keep 16 accumulators: 4 tiles for 1 row, 2 for 2, 1 for 3 or 4.
 template <int BS, bool CORR>
 TileFn pick_rows(int R, bool wide) {
@@ -374,7 +344,6 @@ TileFn pick(int64_t bs, bool corr, int R, bool wide) {
     default: return pick_corr<128>(corr, R, wide);
   }
 }
-int tiles_per_call(int R) { return R == 1 ? 4 : R == 2 ? 2 : 1; }
 
 // Step 4 as its own pass, for many rows: y[m][n] = chain + y[m][n] for rows [m0, m1) and the columns of tiles
 // [t, t + tiles), tiles <= 4. The chain is an FMA chain over the blocks in order, 16 columns a vector, 8 rows
@@ -391,12 +360,23 @@ OGX_VNNI void correct_rows(const MlasQ4Packed& p, const MlasActs& act, int64_t m
   constexpr int kRows = 8;
   for (int64_t r0 = m0; r0 < m1; r0 += kRows) {
     const int R = (int)std::min<int64_t>(kRows, m1 - r0);
+    const float* asum = act.asum.data() + r0 * nb;  // (a local pointer and unrolled rows: acc stays in registers)
     __m512 acc[kRows];
+#pragma GCC unroll 8
     for (int r = 0; r < kRows; r++) acc[r] = _mm512_setzero_ps();
-    for (int64_t b = 0; b < nb; b++) {
-      const __m512 v = _mm512_loadu_ps(bs + b * 16);
-      for (int r = 0; r < kRows; r++)
-        if (r < R) acc[r] = _mm512_fmadd_ps(_mm512_set1_ps(act.asum[(size_t)((r0 + r) * nb + b)]), v, acc[r]);
+    if (R == kRows) {
+      for (int64_t b = 0; b < nb; b++) {
+        const __m512 v = _mm512_loadu_ps(bs + b * 16);
+#pragma GCC unroll 8
+        for (int r = 0; r < kRows; r++) acc[r] = _mm512_fmadd_ps(_mm512_set1_ps(asum[r * nb + b]), v, acc[r]);
+      }
+    } else {
+      for (int64_t b = 0; b < nb; b++) {
+        const __m512 v = _mm512_loadu_ps(bs + b * 16);
+#pragma GCC unroll 8
+        for (int r = 0; r < kRows; r++)
+          if (r < R) acc[r] = _mm512_fmadd_ps(_mm512_set1_ps(asum[r * nb + b]), v, acc[r]);
+      }
     }
     for (int r = 0; r < R; r++) {
       float* yr = y + (r0 + r) * p.N + t * kTile;
@@ -406,6 +386,11 @@ OGX_VNNI void correct_rows(const MlasQ4Packed& p, const MlasActs& act, int64_t m
 }
 
 }  // namespace
+
+const Q4Kernels& q4_kernels_avx512() {
+  static const Q4Kernels k{pick, correct_rows};
+  return k;
+}
 
 void q4_gemm_mlas(const MlasQ4Packed& p, const MlasActs& act, int64_t M, int64_t t0, int64_t t1, const float* bias,
                   float* y) {
@@ -418,6 +403,7 @@ void q4_gemm_mlas(const MlasQ4Packed& p, const MlasActs& act, int64_t M, int64_t
   const bool in_kernel = M <= 4;
   std::vector<float> bs(in_kernel ? 0 : (size_t)(p.nb * 16));
   const int64_t odd_row = M % 2 ? M - 1 : -1;  // summed apart by MLAS (block sizes >= 64)
+  const Q4Kernels& k = q4_packed_isa() == Q4Isa::avx512_vnni ? q4_kernels_avx512() : q4_kernels_avx2();
   for (int64_t m0 = 0; m0 < M; m0 += chunk) {
     const int64_t m1 = std::min(M, m0 + chunk);
     for (int64_t t = t0; t < t1; t += 4) {  // 4 tiles' weights stay in L1 while the chunk's rows pass
@@ -429,13 +415,13 @@ void q4_gemm_mlas(const MlasQ4Packed& p, const MlasActs& act, int64_t M, int64_t
         for (int64_t u = 0; u < tt;) {
           const bool wide = per > 1 && u + per <= tt;
           const int64_t n = (t + u) * kTile;
-          pick(p.bs, in_kernel, R, wide)(p, t + u, act.groups.data() + r0 * p.groups, act.tails.data() + r0 * p.tail,
-                                         act.asum.data() + r0 * p.nb, r1, bias ? bias + n : nullptr,
-                                         y + r0 * p.N + n, p.N);
+          k.pick(p.bs, in_kernel, R, wide)(p, t + u, act.groups.data() + r0 * p.groups, act.tails.data() + r0 * p.tail,
+                                           act.asum.data() + r0 * p.nb, r1, bias ? bias + n : nullptr,
+                                           y + r0 * p.N + n, p.N);
           u += wide ? per : 1;
         }
       }
-      if (!in_kernel) correct_rows(p, act, m0, m1, t, tt, y, bs.data());
+      if (!in_kernel) k.correct_rows(p, act, m0, m1, t, tt, y, bs.data());
     }
   }
 }

@@ -20,9 +20,13 @@
 // tools/ortgenai_check/matmul_nbits_check.sh the comparison with ONNX Runtime itself.
 //
 // Layout per tile of kTile columns (K padded with zeros to nb * bs):
-//   w   [tiles][groups][kTile][64 bytes]   a group's 128 weights in lane order: register h (0, 1) of 64 values
-//                                          holds, at 4l..4l+3, run h of lane l; 32 bytes a register, low nibbles
-//                                          its values 0..31, high nibbles 32..63
+//   w   [quads][groups][4][kTile][64 B]    the tiles in quads of 4 (the last quad padded with zero tiles), a
+//                                          quad's 4 tiles side by side per group, so the one-row kernel, which
+//                                          takes 4 tiles a call, reads the weights as one sequential stream; a
+//                                          group's 128 weights of a column in lane order: register h (0, 1) of 64 values
+//                                          holds, at 4l..4l+3, run h of lane l; byte j's low nibble is value j of
+//                                          register 0, its high nibble value j of register 1 (one 64-byte load, a
+//                                          mask and a shift give both registers)
 //   wt  [tiles][tail][kTile][bs/2 bytes]   each block after the last group, byte i: values i and i + bs/2
 //   s   [tiles][nb][kTile] float           scale_b, block-major so that a group's scales are one load
 //   z   [tiles][nb][kTile] uint8           zero points, only when some differs from 8
@@ -55,6 +59,11 @@ struct MlasQ4Packed {
   std::vector<float, HugePageAllocator<float>> s;
   std::vector<uint8_t> z;
   int64_t tiles() const { return (N + kTile - 1) / kTile; }
+  int64_t quads() const { return (tiles() + 3) / 4; }
+  // The 64-byte columns of tile t, group g (kTile of them, one after the other).
+  const uint8_t* w_at(int64_t t, int64_t g) const {
+    return w.data() + (((t >> 2) * groups + g) * 4 + (t & 3)) * kTile * 64;
+  }
 };
 
 // b: [N][nb][bs/2] MatMulNBits bytes; scales: [N][nb]; zp: [N][nb] unpacked zero points.

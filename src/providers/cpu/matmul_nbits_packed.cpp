@@ -1,11 +1,15 @@
 // The CPU check of the packed int4 GEMM (matmul_nbits_packed.h).
 #include "providers/cpu/matmul_nbits_packed.h"
 
+#include <atomic>
+
 #include "providers/cpu/simd.h"
 
 namespace ogx::cpu::nbits {
 
 namespace {
+
+std::atomic<bool> g_force_avx2{false};
 
 bool detect_vnni() {
   __builtin_cpu_init();
@@ -16,9 +20,12 @@ bool detect_vnni() {
 
 }  // namespace
 
-bool q4_packed_available() {
-  static const bool v = detect_vnni();
-  return v && simd_enabled();
+Q4Isa q4_packed_isa() {
+  static const bool vnni = detect_vnni();
+  if (!simd_enabled() || !cpu_has_avx2()) return Q4Isa::none;
+  return vnni && !g_force_avx2.load(std::memory_order_relaxed) ? Q4Isa::avx512_vnni : Q4Isa::avx2;
 }
+
+bool set_q4_force_avx2(bool on) { return g_force_avx2.exchange(on); }
 
 }  // namespace ogx::cpu::nbits

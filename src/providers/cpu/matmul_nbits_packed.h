@@ -35,6 +35,12 @@ struct HugePageAllocator {
   bool operator==(const HugePageAllocator&) const { return true; }
 };
 
-bool q4_packed_available();  // AVX-512 F/BW/VL/DQ + VNNI, and the SIMD paths are enabled
+// The ISA of the packed int4 GEMM: AVX-512 F/BW/VL/DQ + VNNI, else its AVX2 + FMA twin (the same fp32 operations:
+// the same bits, slower), else none (the SIMD paths disabled, or neither ISA).
+enum class Q4Isa { none, avx2, avx512_vnni };
+Q4Isa q4_packed_isa();
+inline bool q4_packed_available() { return q4_packed_isa() != Q4Isa::none; }
+// Test hook: the AVX2 twin even where AVX-512 VNNI exists; returns the previous setting.
+bool set_q4_force_avx2(bool on);
 
 }  // namespace ogx::cpu::nbits

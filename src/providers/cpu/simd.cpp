@@ -83,7 +83,86 @@ __attribute__((target("avx2,fma"))) float dot_avx2(const float* a, const float* 
   for (; i < n; i++) s += a[i] * b[i];
   return s;
 }
+// dot_avx2 for 8 rows at once: lane l of acc[r] sums q[i + l] * k_r[i + l] over i in steps of 8, then each row's
+// lanes add left to right — an 8 x 8 transpose makes that 7 vector adds over the rows.
+__attribute__((target("avx2,fma"))) void dot8_rows_avx2(const float* q, const float* k, int64_t h, float alpha,
+                                                           float* out) {
+  __m256 acc[8];
+  for (int r = 0; r < 8; r++) acc[r] = _mm256_setzero_ps();
+  for (int64_t i = 0; i + 8 <= h; i += 8) {
+    const __m256 qv = _mm256_loadu_ps(q + i);
+    for (int r = 0; r < 8; r++) acc[r] = _mm256_fmadd_ps(qv, _mm256_loadu_ps(k + r * h + i), acc[r]);
+  }
+  // transpose: t[l] holds lane l of the 8 rows
+  const __m256 a0 = _mm256_unpacklo_ps(acc[0], acc[1]), a1 = _mm256_unpackhi_ps(acc[0], acc[1]);
+  const __m256 a2 = _mm256_unpacklo_ps(acc[2], acc[3]), a3 = _mm256_unpackhi_ps(acc[2], acc[3]);
+  const __m256 a4 = _mm256_unpacklo_ps(acc[4], acc[5]), a5 = _mm256_unpackhi_ps(acc[4], acc[5]);
+  const __m256 a6 = _mm256_unpacklo_ps(acc[6], acc[7]), a7 = _mm256_unpackhi_ps(acc[6], acc[7]);
+  const __m256 b0 = _mm256_shuffle_ps(a0, a2, 0x44), b1 = _mm256_shuffle_ps(a0, a2, 0xEE);
+  const __m256 b2 = _mm256_shuffle_ps(a1, a3, 0x44), b3 = _mm256_shuffle_ps(a1, a3, 0xEE);
+  const __m256 b4 = _mm256_shuffle_ps(a4, a6, 0x44), b5 = _mm256_shuffle_ps(a4, a6, 0xEE);
+  const __m256 b6 = _mm256_shuffle_ps(a5, a7, 0x44), b7 = _mm256_shuffle_ps(a5, a7, 0xEE);
+  const __m256 t0 = _mm256_permute2f128_ps(b0, b4, 0x20), t4 = _mm256_permute2f128_ps(b0, b4, 0x31);
+  const __m256 t1 = _mm256_permute2f128_ps(b1, b5, 0x20), t5 = _mm256_permute2f128_ps(b1, b5, 0x31);
+  const __m256 t2 = _mm256_permute2f128_ps(b2, b6, 0x20), t6 = _mm256_permute2f128_ps(b2, b6, 0x31);
+  const __m256 t3 = _mm256_permute2f128_ps(b3, b7, 0x20), t7 = _mm256_permute2f128_ps(b3, b7, 0x31);
+  __m256 s = _mm256_add_ps(t0, t1);
+  s = _mm256_add_ps(s, t2);
+  s = _mm256_add_ps(s, t3);
+  s = _mm256_add_ps(s, t4);
+  s = _mm256_add_ps(s, t5);
+  s = _mm256_add_ps(s, t6);
+  s = _mm256_add_ps(s, t7);
+  _mm256_storeu_ps(out, _mm256_mul_ps(s, _mm256_set1_ps(alpha)));
+}
+
+// axpy_avx2_fixed<float, 1> over n rows with acc kept in registers (h <= 64, a multiple of 8).
+template <int V>
+__attribute__((target("avx2,fma"))) void weighted_rows_avx2(const float* p, const float* v, int64_t n, float* acc) {
+  __m256 a[V];
+  for (int i = 0; i < V; i++) a[i] = _mm256_loadu_ps(acc + 8 * i);
+  for (int64_t t = 0; t < n; t++) {
+    const __m256 pv = _mm256_set1_ps(p[t]);
+    for (int i = 0; i < V; i++) a[i] = _mm256_fmadd_ps(pv, _mm256_loadu_ps(v + t * V * 8 + 8 * i), a[i]);
+  }
+  for (int i = 0; i < V; i++) _mm256_storeu_ps(acc + 8 * i, a[i]);
+}
 }  // namespace
+
+void dot_rows_f32_scalar(const float* q, const float* k, int64_t n, int64_t h, float alpha, float* out) {
+  for (int64_t t = 0; t < n; t++) {
+    float s = 0;
+    for (int64_t i = 0; i < h; i++) s += q[i] * k[t * h + i];
+    out[t] = s * alpha;
+  }
+}
+
+void weighted_rows_f32_scalar(const float* p, const float* v, int64_t n, int64_t h, float* acc) {
+  for (int64_t t = 0; t < n; t++)
+    for (int64_t j = 0; j < h; j++) acc[j] += p[t] * v[t * h + j];
+}
+
+void dot_rows_f32(const float* q, const float* k, int64_t n, int64_t h, float alpha, float* out) {
+  int64_t t = 0;
+  if (cpu_has_avx2() && g_simd_on.load(std::memory_order_relaxed) && h % 8 == 0)
+    for (; t + 8 <= n; t += 8) dot8_rows_avx2(q, k + t * h, h, alpha, out + t);
+  for (; t < n; t++) out[t] = dot_f32(q, k + t * h, h) * alpha;
+}
+
+void weighted_rows_f32(const float* p, const float* v, int64_t n, int64_t h, float* acc) {
+  if (cpu_has_avx2() && g_simd_on.load(std::memory_order_relaxed) && h % 8 == 0 && h <= 128) {
+    switch (h / 8) {
+      case 16: return weighted_rows_avx2<16>(p, v, n, acc);
+      case 8: return weighted_rows_avx2<8>(p, v, n, acc);
+      case 4: return weighted_rows_avx2<4>(p, v, n, acc);
+      default: break;
+    }
+  }
+  for (int64_t t = 0; t < n; t++) {
+    float* a = acc;
+    axpy_rows(1, p + t, v + t * h, &a, h);
+  }
+}
 
 bool cpu_has_avx2() {
   static const bool v = detect_avx2();

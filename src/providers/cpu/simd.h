@@ -21,6 +21,14 @@ void axpy_rows_scalar(int rows, const float* a, const f16_t* x, float* const* y,
 void axpy_rows_scalar(int rows, const float* a, const bf16_t* x, float* const* y, int64_t n);
 
 float dot_f32(const float* a, const float* b, int64_t n);
+// Attention's two row loops, each bit-identical to the loop of dot_f32 / axpy_rows(1, ...) it replaces (same fp32
+// operations per output, in the same order), with several rows in flight:
+// out[t] = dot_f32(q, k + t * h, h) * alpha for t in [0, n).
+void dot_rows_f32(const float* q, const float* k, int64_t n, int64_t h, float alpha, float* out);
+// acc[j] += p[t] * v[t * h + j] for t = 0, 1, ... n - 1 in order, j in [0, h).
+void weighted_rows_f32(const float* p, const float* v, int64_t n, int64_t h, float* acc);
+void dot_rows_f32_scalar(const float* q, const float* k, int64_t n, int64_t h, float alpha, float* out);
+void weighted_rows_f32_scalar(const float* p, const float* v, int64_t n, int64_t h, float* acc);
 // Forces the scalar path in tests (and on request); returns the previous setting.
 bool set_simd_enabled(bool on);
 bool simd_enabled();  // false after set_simd_enabled(false): fast kernels must take their scalar path

@@ -2,6 +2,7 @@
 
 #include <immintrin.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "providers/cpu/simd.h"
@@ -42,7 +43,27 @@ OGX_AVX2 void sigmoid_avx2(const float* x, float* y, int64_t n) {
   sigmoid_f32_scalar(x + i, y + i, n - i);
 }
 
+OGX_AVX2 void exp_nonpos_avx2(const float* x, float* y, int64_t n) {
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const __m256 v = _mm256_loadu_ps(x + i);
+    const __m256 e = exp_nonpos(v);
+    // exp_nonpos clamps NaN to -87 (vmaxps returns its second operand when one is NaN): put NaN back.
+    _mm256_storeu_ps(y + i, _mm256_blendv_ps(e, v, _mm256_cmp_ps(v, v, _CMP_UNORD_Q)));
+  }
+  exp_nonpos_f32_scalar(x + i, y + i, n - i);
+}
+
 }  // namespace
+
+void exp_nonpos_f32_scalar(const float* x, float* y, int64_t n) {
+  for (int64_t i = 0; i < n; i++) y[i] = std::isnan(x[i]) ? x[i] : std::exp(std::max(x[i], -87.f));
+}
+
+void exp_nonpos_f32(const float* x, float* y, int64_t n) {
+  if (cpu_has_avx2() && simd_enabled()) return exp_nonpos_avx2(x, y, n);
+  exp_nonpos_f32_scalar(x, y, n);
+}
 
 void sigmoid_f32_scalar(const float* x, float* y, int64_t n) {
   for (int64_t i = 0; i < n; i++) {

@@ -6,6 +6,11 @@
 
 namespace ogx::cpu {
 
+// y[i] = exp(x[i]) for x[i] <= 0 (a softmax's exp(score - max)), within 2 ulp of std::exp down to -87 and
+// exp(-87) below; NaN stays NaN. y may alias x. x[i] > 0 is outside the contract.
+void exp_nonpos_f32(const float* x, float* y, int64_t n);
+void exp_nonpos_f32_scalar(const float* x, float* y, int64_t n);
+
 // y[i] = 1 / (1 + exp(-x[i])); y may alias x.
 void sigmoid_f32(const float* x, float* y, int64_t n);
 void sigmoid_f32_scalar(const float* x, float* y, int64_t n);

@@ -329,7 +329,7 @@ TEST(MatMulNBits, SimdMatchesScalar) {
 // that fill 4-row tiles or not, columns that fill kTile-column tiles or not, K a multiple of 64 or not, every block
 // size, absent / random / all-8 zero points: against the float64 int8 reference and against the scalar kernels.
 TEST(MatMulNBits, PackedGemmMatchesReferenceAndScalar) {
-  if (!ogx::cpu::nbits::q4_packed_available()) GTEST_SKIP() << "no AVX-512 VNNI on this CPU";
+  if (!ogx::cpu::nbits::q4_packed_available()) GTEST_SKIP() << "no AVX2 on this CPU";
   uint32_t seed = 500;
   for (int64_t bs : {16, 32, 64, 128})
     for (int64_t M : {1, 3, 4, 9})
@@ -364,9 +364,9 @@ TEST(MatMulNBits, PackedGemmMatchesReferenceAndScalar) {
 // accuracy_level 4 with constant 4-bit B is bit-identical to the scalar model of MLAS's arithmetic
 // (matmul_nbits_mlas_model.h; tools/ortgenai_check/README.md records the check against ONNX Runtime itself) for every
 // block size MLAS has, M from 1 to 512, K and N off the kernel's groups and tiles, the qwen3 test model's projection
-// shapes, zero points absent / random, bias, fp16 A, 1..3 threads.
+// shapes, zero points absent / random, bias, fp16 A, 1..3 threads; the AVX-512 VNNI kernel and its AVX2 twin.
 TEST(MatMulNBits, BitIdenticalToMlas) {
-  if (!ogx::cpu::nbits::q4_packed_available()) GTEST_SKIP() << "no AVX-512 VNNI on this CPU: MLAS's other kernels";
+  if (!ogx::cpu::nbits::q4_packed_available()) GTEST_SKIP() << "no AVX2 on this CPU: the unpacked kernels";
   struct Shape {
     int64_t K, N;
     std::vector<int64_t> Ms;
@@ -396,11 +396,19 @@ TEST(MatMulNBits, BitIdenticalToMlas) {
         Data d = make(c);
         auto want = ogx::test::mlas_int8_model(d.a, d.q, d.scale, d.zp, c.bias ? d.bias.data() : nullptr, c.M, c.K,
                                                c.N, c.bs);
-        auto got = run(d, true, 1 + (int)(seed % 3));  // 1..3 threads: column ranges split anywhere
-        int bad = 0;
-        for (size_t i = 0; i < want.size(); i++) {
-          const double w = c.fp16 ? (double)ogx::f16_to_f32(ogx::f32_to_f16(want[i])) : (double)want[i];
-          if (got[i] != w && bad++ < 3) ADD_FAILURE() << name(c) << " [" << i << "]: got " << got[i] << " want " << w;
+        // Both ISAs of the packed kernel (the AVX-512 VNNI one where the CPU has it, and its AVX2 twin), 1..3
+        // threads: column ranges split anywhere.
+        for (bool force_avx2 : {false, true}) {
+          const bool prev = ogx::cpu::nbits::set_q4_force_avx2(force_avx2);
+          auto got = run(d, true, 1 + (int)(seed % 3));
+          ogx::cpu::nbits::set_q4_force_avx2(prev);
+          int bad = 0;
+          for (size_t i = 0; i < want.size(); i++) {
+            const double w = c.fp16 ? (double)ogx::f16_to_f32(ogx::f32_to_f16(want[i])) : (double)want[i];
+            if (got[i] != w && bad++ < 3)
+              ADD_FAILURE() << name(c) << (force_avx2 ? " (AVX2 twin)" : "") << " [" << i << "]: got " << got[i]
+                            << " want " << w;
+          }
         }
       }
 }
