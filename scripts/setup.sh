@@ -12,6 +12,8 @@ PKGS=(
   libsentencepiece-dev                               # SentencePiece tokenizer.model folders
   pybind11-dev python3-dev python3-numpy python3-pytest python3-jinja2
   clang libclang-rt-dev                              # fuzz targets: clang's libFuzzer (scripts/fuzz.sh)
+  libcli11-dev                                       # the ogx commands' argument parser
+  python3-matplotlib                                 # bench/plot.py: the charts of bench/
 )
 missing=()
 for p in "${PKGS[@]}"; do

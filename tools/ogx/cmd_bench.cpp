@@ -49,16 +49,25 @@ class BuiltWeights : public ExternalDataSource {
   std::shared_ptr<builder::BuiltModel> m_;
 };
 
-std::shared_ptr<genai::Model> synthetic_model(const Args& a) {
+struct BenchOptions {
+  std::string dir;                   // MODEL_DIR (empty with --synthetic)
+  std::string synthetic;             // --synthetic SHAPE.json
+  std::string precision = "fp16";    // --precision of the synthetic model
+  int prompt_len = 128, gen_len = 128, repeats = 3, batch = 1, num_beams = 1;
+  bool json = false;
+  ModelOptions model;
+};
+
+std::shared_ptr<genai::Model> synthetic_model(const BenchOptions& a) {
   builder::BuildOptions o;
-  o.config_path = a.get("synthetic");
+  o.config_path = a.synthetic;
   o.random_weights = true;
-  std::string p = a.get("precision", "fp16");
+  const std::string& p = a.precision;
   if (p == "fp32") o.precision = builder::Precision::fp32;
   else if (p == "fp16") o.precision = builder::Precision::fp16;
   else if (p == "int4") o.precision = builder::Precision::int4;
   else throw_error("--precision must be fp32, fp16 or int4, got '", p, "'");
-  std::string prov = a.get("provider", "cpu");
+  std::string prov = a.model.provider.empty() ? "cpu" : a.model.provider;
   o.provider = genai::canonical_provider(prov) == "cpu" ? builder::Provider::cpu : builder::Provider::vulkan;
   auto built = std::make_shared<builder::BuiltModel>(builder::build_model(o));
   BuiltWeights src(built);
@@ -66,31 +75,48 @@ std::shared_ptr<genai::Model> synthetic_model(const Args& a) {
   built->model.Clear();  // the graph IR holds what it needs; weights stay alive through the storage
   genai::Config c = genai::Config::parse(built->genai_config.dump(), "");
   c.clear_providers();  // the build's provider entry is replaced by the command line's choice (default cpu)
-  apply_model_options(c, a);
+  apply_model_options(c, a.model);
   return genai::Model::load(c, graph);
 }
 
+int run_bench(const BenchOptions& a);
+
 }  // namespace
 
-int cmd_bench(const std::vector<std::string>& argv) {
-  std::set<std::string> vals = kModelValueFlags;
-  vals.insert({"prompt-len", "gen-len", "repeats", "synthetic", "precision", "batch", "num-beams"});
-  Args a(argv, vals, {"json"});
-  bool synthetic = a.has("synthetic");
-  OGX_CHECK(a.positional().size() == (synthetic ? 0u : 1u),
-            "usage: ogx bench (MODEL_DIR | --synthetic SHAPE.json [--precision P]) --prompt-len P --gen-len G "
-            "[--batch B] [--num-beams N] [--json]");
-  const std::string dir = synthetic ? a.get("synthetic") : a.positional()[0];
-  int P = a.get_int("prompt-len", 128), G = a.get_int("gen-len", 128), R = a.get_int("repeats", 3);
-  int B = a.get_int("batch", 1), beams = a.get_int("num-beams", 1);
+Runner define_bench(CLI::App& app) {
+  auto o = std::make_shared<BenchOptions>();
+  app.add_option("MODEL_DIR", o->dir, "model folder");
+  app.add_option("--synthetic", o->synthetic, "a Hugging Face config.json: its shape with seeded random weights");
+  app.add_option("--precision", o->precision, "precision of the --synthetic model")
+      ->check(CLI::IsMember({"fp32", "fp16", "int4"}))
+      ->capture_default_str();
+  app.add_option("--prompt-len", o->prompt_len, "prompt length P (random ids)")->capture_default_str();
+  app.add_option("--gen-len", o->gen_len, "new tokens G")->capture_default_str();
+  app.add_option("--repeats", o->repeats, "timed runs (the median is reported)")->capture_default_str();
+  app.add_option("--batch", o->batch, "B prompts as one batch")->capture_default_str();
+  app.add_option("--num-beams", o->num_beams, "beam search over N beams")->capture_default_str();
+  add_model_options(app, o->model);
+  app.add_flag("--json", o->json, "print one JSON object");
+  return [o] { return run_bench(*o); };
+}
+
+namespace {
+
+int run_bench(const BenchOptions& a) {
+  const bool synthetic = !a.synthetic.empty();
+  if (synthetic == !a.dir.empty()) throw UsageError("give exactly one of MODEL_DIR and --synthetic SHAPE.json");
+  const std::string dir = synthetic ? a.synthetic : a.dir;
+  int P = a.prompt_len, G = a.gen_len, R = a.repeats;
+  int B = a.batch, beams = a.num_beams;
   OGX_CHECK(P >= 1 && G >= 1 && R >= 1, "--prompt-len, --gen-len and --repeats must be >= 1");
   OGX_CHECK(B >= 1 && B <= genai::Generator::kMaxBatchSize, "--batch must be in [1, ", genai::Generator::kMaxBatchSize,
             "], got ", B);
   OGX_CHECK(beams >= 1 && beams <= genai::Generator::kMaxBeams, "--num-beams must be in [1, ",
             genai::Generator::kMaxBeams, "], got ", beams);
   using Clock = std::chrono::steady_clock;
+  ProgressBar bar(a.model.quiet);  // stderr only: --json output on stdout stays one line
   auto load0 = Clock::now();
-  auto model = synthetic ? synthetic_model(a) : genai::Model::load(model_config(dir, a));
+  auto model = synthetic ? synthetic_model(a) : genai::Model::load(model_config(dir, a.model));
   double load_ms = std::chrono::duration<double, std::milli>(Clock::now() - load0).count();
   int vocab = model->io().vocab_size > 0 ? model->io().vocab_size : 1000;
   std::mt19937 rng(1234);
@@ -113,6 +139,7 @@ int cmd_bench(const std::vector<std::string>& argv) {
     for (int i = 0; i < 3 && !gen.is_done(); i++) gen.generate_next_token();
   }
   for (int r = 0; r < R; r++) {
+    progress::report("bench repeats", (uint64_t)r, (uint64_t)R, progress::Unit::items);
     genai::GeneratorParams params = make_params(P + G);
     genai::Generator gen(model, params);
     auto t0 = Clock::now();
@@ -134,9 +161,10 @@ int cmd_bench(const std::vector<std::string>& argv) {
       step_ms.push_back(sec * 1e3 / n);
     }
   }
+  progress::report("bench repeats", (uint64_t)R, (uint64_t)R, progress::Unit::items);
   nlohmann::json j;
   j["model"] = dir;
-  if (synthetic) j["precision"] = a.get("precision", "fp16");
+  if (synthetic) j["precision"] = a.precision;
   j["provider"] = model->provider();
   j["prompt_len"] = P;
   j["gen_len"] = G;
@@ -174,7 +202,7 @@ int cmd_bench(const std::vector<std::string>& argv) {
     // What a session-owned cache (Vulkan) holds per sequence: its capacity in positions, for each of its rows.
     if (k == "kv_capacity") j["kv_bytes_per_sequence_allocated"] = kv_token * beams * v;
   }
-  if (a.has("json")) {
+  if (a.json) {
     std::cout << j.dump() << std::endl;
   } else {
     std::printf("prefill %.1f tokens/s, decode %.1f tokens/s (median of %d), peak RSS %.1f MiB, load %.0f ms\n",
@@ -185,5 +213,7 @@ int cmd_bench(const std::vector<std::string>& argv) {
   }
   return 0;
 }
+
+}  // namespace
 
 }  // namespace ogx::cli

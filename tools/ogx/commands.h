@@ -1,10 +1,11 @@
-// The ogx subcommands implemented in this directory.
+// The ogx subcommands implemented in this directory: each declares its flags on a CLI11 app and returns its runner
+// (common/command_line.h). main.cpp's table lists every command.
 #pragma once
-#include <string>
-#include <vector>
+#include "common/command_line.h"
 
 namespace ogx::cli {
-int cmd_generate(const std::vector<std::string>& args);
-int cmd_bench(const std::vector<std::string>& args);
-int cmd_check(const std::vector<std::string>& args);
+Runner define_generate(CLI::App& app);
+Runner define_bench(CLI::App& app);
+Runner define_check(CLI::App& app);
+Runner define_chat(CLI::App& app);
 }  // namespace ogx::cli

@@ -1,0 +1,96 @@
+#include "common/command_line.h"
+
+#include <algorithm>
+#include <cstdio>
+
+#include "common/error.h"
+
+namespace ogx::cli {
+namespace {
+
+size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); j++) row[j] = j;
+  for (size_t i = 1; i <= a.size(); i++) {
+    size_t diag = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); j++) {
+      size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diag = up;
+    }
+  }
+  return row[b.size()];
+}
+
+// Every spelling of the app's flags, with their dashes: --max-new-tokens, -i, --input.
+std::vector<std::string> flag_names(const CLI::App& app) {
+  std::vector<std::string> names;
+  for (const CLI::Option* o : app.get_options()) {
+    for (const std::string& l : o->get_lnames()) names.push_back("--" + l);
+    for (const std::string& s : o->get_snames()) names.push_back("-" + s);
+  }
+  return names;
+}
+
+// "unknown flag --top-kk (did you mean --top-k?)" for the first unexpected word that looks like a flag.
+std::string extras_message(const CLI::App& app, const CLI::ParseError& e) {
+  for (const std::string& word : app.remaining()) {
+    if (word.size() < 2 || word[0] != '-') continue;
+    std::string flag = word.substr(0, word.find('='));
+    std::string msg = "unknown flag " + flag;
+    std::string near = closest(flag, flag_names(app));
+    if (!near.empty()) msg += " (did you mean " + near + "?)";
+    return msg;
+  }
+  std::vector<std::string> rest = app.remaining();
+  return rest.empty() ? e.what() : "unexpected argument '" + rest.front() + "'";
+}
+
+}  // namespace
+
+std::string closest(const std::string& word, const std::vector<std::string>& candidates) {
+  const size_t limit = std::max<size_t>(2, word.size() / 3);
+  std::string best;
+  size_t best_d = limit + 1;
+  for (const std::string& c : candidates) {
+    size_t d = edit_distance(word, c);
+    if (d < best_d) best_d = d, best = c;
+  }
+  return best;
+}
+
+int run_command(const Command& command, const std::vector<std::string>& args) {
+  const std::string name = std::string("ogx ") + command.name;
+  CLI::App app(command.summary, name);
+  app.get_formatter()->column_width(34);
+  Runner run = command.define(app);
+  try {
+    std::vector<std::string> reversed(args.rbegin(), args.rend());  // CLI11 takes the words last first
+    app.parse(reversed);
+  } catch (const CLI::CallForHelp&) {
+    std::fputs(app.help().c_str(), stdout);
+    return 0;
+  } catch (const CLI::ExtrasError& e) {
+    std::fprintf(stderr, "%s: %s (%s --help lists the flags)\n", name.c_str(), extras_message(app, e).c_str(),
+                 name.c_str());
+    return 2;
+  } catch (const CLI::ParseError& e) {
+    std::fprintf(stderr, "%s: %s (%s --help lists the flags)\n", name.c_str(), e.what(), name.c_str());
+    return 2;
+  }
+  try {
+    return run();
+  } catch (const UsageError& e) {
+    std::fprintf(stderr, "%s: %s (%s --help lists the flags)\n", name.c_str(), e.what(), name.c_str());
+    return 2;
+  } catch (const Error& e) {
+    std::fprintf(stderr, "%s: error: %s\n", name.c_str(), e.what());
+    return 1;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "%s: internal error: %s\n", name.c_str(), e.what());
+    return 1;
+  }
+}
+
+}  // namespace ogx::cli
