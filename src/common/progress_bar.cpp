@@ -53,7 +53,7 @@ std::string ProgressBar::format(const progress::Event& e, double elapsed_s, int 
   if (e.done >= e.total) tail += ", " + duration(elapsed_s);
   else if (rate > 0) tail += ", ETA " + duration((total - done) / rate);
   std::string head = std::string(e.task) + " ";
-  int bar = std::clamp(width - (int)head.size() - (int)tail.size() - 2, 10, 40);
+  const int bar = std::clamp(width - (int)head.size() - 2 - 40, 10, 24);  // fixed per task: the tail varies
   int filled = (int)(frac * bar);
   return head + "[" + std::string((size_t)filled, '#') + std::string((size_t)(bar - filled), '.') + "]" + tail;
 }

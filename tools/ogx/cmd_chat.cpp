@@ -140,8 +140,7 @@ class ChatSession {
 
     tok::TokenizerStream stream(tok_, true);
     std::vector<int32_t> answer;
-    g_interrupted = 0;
-    bool stopped = false;
+    bool stopped = false;  // (g_interrupted was cleared before the line was read: Ctrl-C in the prefill counts)
     auto t1 = std::chrono::steady_clock::now();
     while (!gen_->is_done() && (int)answer.size() < o_.max_new) {
       if (g_interrupted) {
