@@ -33,8 +33,8 @@ std::vector<std::string> flag_names(const CLI::App& app) {
   return names;
 }
 
-// "unknown flag --top-kk (did you mean --top-k?)" for the first unexpected word that looks like a flag.
-std::string extras_message(const CLI::App& app, const CLI::ParseError& e) {
+// "unknown flag --top-kk (did you mean --top-k?)" for the first unexpected word that looks like a flag; "" if none.
+std::string unknown_flag_message(const CLI::App& app) {
   for (const std::string& word : app.remaining()) {
     if (word.size() < 2 || word[0] != '-') continue;
     std::string flag = word.substr(0, word.find('='));
@@ -43,8 +43,17 @@ std::string extras_message(const CLI::App& app, const CLI::ParseError& e) {
     if (!near.empty()) msg += " (did you mean " + near + "?)";
     return msg;
   }
+  return "";
+}
+
+// The one line for a parse error: an unknown flag first (CLI11 reports missing required ones before extras, but a
+// misspelt flag is the likely cause of both), then an unexpected word, then CLI11's own message.
+std::string parse_error_message(const CLI::App& app, const CLI::ParseError& e) {
+  std::string msg = unknown_flag_message(app);
+  if (!msg.empty()) return msg;
   std::vector<std::string> rest = app.remaining();
-  return rest.empty() ? e.what() : "unexpected argument '" + rest.front() + "'";
+  if (dynamic_cast<const CLI::ExtrasError*>(&e) && !rest.empty()) return "unexpected argument '" + rest.front() + "'";
+  return e.what();
 }
 
 }  // namespace
@@ -71,12 +80,9 @@ int run_command(const Command& command, const std::vector<std::string>& args) {
   } catch (const CLI::CallForHelp&) {
     std::fputs(app.help().c_str(), stdout);
     return 0;
-  } catch (const CLI::ExtrasError& e) {
-    std::fprintf(stderr, "%s: %s (%s --help lists the flags)\n", name.c_str(), extras_message(app, e).c_str(),
-                 name.c_str());
-    return 2;
   } catch (const CLI::ParseError& e) {
-    std::fprintf(stderr, "%s: %s (%s --help lists the flags)\n", name.c_str(), e.what(), name.c_str());
+    std::fprintf(stderr, "%s: %s (%s --help lists the flags)\n", name.c_str(), parse_error_message(app, e).c_str(),
+                 name.c_str());
     return 2;
   }
   try {
