@@ -11,11 +11,11 @@ namespace {
 
 int g_count = 0;
 
-Runner define_toy(CLI::App& app) {
+Runner define_toy(Flags& flags) {
   auto n = std::make_shared<int>(1);
   auto mode = std::make_shared<std::string>("run");
-  app.add_option("--count", *n, "how many");
-  app.add_option("--mode", *mode, "what to do")->check(CLI::IsMember({"run", "fail", "misuse"}));
+  flags.option("--count", *n, "how many");
+  flags.choice("--mode", *mode, "what to do", {"run", "fail", "misuse"});
   return [n, mode] {
     if (*mode == "fail") throw_error("the toy failed");
     if (*mode == "misuse") throw UsageError("--mode misuse needs --count 0");

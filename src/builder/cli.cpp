@@ -77,26 +77,25 @@ int run_build(BuildRequest& r) {
 
 }  // namespace
 
-cli::Runner define_build(CLI::App& app) {
+cli::Runner define_build(cli::Flags& flags) {
   auto r = std::make_shared<BuildRequest>();
   BuildOptions& o = r->o;
-  app.description(kDescription);
-  app.add_option("-i,--input", o.input_dir, "Hugging Face checkpoint folder (config.json, *.safetensors)");
-  app.add_option("-o,--output", r->out_dir, "output model folder");
-  app.add_option("-p,--precision", r->precision, "weight precision")->check(CLI::IsMember({"fp32", "fp16", "int4"}));
-  app.add_option("-e,--execution-provider", r->provider, "target provider")
-      ->check(CLI::IsMember({"cpu", "dml", "vulkan"}));
-  app.add_option("--block-size", o.block_size, "int4 quantization block")->capture_default_str();
-  app.add_flag("--symmetric", r->symmetric, "int4 without zero points");
-  app.add_flag("--asymmetric", r->asymmetric, "int4 with zero points");
-  app.add_option("--max-length", o.max_length, "context length written to genai_config.json");
-  app.add_flag("--random-weights", o.random_weights, "seeded random weights of the checkpoint's shape");
-  app.add_option("--config", o.config_path, "a config.json shape to build with random weights");
-  app.add_option("--seed", o.seed, "seed of the random weights")->capture_default_str();
-  app.add_option("--threads", o.num_threads, "threads (0: all cores)");
-  app.add_option("--save-hf", r->save_hf, "write a random-weight Hugging Face checkpoint of --config here");
-  app.add_option("--init-std", r->init_std, "std of --save-hf's matrices")->capture_default_str();
-  app.add_flag("-q,--quiet", r->quiet, "no progress bar (it is drawn only when stderr is a terminal)");
+  flags.description(kDescription);
+  flags.option("-i,--input", o.input_dir, "Hugging Face checkpoint folder (config.json, *.safetensors)");
+  flags.option("-o,--output", r->out_dir, "output model folder");
+  flags.choice("-p,--precision", r->precision, "weight precision", {"fp32", "fp16", "int4"});
+  flags.choice("-e,--execution-provider", r->provider, "target provider", {"cpu", "dml", "vulkan"});
+  flags.option("--block-size", o.block_size, "int4 quantization block");
+  flags.flag("--symmetric", r->symmetric, "int4 without zero points");
+  flags.flag("--asymmetric", r->asymmetric, "int4 with zero points");
+  flags.option("--max-length", o.max_length, "context length written to genai_config.json");
+  flags.flag("--random-weights", o.random_weights, "seeded random weights of the checkpoint's shape");
+  flags.option("--config", o.config_path, "a config.json shape to build with random weights");
+  flags.option("--seed", o.seed, "seed of the random weights");
+  flags.option("--threads", o.num_threads, "threads (0: all cores)");
+  flags.option("--save-hf", r->save_hf, "write a random-weight Hugging Face checkpoint of --config here");
+  flags.option("--init-std", r->init_std, "std of --save-hf's matrices");
+  flags.flag("-q,--quiet", r->quiet, "no progress bar (it is drawn only when stderr is a terminal)");
   return [r] { return run_build(*r); };
 }
 

@@ -8,7 +8,7 @@
 namespace ogx::builder {
 
 // Declares `ogx build`'s flags on app and returns its runner (the entry in ogx's command table).
-cli::Runner define_build(CLI::App& app);
+cli::Runner define_build(cli::Flags& flags);
 inline constexpr cli::Command kBuildCommand = {
     "build", "convert a Hugging Face checkpoint to a model folder: -i HF_DIR -o OUT -p P -e E", define_build};
 

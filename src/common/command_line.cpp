@@ -1,5 +1,6 @@
 #include "common/command_line.h"
 
+#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cstdio>
 
@@ -56,7 +57,71 @@ std::string parse_error_message(const CLI::App& app, const CLI::ParseError& e) {
   return e.what();
 }
 
+template <typename T>
+CLI::Option* add(CLI::App& app, const char* names, T& v, const char* help, bool show_default) {
+  CLI::Option* o = app.add_option(names, v, help);
+  if (show_default) o->capture_default_str();
+  return o;
+}
+
 }  // namespace
+
+Flags& Flags::positional(const char* name, std::string& v, const char* help) {
+  last_ = add(app_, name, v, help, false);
+  return *this;
+}
+Flags& Flags::option(const char* names, std::string& v, const char* help) {
+  last_ = add(app_, names, v, help, !v.empty());
+  return *this;
+}
+Flags& Flags::option(const char* names, int& v, const char* help) {
+  last_ = add(app_, names, v, help, true);
+  return *this;
+}
+Flags& Flags::option(const char* names, int64_t& v, const char* help) {
+  last_ = add(app_, names, v, help, true);
+  return *this;
+}
+Flags& Flags::option(const char* names, uint64_t& v, const char* help) {
+  last_ = add(app_, names, v, help, true);
+  return *this;
+}
+Flags& Flags::option(const char* names, float& v, const char* help) {
+  last_ = add(app_, names, v, help, true);
+  return *this;
+}
+Flags& Flags::option(const char* names, std::optional<std::string>& v, const char* help) {
+  last_ = add(app_, names, v, help, false);
+  return *this;
+}
+Flags& Flags::option(const char* names, std::optional<int>& v, const char* help) {
+  last_ = add(app_, names, v, help, false);
+  return *this;
+}
+Flags& Flags::option(const char* names, std::optional<double>& v, const char* help) {
+  last_ = add(app_, names, v, help, false);
+  return *this;
+}
+Flags& Flags::repeatable(const char* names, std::vector<std::string>& v, const char* help) {
+  last_ = add(app_, names, v, help, false)->allow_extra_args(false);
+  return *this;
+}
+Flags& Flags::choice(const char* names, std::string& v, const char* help, const std::vector<std::string>& allowed) {
+  last_ = add(app_, names, v, help, !v.empty())->check(CLI::IsMember(allowed));
+  return *this;
+}
+Flags& Flags::flag(const char* names, bool& v, const char* help) {
+  last_ = app_.add_flag(names, v, help);
+  return *this;
+}
+Flags& Flags::required() {
+  if (last_) last_->required();
+  return *this;
+}
+Flags& Flags::description(const std::string& text) {
+  app_.description(text);
+  return *this;
+}
 
 std::string closest(const std::string& word, const std::vector<std::string>& candidates) {
   const size_t limit = std::max<size_t>(2, word.size() / 3);
@@ -73,7 +138,8 @@ int run_command(const Command& command, const std::vector<std::string>& args) {
   const std::string name = std::string("ogx ") + command.name;
   CLI::App app(command.summary, name);
   app.get_formatter()->column_width(34);
-  Runner run = command.define(app);
+  Flags flags(app);
+  Runner run = command.define(flags);
   try {
     std::vector<std::string> reversed(args.rbegin(), args.rend());  // CLI11 takes the words last first
     app.parse(reversed);

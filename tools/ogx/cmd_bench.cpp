@@ -83,20 +83,18 @@ int run_bench(const BenchOptions& a);
 
 }  // namespace
 
-Runner define_bench(CLI::App& app) {
+Runner define_bench(Flags& flags) {
   auto o = std::make_shared<BenchOptions>();
-  app.add_option("MODEL_DIR", o->dir, "model folder");
-  app.add_option("--synthetic", o->synthetic, "a Hugging Face config.json: its shape with seeded random weights");
-  app.add_option("--precision", o->precision, "precision of the --synthetic model")
-      ->check(CLI::IsMember({"fp32", "fp16", "int4"}))
-      ->capture_default_str();
-  app.add_option("--prompt-len", o->prompt_len, "prompt length P (random ids)")->capture_default_str();
-  app.add_option("--gen-len", o->gen_len, "new tokens G")->capture_default_str();
-  app.add_option("--repeats", o->repeats, "timed runs (the median is reported)")->capture_default_str();
-  app.add_option("--batch", o->batch, "B prompts as one batch")->capture_default_str();
-  app.add_option("--num-beams", o->num_beams, "beam search over N beams")->capture_default_str();
-  add_model_options(app, o->model);
-  app.add_flag("--json", o->json, "print one JSON object");
+  flags.positional("MODEL_DIR", o->dir, "model folder");
+  flags.option("--synthetic", o->synthetic, "a Hugging Face config.json: its shape with seeded random weights");
+  flags.choice("--precision", o->precision, "precision of the --synthetic model", {"fp32", "fp16", "int4"});
+  flags.option("--prompt-len", o->prompt_len, "prompt length P (random ids)");
+  flags.option("--gen-len", o->gen_len, "new tokens G");
+  flags.option("--repeats", o->repeats, "timed runs (the median is reported)");
+  flags.option("--batch", o->batch, "B prompts as one batch");
+  flags.option("--num-beams", o->num_beams, "beam search over N beams");
+  add_model_options(flags, o->model);
+  flags.flag("--json", o->json, "print one JSON object");
   return [o] { return run_bench(*o); };
 }
 

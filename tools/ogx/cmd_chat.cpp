@@ -236,15 +236,15 @@ int run_chat(const ChatOptions& o) {
 
 }  // namespace
 
-Runner define_chat(CLI::App& app) {
+Runner define_chat(Flags& flags) {
   auto o = std::make_shared<ChatOptions>();
-  app.add_option("MODEL_DIR", o->dir, "model folder with a tokenizer")->required();
-  app.add_option("--system", o->system, "system message opening the conversation");
-  app.add_option("--chat-template", o->chat_template, "a Jinja chat template file instead of the folder's");
-  app.add_option("--max-new-tokens", o->max_new, "most tokens per answer")->capture_default_str();
-  add_sampling_options(app, o->sampling);
-  add_model_options(app, o->model);
-  app.add_flag("--json", o->json, "one JSON object per answer (context, tokens, text) instead of streamed text");
+  flags.positional("MODEL_DIR", o->dir, "model folder with a tokenizer").required();
+  flags.option("--system", o->system, "system message opening the conversation");
+  flags.option("--chat-template", o->chat_template, "a Jinja chat template file instead of the folder's");
+  flags.option("--max-new-tokens", o->max_new, "most tokens per answer");
+  add_sampling_options(flags, o->sampling);
+  add_model_options(flags, o->model);
+  flags.flag("--json", o->json, "one JSON object per answer (context, tokens, text) instead of streamed text");
   return [o] { return run_chat(*o); };
 }
 

@@ -209,16 +209,16 @@ int run_check(const CheckOptions& a);
 
 }  // namespace
 
-Runner define_check(CLI::App& app) {
+Runner define_check(Flags& flags) {
   auto o = std::make_shared<CheckOptions>();
-  app.add_option("MODEL_DIR", o->dir, "model folder")->required();
-  app.add_option("--prompt-lengths", o->prompt_lengths, "random prompts of these lengths")->capture_default_str();
-  app.add_option("--new-tokens", o->new_tokens, "greedy tokens per prompt")->capture_default_str();
-  app.add_option("--seed", o->seed, "seed of the random prompts")->capture_default_str();
-  app.add_option("--tolerance", o->tolerance, "near-tie margin relative to the logit scale (default: by precision)");
-  app.add_flag("--require-no-fallback", o->require_no_fallback, "fail when a node falls back to the CPU");
-  add_model_options(app, o->model);
-  app.add_flag("--json", o->json, "print one JSON object");
+  flags.positional("MODEL_DIR", o->dir, "model folder").required();
+  flags.option("--prompt-lengths", o->prompt_lengths, "random prompts of these lengths");
+  flags.option("--new-tokens", o->new_tokens, "greedy tokens per prompt");
+  flags.option("--seed", o->seed, "seed of the random prompts");
+  flags.option("--tolerance", o->tolerance, "near-tie margin relative to the logit scale (default: by precision)");
+  flags.flag("--require-no-fallback", o->require_no_fallback, "fail when a node falls back to the CPU");
+  add_model_options(flags, o->model);
+  flags.flag("--json", o->json, "print one JSON object");
   return [o] { return run_check(*o); };
 }
 

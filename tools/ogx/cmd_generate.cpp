@@ -45,19 +45,19 @@ int run_generate(const GenerateOptions& o);
 
 }  // namespace
 
-Runner define_generate(CLI::App& app) {
+Runner define_generate(Flags& flags) {
   auto o = std::make_shared<GenerateOptions>();
-  app.add_option("MODEL_DIR", o->dir, "model folder (genai_config.json, model.onnx)")->required();
-  app.add_option("--ids", o->ids, "prompt token ids: 1,2,3");
-  app.add_option("--prompt", o->prompt, "prompt text (needs the folder's tokenizer)");
-  app.add_flag("--chat", o->chat, "wrap --prompt in the folder's chat template as a user message");
-  app.add_option("--system", o->system, "system message (with --chat)");
-  app.add_option("--max-new-tokens", o->max_new, "most new tokens")->capture_default_str();
-  app.add_option("--min-new-tokens", o->min_new, "suppress EOS for this many new tokens")->capture_default_str();
-  add_sampling_options(app, o->sampling);
-  add_model_options(app, o->model);
-  app.add_flag("--json", o->json, "print one JSON object: tokens, text, prefill_ms, decode_tok_s");
-  app.add_option("--dump-logits", o->dump_logits, "write the prefill's logits (float32) to FILE");
+  flags.positional("MODEL_DIR", o->dir, "model folder (genai_config.json, model.onnx)").required();
+  flags.option("--ids", o->ids, "prompt token ids: 1,2,3");
+  flags.option("--prompt", o->prompt, "prompt text (needs the folder's tokenizer)");
+  flags.flag("--chat", o->chat, "wrap --prompt in the folder's chat template as a user message");
+  flags.option("--system", o->system, "system message (with --chat)");
+  flags.option("--max-new-tokens", o->max_new, "most new tokens");
+  flags.option("--min-new-tokens", o->min_new, "suppress EOS for this many new tokens");
+  add_sampling_options(flags, o->sampling);
+  add_model_options(flags, o->model);
+  flags.flag("--json", o->json, "print one JSON object: tokens, text, prefill_ms, decode_tok_s");
+  flags.option("--dump-logits", o->dump_logits, "write the prefill's logits (float32) to FILE");
   return [o] { return run_generate(*o); };
 }
 

@@ -4,8 +4,8 @@
 #include "common/command_line.h"
 
 namespace ogx::cli {
-Runner define_generate(CLI::App& app);
-Runner define_bench(CLI::App& app);
-Runner define_check(CLI::App& app);
-Runner define_chat(CLI::App& app);
+Runner define_generate(Flags& flags);
+Runner define_bench(Flags& flags);
+Runner define_check(Flags& flags);
+Runner define_chat(Flags& flags);
 }  // namespace ogx::cli

@@ -17,8 +17,9 @@ namespace {
 using ogx::cli::Command;
 
 #ifndef OGX_HAVE_VULKAN
-ogx::cli::Runner define_devices_unavailable(CLI::App& app) {
-  app.add_flag("--json", "print JSON");
+ogx::cli::Runner define_devices_unavailable(ogx::cli::Flags& flags) {
+  static bool json = false;
+  flags.flag("--json", json, "print JSON");
   return [] {
     std::fprintf(stderr, "ogx: this build has no Vulkan provider (configure with -DOGX_WITH_VULKAN=ON)\n");
     return 1;

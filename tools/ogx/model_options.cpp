@@ -4,22 +4,21 @@
 
 namespace ogx::cli {
 
-void add_model_options(CLI::App& app, ModelOptions& o) {
-  app.add_option("--provider", o.provider, "execution provider: cpu, vulkan or dml (default: the folder's config)");
-  app.add_option("--provider-option", o.provider_options, "KEY=VALUE for the GPU provider (repeatable)")
-      ->allow_extra_args(false);
-  app.add_option("--threads", o.threads, "CPU threads (0: all cores)");
-  app.add_flag("-q,--quiet", o.quiet, "no progress bar (it is drawn only when stderr is a terminal)");
+void add_model_options(Flags& flags, ModelOptions& o) {
+  flags.option("--provider", o.provider, "execution provider: cpu, vulkan or dml (default: the folder's config)");
+  flags.repeatable("--provider-option", o.provider_options, "KEY=VALUE for the GPU provider (repeatable)");
+  flags.option("--threads", o.threads, "CPU threads (0: all cores)");
+  flags.flag("-q,--quiet", o.quiet, "no progress bar (it is drawn only when stderr is a terminal)");
 }
 
-void add_sampling_options(CLI::App& app, SamplingOptions& o) {
-  app.add_flag("--greedy", o.greedy, "greedy decoding (the default without sampling flags)");
-  app.add_flag("--sample", o.sample, "sample with the folder's search options");
-  app.add_option("--top-k", o.top_k, "sample from the K most likely tokens");
-  app.add_option("--top-p", o.top_p, "sample from the smallest set of tokens with probability P");
-  app.add_option("--temperature", o.temperature, "sampling temperature");
-  app.add_option("--seed", o.seed, "random seed for sampling");
-  app.add_option("--repetition-penalty", o.repetition_penalty, "penalty for tokens already present");
+void add_sampling_options(Flags& flags, SamplingOptions& o) {
+  flags.flag("--greedy", o.greedy, "greedy decoding (the default without sampling flags)");
+  flags.flag("--sample", o.sample, "sample with the folder's search options");
+  flags.option("--top-k", o.top_k, "sample from the K most likely tokens");
+  flags.option("--top-p", o.top_p, "sample from the smallest set of tokens with probability P");
+  flags.option("--temperature", o.temperature, "sampling temperature");
+  flags.option("--seed", o.seed, "random seed for sampling");
+  flags.option("--repetition-penalty", o.repetition_penalty, "penalty for tokens already present");
 }
 
 void apply_sampling_options(genai::GeneratorParams& params, const SamplingOptions& o, bool default_greedy) {

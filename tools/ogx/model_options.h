@@ -27,14 +27,14 @@ struct SamplingOptions {
 };
 
 // Declares --provider, --provider-option, --threads and --quiet on a command.
-void add_model_options(CLI::App& app, ModelOptions& o);
+void add_model_options(Flags& flags, ModelOptions& o);
 // Applies the command-line provider choices to a config.
 void apply_model_options(genai::Config& c, const ModelOptions& o);
 // Loads MODEL_DIR's config and applies the command-line provider choices.
 genai::Config model_config(const std::string& dir, const ModelOptions& o);
 
 // Declares --greedy, --sample, --top-k, --top-p, --temperature, --seed, --repetition-penalty.
-void add_sampling_options(CLI::App& app, SamplingOptions& o);
+void add_sampling_options(Flags& flags, SamplingOptions& o);
 // Sampling is on with --sample or any sampling flag, off with --greedy; with neither, greedy when default_greedy
 // (ogx generate), else the folder's search.do_sample (ogx chat).
 void apply_sampling_options(genai::GeneratorParams& params, const SamplingOptions& o, bool default_greedy);

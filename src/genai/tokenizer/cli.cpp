@@ -27,12 +27,12 @@ void print_json(const nlohmann::json& out) {
 
 }  // namespace
 
-cli::Runner define_tokenize(CLI::App& app) {
+cli::Runner define_tokenize(cli::Flags& flags) {
   auto o = std::make_shared<TokenizeOptions>();
-  app.add_option("DIR", o->dir, "folder with tokenizer.json or tokenizer.model")->required();
-  app.add_option("--text", o->text, "text to encode")->required();
-  app.add_flag("--no-special", o->no_special, "encode without the special tokens (BOS) the tokenizer adds");
-  app.add_flag("--json", o->json, "print JSON (the only output format)");
+  flags.positional("DIR", o->dir, "folder with tokenizer.json or tokenizer.model").required();
+  flags.option("--text", o->text, "text to encode").required();
+  flags.flag("--no-special", o->no_special, "encode without the special tokens (BOS) the tokenizer adds");
+  flags.flag("--json", o->json, "print JSON (the only output format)");
   return [o] {
     auto tok = Tokenizer::load(o->dir);
     std::vector<int32_t> ids = tok->encode(o->text, !o->no_special);
@@ -45,13 +45,13 @@ cli::Runner define_tokenize(CLI::App& app) {
   };
 }
 
-cli::Runner define_chat_template(CLI::App& app) {
+cli::Runner define_chat_template(cli::Flags& flags) {
   auto o = std::make_shared<ChatTemplateOptions>();
-  app.add_option("DIR", o->dir, "folder with tokenizer_config.json (or chat_template.jinja)")->required();
-  app.add_option("--messages", o->messages, "the conversation: a JSON list of {role, content}")->required();
-  app.add_option("--tools", o->tools, "tool definitions: a JSON list");
-  app.add_flag("--add-generation-prompt", o->add_generation_prompt, "end with the assistant's turn opening");
-  app.add_flag("--json", o->json, "print JSON (the only output format)");
+  flags.positional("DIR", o->dir, "folder with tokenizer_config.json (or chat_template.jinja)").required();
+  flags.option("--messages", o->messages, "the conversation: a JSON list of {role, content}").required();
+  flags.option("--tools", o->tools, "tool definitions: a JSON list");
+  flags.flag("--add-generation-prompt", o->add_generation_prompt, "end with the assistant's turn opening");
+  flags.flag("--json", o->json, "print JSON (the only output format)");
   return [o] {
     auto tok = Tokenizer::load(o->dir);
     nlohmann::json out;

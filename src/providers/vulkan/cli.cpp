@@ -42,9 +42,9 @@ void print_table(const std::vector<DeviceInfo>& devices, int selected) {
 
 }  // namespace
 
-cli::Runner define_devices(CLI::App& app) {
+cli::Runner define_devices(cli::Flags& flags) {
   auto json = std::make_shared<bool>(false);
-  app.add_flag("--json", *json, "print JSON (with \"error\" and no devices when Vulkan has none)");
+  flags.flag("--json", *json, "print JSON (with \"error\" and no devices when Vulkan has none)");
   return [json] {
     try {
       auto devices = list_devices();
