@@ -228,7 +228,11 @@ int run_chat(const ChatOptions& o) {
       std::fprintf(stderr, "[unknown command %s: /reset, /undo, /exit]\n", line->c_str());
       continue;
     }
-    chat.turn(*line);
+    try {
+      chat.turn(*line);
+    } catch (const Error& e) {  // e.g. a template that rejects the conversation: the session goes on
+      std::fprintf(stderr, "[error: %s]\n", e.what());
+    }
   }
   if (tty) std::fputs("\n", stdout);
   return 0;
