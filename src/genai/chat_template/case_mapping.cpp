@@ -1,8 +1,8 @@
 // Unicode case mapping with Python's str semantics, through ICU (root locale: language-independent full mappings,
 // as Python's): upper / lower of whole strings (ß -> SS, İ -> i̇, Σ -> ς at a word's end), str.title (a character
 // after a cased one is lowered, any other titlecased: ǆ -> ǅ), str.capitalize (Python >= 3.8: first character
-// titlecased, the rest lowered) and Jinja's `title` filter (words split at whitespace and -({[<, first character
-// upper()ed, the rest lower()ed). Ill-formed UTF-8 passes through unchanged.
+// titlecased, the rest lowered), Jinja's `title` filter (words split at whitespace and -({[<, first character
+// upper()ed, the rest lower()ed), and str.isupper / islower. Ill-formed UTF-8 passes through unchanged.
 #include <unicode/ucasemap.h>
 #include <unicode/uchar.h>
 #include <unicode/utf8.h>
@@ -10,6 +10,7 @@
 #include <memory>
 
 #include "common/error.h"
+#include "genai/chat_template/case_mapping.h"
 #include "genai/chat_template/interp.h"
 
 namespace ogx::jinja {
@@ -134,5 +135,23 @@ std::string jinja_title(const std::string& s) {
   }
   return out;
 }
+
+namespace {
+// Python's do_upper_or_lower test: false at a character of the other case or a titlecase one; true when a character
+// of the asked case was seen (Unicode's Uppercase / Lowercase properties, titlecase = category Lt).
+bool all_cased_as(const std::string& s, bool upper) {
+  bool cased = false;
+  for (UChar32 c : code_points(s).c) {
+    if (c < 0) continue;
+    bool up = u_hasBinaryProperty(c, UCHAR_UPPERCASE), lo = u_hasBinaryProperty(c, UCHAR_LOWERCASE);
+    if ((upper ? lo : up) || u_istitle(c)) return false;
+    if (upper ? up : lo) cased = true;
+  }
+  return cased;
+}
+}  // namespace
+
+bool py_isupper(const std::string& s) { return all_cased_as(s, true); }
+bool py_islower(const std::string& s) { return all_cased_as(s, false); }
 
 }  // namespace ogx::jinja

@@ -42,3 +42,14 @@ TEST(ChatTemplateCaseMapping, AsciiAndIllFormedInput) {
   EXPECT_EQ(R("{{ s | upper }}", std::string("a\xff" "b")), std::string("A\xff" "B"));  // passes through
   EXPECT_EQ(R("{{ s | capitalize }}|{{ s | title }}", ""), "|");
 }
+
+TEST(ChatTemplateCaseMapping, IsUpperIsLower) {
+  const char* t = "{{ s.isupper() }}/{{ s.islower() }}";
+  EXPECT_EQ(R(t, "ΣΑΣ 12"), "True/False");
+  EXPECT_EQ(R(t, "straße"), "False/True");
+  EXPECT_EQ(R(t, "ǅungla"), "False/False");  // a titlecase letter is neither
+  EXPECT_EQ(R(t, "ǄUNGLA"), "True/False");
+  EXPECT_EQ(R(t, "12"), "False/False");      // no cased character
+  EXPECT_EQ(R(t, "ʰ"), "False/True");        // Other_Lowercase
+  EXPECT_EQ(R(t, "Ⅷ"), "True/False");       // Other_Uppercase
+}
