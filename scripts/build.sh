@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # Configures and builds ogx into build/ (Release with debug info). Extra arguments go to cmake configure.
+# OGX_TARGETS="ogx ..." builds only those targets (scripts/run.sh: the CLI); default: every target, tests included.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 jobs=${OGX_JOBS:-$(nproc)}
@@ -10,4 +11,6 @@ if command -v ccache >/dev/null; then
   launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache)
 fi
 cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo "${launcher[@]}" "$@"
-cmake --build "$dir" -j"$jobs"
+targets=()
+if [ -n "${OGX_TARGETS:-}" ]; then read -ra names <<<"$OGX_TARGETS"; targets=(--target "${names[@]}"); fi
+cmake --build "$dir" -j"$jobs" "${targets[@]}"

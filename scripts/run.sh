@@ -6,7 +6,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
-bash scripts/build.sh
+# Only what runs here: the ogx CLI and the libraries it links (the tests and APIs: scripts/test.sh, scripts/build.sh).
+OGX_TARGETS=ogx bash scripts/build.sh
 ogx=./build/tools/ogx/ogx
 provider=cpu
 if "$ogx" devices --json 2>/dev/null | grep -Eq '"type": "(discrete|integrated|virtual_gpu)"'; then provider=vulkan; fi

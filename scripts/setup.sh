@@ -15,6 +15,7 @@ PKGS=(
   clang libclang-rt-dev                              # fuzz targets: clang's libFuzzer (scripts/fuzz.sh)
   libcpp-httplib-dev libcli11-dev                    # ogx serve: HTTP server, argument parsing
   nginx-light                                        # ogx serve: the scale-out test (tests/serve/nginx_test.mjs)
+  python3-matplotlib                                 # bench/plot.py: the charts of bench/
 )
 missing=()
 for p in "${PKGS[@]}"; do

@@ -7,6 +7,7 @@
 
 #include "common/error.h"
 #include "common/half.h"
+#include "common/progress.h"
 
 namespace ogx::builder {
 
@@ -193,7 +194,10 @@ void GraphWriter::finish(onnx::ModelProto& model, WeightStore& store, ThreadPool
   std::vector<std::vector<uint8_t*>> joint_dsts(joints_.size());
   for (size_t i = 0; i < inits_.size(); i++)
     if (inits_[i].joint >= 0) joint_dsts[inits_[i].joint].push_back(store.data() + offset[i]);
+  size_t filled = 0;
   for (size_t i : order) {  // fill in file order: pages are touched mostly sequentially
+    progress::report("converting weights", filled, total);
+    filled += inits_[i].nbytes;
     Init& in = inits_[i];
     if (in.joint >= 0 && joints_[in.joint]) {
       joints_[in.joint](joint_dsts[in.joint], pool);
@@ -203,6 +207,7 @@ void GraphWriter::finish(onnx::ModelProto& model, WeightStore& store, ThreadPool
       in.fill = nullptr;
     }
   }
+  progress::report("converting weights", total, total);
   model = std::move(model_);
 }
 

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "common/error.h"
+#include "common/progress.h"
 
 namespace ogx::builder {
 
@@ -44,6 +45,7 @@ void WeightStore::write_file(const std::string& path) const {
   if (!f) throw_error("cannot create ", path);
   constexpr size_t kChunk = size_t(64) << 20;
   for (size_t off = 0; off < size_; off += kChunk) {
+    progress::report("writing model.onnx.data", off, size_);
     size_t n = std::min(kChunk, size_ - off);
     if (std::fwrite(data_ + off, 1, n, f) != n) {
       std::fclose(f);
@@ -51,6 +53,7 @@ void WeightStore::write_file(const std::string& path) const {
     }
   }
   if (std::fclose(f) != 0) throw_error("write failed: ", path);
+  progress::report("writing model.onnx.data", size_, size_);
 }
 
 }  // namespace ogx::builder

@@ -4,6 +4,8 @@
 #include <chrono>
 #include <cstring>
 
+#include "common/progress.h"
+
 namespace ogx {
 
 std::shared_ptr<Storage> BufferPool::take(size_t bytes) {
@@ -73,7 +75,18 @@ GraphSession::GraphSession(std::shared_ptr<const Model> model, const KernelRegis
   pool_ = std::make_unique<ThreadPool>(opts.intra_op_num_threads);
   const Graph& g = model_->graph;
   std::vector<std::string> missing;
+  // Progress (common/progress.h) of building the kernels, some of which repack their weights: constant bytes read.
+  auto constant_bytes = [&](const Node& n) {
+    uint64_t b = 0;
+    for (int v : n.inputs)
+      if (v >= 0 && g.values[v].is_constant) b += g.values[v].constant.bytes();
+    return b;
+  };
+  uint64_t prepare_total = 0, prepared = 0;
+  for (auto& n : g.nodes) prepare_total += constant_bytes(n);
   for (auto& n : g.nodes) {
+    progress::report("preparing weights", prepared, prepare_total);
+    prepared += constant_bytes(n);
     auto* f = registry.find(n.domain, n.op_type);
     if (!f) {
       missing.push_back(n.describe());
@@ -82,6 +95,7 @@ GraphSession::GraphSession(std::shared_ptr<const Model> model, const KernelRegis
     KernelInfo info{n, g, pool_->num_threads()};
     kernels_.push_back((*f)(info));
   }
+  progress::report("preparing weights", prepare_total, prepare_total);
   if (!missing.empty()) {
     std::string list;
     for (size_t i = 0; i < missing.size() && i < 5; i++) list += (i ? ", " : "") + missing[i];

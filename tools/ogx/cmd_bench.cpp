@@ -53,16 +53,26 @@ class BuiltWeights : public ExternalDataSource {
   std::shared_ptr<builder::BuiltModel> m_;
 };
 
-std::shared_ptr<genai::Model> synthetic_model(const Args& a) {
+struct BenchOptions {
+  std::string dir;                   // MODEL_DIR (empty with --synthetic)
+  std::string synthetic;             // --synthetic SHAPE.json
+  std::string precision = "fp16";    // --precision of the synthetic model
+  int prompt_len = 128, gen_len = 128, repeats = 3, batch = 1, num_beams = 1;
+  int generators = 0;                // --generators N (0: off)
+  bool json = false;
+  ModelOptions model;
+};
+
+std::shared_ptr<genai::Model> synthetic_model(const BenchOptions& a) {
   builder::BuildOptions o;
-  o.config_path = a.get("synthetic");
+  o.config_path = a.synthetic;
   o.random_weights = true;
-  std::string p = a.get("precision", "fp16");
+  const std::string& p = a.precision;
   if (p == "fp32") o.precision = builder::Precision::fp32;
   else if (p == "fp16") o.precision = builder::Precision::fp16;
   else if (p == "int4") o.precision = builder::Precision::int4;
   else throw_error("--precision must be fp32, fp16 or int4, got '", p, "'");
-  std::string prov = a.get("provider", "cpu");
+  std::string prov = a.model.provider.empty() ? "cpu" : a.model.provider;
   o.provider = genai::canonical_provider(prov) == "cpu" ? builder::Provider::cpu : builder::Provider::vulkan;
   auto built = std::make_shared<builder::BuiltModel>(builder::build_model(o));
   BuiltWeights src(built);
@@ -70,7 +80,7 @@ std::shared_ptr<genai::Model> synthetic_model(const Args& a) {
   built->model.Clear();  // the graph IR holds what it needs; weights stay alive through the storage
   genai::Config c = genai::Config::parse(built->genai_config.dump(), "");
   c.clear_providers();  // the build's provider entry is replaced by the command line's choice (default cpu)
-  apply_model_options(c, a);
+  apply_model_options(c, a.model);
   return genai::Model::load(c, graph);
 }
 
@@ -135,35 +145,51 @@ nlohmann::json bench_generators(const std::shared_ptr<genai::Model>& model, int 
   return j;
 }
 
+int run_bench(const BenchOptions& a);
+
 }  // namespace
 
-int cmd_bench(const std::vector<std::string>& argv) {
-  std::set<std::string> vals = kModelValueFlags;
-  vals.insert({"prompt-len", "gen-len", "repeats", "synthetic", "precision", "batch", "num-beams", "generators"});
-  Args a(argv, vals, {"json"});
-  bool synthetic = a.has("synthetic");
-  OGX_CHECK(a.positional().size() == (synthetic ? 0u : 1u),
-            "usage: ogx bench (MODEL_DIR | --synthetic SHAPE.json [--precision P]) --prompt-len P --gen-len G "
-            "[--batch B] [--num-beams N] [--generators N] [--json]");
-  const std::string dir = synthetic ? a.get("synthetic") : a.positional()[0];
-  int P = a.get_int("prompt-len", 128), G = a.get_int("gen-len", 128), R = a.get_int("repeats", 3);
-  int B = a.get_int("batch", 1), beams = a.get_int("num-beams", 1);
+Runner define_bench(Flags& flags) {
+  auto o = std::make_shared<BenchOptions>();
+  flags.positional("MODEL_DIR", o->dir, "model folder");
+  flags.option("--synthetic", o->synthetic, "a Hugging Face config.json: its shape with seeded random weights");
+  flags.choice("--precision", o->precision, "precision of the --synthetic model", {"fp32", "fp16", "int4"});
+  flags.option("--prompt-len", o->prompt_len, "prompt length P (random ids)");
+  flags.option("--gen-len", o->gen_len, "new tokens G");
+  flags.option("--repeats", o->repeats, "timed runs (the median is reported)");
+  flags.option("--batch", o->batch, "B prompts as one batch");
+  flags.option("--num-beams", o->num_beams, "beam search over N beams");
+  flags.option("--generators", o->generators, "N generators of different prompt lengths decoded together");
+  add_model_options(flags, o->model);
+  flags.flag("--json", o->json, "print one JSON object");
+  return [o] { return run_bench(*o); };
+}
+
+namespace {
+
+int run_bench(const BenchOptions& a) {
+  const bool synthetic = !a.synthetic.empty();
+  if (synthetic == !a.dir.empty()) throw UsageError("give exactly one of MODEL_DIR and --synthetic SHAPE.json");
+  const std::string dir = synthetic ? a.synthetic : a.dir;
+  int P = a.prompt_len, G = a.gen_len, R = a.repeats;
+  int B = a.batch, beams = a.num_beams;
   OGX_CHECK(P >= 1 && G >= 1 && R >= 1, "--prompt-len, --gen-len and --repeats must be >= 1");
   OGX_CHECK(B >= 1 && B <= genai::Generator::kMaxBatchSize, "--batch must be in [1, ", genai::Generator::kMaxBatchSize,
             "], got ", B);
   OGX_CHECK(beams >= 1 && beams <= genai::Generator::kMaxBeams, "--num-beams must be in [1, ",
             genai::Generator::kMaxBeams, "], got ", beams);
   using Clock = std::chrono::steady_clock;
+  ProgressBar bar(a.model.quiet);  // stderr only: --json output on stdout stays one line
   auto load0 = Clock::now();
-  auto model = synthetic ? synthetic_model(a) : genai::Model::load(model_config(dir, a));
+  auto model = synthetic ? synthetic_model(a) : genai::Model::load(model_config(dir, a.model));
   double load_ms = std::chrono::duration<double, std::milli>(Clock::now() - load0).count();
-  if (a.has("generators")) {
-    const int N = a.get_int("generators", 1);
+  if (a.generators != 0) {
+    const int N = a.generators;
     OGX_CHECK(N >= 1 && N <= 256, "--generators must be in [1, 256], got ", N);
     OGX_CHECK(B == 1 && beams == 1, "--generators runs one sequence per generator: no --batch or --num-beams");
     nlohmann::json j = bench_generators(model, N, P, G, R);
     j["model"] = dir;
-    if (synthetic) j["precision"] = a.get("precision", "fp16");
+    if (synthetic) j["precision"] = a.precision;
     j["provider"] = model->provider();
     j["prompt_len"] = P;  // the longest prompt; generator i has P * (i + 1) / N ids
     j["gen_len"] = G;
@@ -171,7 +197,7 @@ int cmd_bench(const std::vector<std::string>& argv) {
     j["load_ms"] = load_ms;
     j["peak_rss_mib"] = peak_rss_mib();
     for (auto& [k, v] : model->session().stats()) j["session"][k] = v;
-    if (a.has("json")) std::cout << j.dump() << std::endl;
+    if (a.json) std::cout << j.dump() << std::endl;
     else
       std::printf("%d generators together: decode %.1f tokens/s aggregate, %.3f ms per step, prefill %.1f tokens/s, "
                   "KV pool %.2f MiB per sequence\n", N, (double)j["decode_tok_s"], (double)j["decode_step_ms"],
@@ -199,6 +225,7 @@ int cmd_bench(const std::vector<std::string>& argv) {
     for (int i = 0; i < 3 && !gen.is_done(); i++) gen.generate_next_token();
   }
   for (int r = 0; r < R; r++) {
+    progress::report("bench repeats", (uint64_t)r, (uint64_t)R, progress::Unit::items);
     genai::GeneratorParams params = make_params(P + G);
     genai::Generator gen(model, params);
     auto t0 = Clock::now();
@@ -220,9 +247,10 @@ int cmd_bench(const std::vector<std::string>& argv) {
       step_ms.push_back(sec * 1e3 / n);
     }
   }
+  progress::report("bench repeats", (uint64_t)R, (uint64_t)R, progress::Unit::items);
   nlohmann::json j;
   j["model"] = dir;
-  if (synthetic) j["precision"] = a.get("precision", "fp16");
+  if (synthetic) j["precision"] = a.precision;
   j["provider"] = model->provider();
   j["prompt_len"] = P;
   j["gen_len"] = G;
@@ -267,7 +295,7 @@ int cmd_bench(const std::vector<std::string>& argv) {
   j["weight_bytes_per_token"] = weight_bytes;
   j["decode_gb_s"] = weight_bytes * (double)j["decode_tok_s"] / B / 1e9;  // weights read once per step
   for (auto& [k, v] : model->session().stats()) j["session"][k] = v;
-  if (a.has("json")) {
+  if (a.json) {
     std::cout << j.dump() << std::endl;
   } else {
     std::printf("prefill %.1f tokens/s, decode %.1f tokens/s (median of %d), peak RSS %.1f MiB, load %.0f ms\n",
@@ -278,5 +306,7 @@ int cmd_bench(const std::vector<std::string>& argv) {
   }
   return 0;
 }
+
+}  // namespace
 
 }  // namespace ogx::cli

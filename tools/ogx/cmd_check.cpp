@@ -36,6 +36,7 @@
 #include <cstdlib>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <random>
 #include <set>
 
@@ -194,37 +195,62 @@ json check_prompt(const std::shared_ptr<genai::Model>& cpu, const std::shared_pt
           {"device_sampling", gf.samples_on_device()}};
 }
 
+struct CheckOptions {
+  std::string dir;                              // MODEL_DIR
+  std::string prompt_lengths = "1,2,7,33,129";  // --prompt-lengths
+  int new_tokens = 32;
+  int seed = 1234;
+  std::optional<double> tolerance;              // --tolerance REL (default: the precision's)
+  bool json = false, require_no_fallback = false;
+  ModelOptions model;                           // --provider defaults to vulkan here
+};
+
+int run_check(const CheckOptions& a);
+
 }  // namespace
 
-int cmd_check(const std::vector<std::string>& argv) {
-  std::set<std::string> vals = kModelValueFlags;
-  vals.insert({"prompt-lengths", "new-tokens", "seed", "tolerance"});
-  Args a(argv, vals, {"json", "require-no-fallback"});
-  OGX_CHECK(a.positional().size() == 1, "usage: ogx check MODEL_DIR [--provider vulkan] [--provider-option K=V]... "
-            "[--prompt-lengths 1,2,7,33,129] [--new-tokens 32] [--json]");
-  const std::string dir = a.positional()[0];
-  std::string provider = a.get("provider", "vulkan");
+Runner define_check(Flags& flags) {
+  auto o = std::make_shared<CheckOptions>();
+  flags.positional("MODEL_DIR", o->dir, "model folder").required();
+  flags.option("--prompt-lengths", o->prompt_lengths, "random prompts of these lengths");
+  flags.option("--new-tokens", o->new_tokens, "greedy tokens per prompt");
+  flags.option("--seed", o->seed, "seed of the random prompts");
+  flags.option("--tolerance", o->tolerance, "near-tie margin relative to the logit scale (default: by precision)");
+  flags.flag("--require-no-fallback", o->require_no_fallback, "fail when a node falls back to the CPU");
+  add_model_options(flags, o->model);
+  flags.flag("--json", o->json, "print one JSON object");
+  return [o] { return run_check(*o); };
+}
+
+namespace {
+
+int run_check(const CheckOptions& a) {
+  const std::string& dir = a.dir;
+  std::string provider = a.model.provider.empty() ? "vulkan" : a.model.provider;
   OGX_CHECK(genai::canonical_provider(provider) != "cpu", "ogx check compares the CPU provider with a GPU provider: "
             "--provider must be vulkan or dml");
-  std::vector<int> lengths = parse_lengths(a.get("prompt-lengths", "1,2,7,33,129"));
-  int new_tokens = a.get_int("new-tokens", 32);
+  std::vector<int> lengths = parse_lengths(a.prompt_lengths);
+  int new_tokens = a.new_tokens;
   OGX_CHECK(new_tokens > 0, "--new-tokens must be positive");
-  uint32_t seed = (uint32_t)a.get_int("seed", 1234);
-  bool json_out = a.has("json");
+  uint32_t seed = (uint32_t)a.seed;
+  bool json_out = a.json;
 
   genai::Config cc = genai::Config::load(dir);
   cc.clear_providers();
-  if (a.has("threads")) cc.model.decoder.session.intra_op_num_threads = a.get_int("threads", 0);
+  if (a.model.threads) cc.model.decoder.session.intra_op_num_threads = *a.model.threads;
   genai::Config gc = genai::Config::load(dir);
   gc.clear_providers();
   gc.append_provider(provider);
-  apply_model_options(gc, a);
+  ModelOptions gpu_options = a.model;
+  gpu_options.provider = provider;
+  apply_model_options(gc, gpu_options);
+  ProgressBar bar(a.model.quiet || json_out);
   auto cpu = genai::Model::load(cc);
   auto gpu = genai::Model::load(gc);
 
   const Graph& g = cpu->session().graph();
   Precision prec = precision_of(g, cc.model.decoder.logits);
-  double rel_tol = a.has("tolerance") ? a.get_double("tolerance", prec.tolerance) : prec.tolerance;
+  double rel_tol = a.tolerance.value_or(prec.tolerance);
   int window = sliding_window(g);
   int vocab = cc.model.vocab_size;
   OGX_CHECK(vocab > 0, dir, "/genai_config.json: model.vocab_size is missing (the prompts are random ids below it)");
@@ -269,7 +295,7 @@ int cmd_check(const std::vector<std::string>& argv) {
     if (k == "fallback_nodes") fallback_nodes = (int)v;
     if (k.rfind("fallback_op ", 0) == 0) fallback[k.substr(12)] = (int)v;
   }
-  bool fallback_fails = a.has("require-no-fallback") && fallback_nodes > 0;
+  bool fallback_fails = a.require_no_fallback && fallback_nodes > 0;
   std::string verdict = failures || fallback_fails ? "FAILURE" : near_ties ? "NEAR-TIE" : "PASS";
   if (json_out) {
     json j = {{"model", dir},
@@ -297,5 +323,7 @@ int cmd_check(const std::vector<std::string>& argv) {
   }
   return verdict == "FAILURE" ? 1 : 0;
 }
+
+}  // namespace
 
 }  // namespace ogx::cli

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <nlohmann/json.hpp>
 
 #include "commands.h"
@@ -30,26 +31,53 @@ std::shared_ptr<tok::Tokenizer> try_tokenizer(const std::string& dir, bool requi
   }
 }
 
+struct GenerateOptions {
+  std::string dir;                                   // MODEL_DIR
+  std::optional<std::string> ids, prompt, system;    // --ids 1,2,3 | --prompt TEXT; --system TEXT (with --chat)
+  bool chat = false, json = false;
+  int max_new = 128, min_new = 0;                    // --max-new-tokens, --min-new-tokens
+  SamplingOptions sampling;
+  std::string dump_logits;                           // --dump-logits FILE: the prefill's last logits, float32
+  ModelOptions model;
+};
+
+int run_generate(const GenerateOptions& o);
+
 }  // namespace
 
-int cmd_generate(const std::vector<std::string>& argv) {
-  std::set<std::string> vals = kModelValueFlags;
-  vals.insert({"ids", "prompt", "max-new-tokens", "min-new-tokens", "top-k", "top-p", "temperature", "seed",
-               "repetition-penalty", "dump-logits", "system"});
-  Args a(argv, vals, {"greedy", "json", "chat", "sample"});
-  OGX_CHECK(a.positional().size() == 1, "usage: ogx generate MODEL_DIR (--ids 1,2,3 | --prompt TEXT) [options]");
-  const std::string dir = a.positional()[0];
-  OGX_CHECK(a.has("ids") != a.has("prompt"), "give exactly one of --ids and --prompt");
-  auto model = genai::Model::load(model_config(dir, a));
-  std::shared_ptr<tok::Tokenizer> tokenizer = try_tokenizer(dir, a.has("prompt"));
+Runner define_generate(Flags& flags) {
+  auto o = std::make_shared<GenerateOptions>();
+  flags.positional("MODEL_DIR", o->dir, "model folder (genai_config.json, model.onnx)").required();
+  flags.option("--ids", o->ids, "prompt token ids: 1,2,3");
+  flags.option("--prompt", o->prompt, "prompt text (needs the folder's tokenizer)");
+  flags.flag("--chat", o->chat, "wrap --prompt in the folder's chat template as a user message");
+  flags.option("--system", o->system, "system message (with --chat)");
+  flags.option("--max-new-tokens", o->max_new, "most new tokens");
+  flags.option("--min-new-tokens", o->min_new, "suppress EOS for this many new tokens");
+  add_sampling_options(flags, o->sampling);
+  add_model_options(flags, o->model);
+  flags.flag("--json", o->json, "print one JSON object: tokens, text, prefill_ms, decode_tok_s");
+  flags.option("--dump-logits", o->dump_logits, "write the prefill's logits (float32) to FILE");
+  return [o] { return run_generate(*o); };
+}
+
+namespace {
+
+int run_generate(const GenerateOptions& o) {
+  if (o.ids.has_value() == o.prompt.has_value()) throw UsageError("give exactly one of --ids and --prompt");
+  auto model = [&] {
+    ProgressBar bar(o.model.quiet || o.json);
+    return genai::Model::load(model_config(o.dir, o.model));
+  }();
+  std::shared_ptr<tok::Tokenizer> tokenizer = try_tokenizer(o.dir, o.prompt.has_value());
   std::vector<int32_t> prompt;
-  if (a.has("ids")) {
-    prompt = parse_id_list(a.get("ids"));
+  if (o.ids) {
+    prompt = parse_id_list(*o.ids);
   } else {
-    std::string text = a.get("prompt");
-    if (a.has("chat")) {
+    std::string text = *o.prompt;
+    if (o.chat) {
       nlohmann::json msgs = nlohmann::json::array();
-      if (a.has("system")) msgs.push_back({{"role", "system"}, {"content", a.get("system")}});
+      if (o.system) msgs.push_back({{"role", "system"}, {"content", *o.system}});
       msgs.push_back({{"role", "user"}, {"content", text}});
       text = tokenizer->apply_chat_template(msgs.dump(), true);
       prompt = tokenizer->encode(text, false);
@@ -58,8 +86,7 @@ int cmd_generate(const std::vector<std::string>& argv) {
     }
   }
   genai::GeneratorParams params(*model);
-  int max_new = a.get_int("max-new-tokens", 128);
-  int min_new = a.get_int("min-new-tokens", 0);
+  const int max_new = o.max_new, min_new = o.min_new;
   OGX_CHECK(max_new >= 0 && min_new >= 0, "--max-new-tokens and --min-new-tokens must be >= 0");
   // Lengths add in 64 bits and are clamped to the model's context (or int32): --max-new-tokens 2147483647 means
   // "until the context is full", never an overflowed length.
@@ -71,23 +98,16 @@ int cmd_generate(const std::vector<std::string>& argv) {
                 " tokens; generation stops there");
   params.search.max_length = (int)std::min(want, ctx);
   if (min_new > 0) params.search.min_length = (int)std::min((int64_t)prompt.size() + min_new, ctx);
-  bool sample = a.has("sample") || a.has("top-k") || a.has("top-p") || a.has("temperature") || a.has("seed");
-  if (a.has("greedy")) sample = false;
-  params.search.do_sample = sample;
-  if (a.has("top-k")) params.set_search_option("top_k", a.get_int("top-k", 50));
-  if (a.has("top-p")) params.set_search_option("top_p", a.get_double("top-p", 1.0));
-  if (a.has("temperature")) params.set_search_option("temperature", a.get_double("temperature", 1.0));
-  if (a.has("seed")) params.set_search_option("random_seed", a.get_int("seed", 0));
-  if (a.has("repetition-penalty")) params.set_search_option("repetition_penalty", a.get_double("repetition-penalty", 1));
-  bool json = a.has("json");
+  apply_sampling_options(params, o.sampling, true);
+  const bool json = o.json;
 
   genai::Generator gen(model, params);
   auto t0 = Clock::now();
   gen.append_tokens(prompt);
   double prefill_ms = ms_since(t0);
-  if (a.has("dump-logits")) {
-    std::ofstream f(a.get("dump-logits"), std::ios::binary);
-    OGX_CHECK(f, "cannot write '", a.get("dump-logits"), "'");
+  if (!o.dump_logits.empty()) {
+    std::ofstream f(o.dump_logits, std::ios::binary);
+    OGX_CHECK(f, "cannot write '", o.dump_logits, "'");
     f.write((const char*)gen.logits().data(), (std::streamsize)(gen.logits().size() * sizeof(float)));
   }
   std::unique_ptr<tok::TokenizerStream> stream;
@@ -124,5 +144,7 @@ int cmd_generate(const std::vector<std::string>& argv) {
                  prompt.size(), prefill_ms, out.size(), decode_tok_s, model->provider().c_str());
   return 0;
 }
+
+}  // namespace
 
 }  // namespace ogx::cli

@@ -1,9 +1,8 @@
-// ogx serve MODEL_DIR: the OpenAI-compatible HTTP server (src/serve/server.h). Arguments by CLI11. SIGTERM and
+// ogx serve MODEL_DIR: the OpenAI-compatible HTTP server (src/serve/server.h). Arguments by common/command_line.h (CLI11). SIGTERM and
 // SIGINT shut it down gracefully: no new requests, in-flight ones finish (cancelled after --shutdown-grace s).
 #include <pthread.h>
 #include <signal.h>
 
-#include <CLI/CLI.hpp>
 #include <cstdio>
 #include <thread>
 
@@ -14,44 +13,49 @@
 
 namespace ogx::cli {
 
-int cmd_serve(const std::vector<std::string>& args) {
-  CLI::App app{"OpenAI-compatible HTTP server over a model folder: GET /v1/models, POST /v1/completions, "
-               "POST /v1/chat/completions, GET /health, GET /metrics",
-               "ogx serve"};
+namespace {
+struct ServeArgs {
   std::string dir, provider;
   std::vector<std::string> provider_options;
   int threads = -1;
+  int64_t max_body = 1 << 20;
   serve::ServerOptions o;
-  app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);  // a later --port wins
-  app.add_option("MODEL_DIR", dir, "model folder (genai_config.json, model.onnx, tokenizer)")->required();
-  app.add_option("--host", o.host, "address to listen on")->capture_default_str();
-  app.add_option("--port", o.port, "port to listen on (0: any free port)")->capture_default_str();
-  app.add_option("--provider", provider, "cpu, vulkan or dml (default: the folder's genai_config.json)");
-  app.add_option("--provider-option", provider_options, "KEY=VALUE for the GPU provider (repeatable)")
-      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
-  app.add_option("--threads", threads, "CPU provider threads (0: all)");
-  app.add_option("--max-batch", o.max_batch,
-                 "requests decoding together (0: 16, or 1 where the provider keeps one sequence's KV cache)")
-      ->capture_default_str();
-  app.add_option("--max-queue", o.max_queue, "requests waiting beyond --max-batch (more get 429)")
-      ->capture_default_str();
-  app.add_option("--api-key", o.api_key, "require 'Authorization: Bearer KEY' on /v1/*");
-  app.add_option("--model-name", o.model_name, "the model id /v1/models lists (default: the folder's name)");
-  app.add_option("--max-body", o.max_body_bytes, "largest request body in bytes (more: 413)")->capture_default_str();
-  app.add_option("--prefill-chunk", o.prefill_chunk, "prompt tokens run per engine step")->capture_default_str();
-  app.add_option("--shutdown-grace", o.shutdown_grace_s, "seconds in-flight requests may finish after SIGTERM")
-      ->capture_default_str();
-  app.add_option("--http-threads", o.threads, "HTTP worker threads (0: max-batch + max-queue + 8)");
-  try {
-    std::vector<std::string> reversed(args.rbegin(), args.rend());  // CLI11 takes its vector last-first
-    app.parse(reversed);
-  } catch (const CLI::CallForHelp&) {
-    std::printf("%s", app.help().c_str());
-    return 0;
-  } catch (const CLI::ParseError& e) {
-    throw_error(e.what(), " (ogx serve --help)");
-  }
+};
+int run_serve(ServeArgs& a);
+}  // namespace
 
+Runner define_serve(Flags& flags) {
+  static ServeArgs a;
+  a = ServeArgs{};
+  serve::ServerOptions& o = a.o;
+  flags.description("OpenAI-compatible HTTP server over a model folder: GET /v1/models, POST /v1/completions, "
+                    "POST /v1/chat/completions, GET /health, GET /metrics");
+  flags.positional("MODEL_DIR", a.dir, "model folder (genai_config.json, model.onnx, tokenizer)").required();
+  flags.option("--host", o.host, "address to listen on");
+  flags.option("--port", o.port, "port to listen on (0: any free port)");
+  flags.option("--provider", a.provider, "cpu, vulkan or dml (default: the folder's genai_config.json)");
+  flags.repeatable("--provider-option", a.provider_options, "KEY=VALUE for the GPU provider (repeatable)");
+  flags.option("--threads", a.threads, "CPU provider threads (0: all)");
+  flags.option("--max-batch", o.max_batch, "requests decoding together (0: 16)");
+  flags.option("--max-queue", o.max_queue, "requests waiting beyond --max-batch (more get 429)");
+  flags.option("--api-key", o.api_key, "require 'Authorization: Bearer KEY' on /v1/*");
+  flags.option("--model-name", o.model_name, "the model id /v1/models lists (default: the folder's name)");
+  flags.option("--max-body", a.max_body, "largest request body in bytes (more: 413)");
+  flags.option("--prefill-chunk", o.prefill_chunk, "prompt tokens run per engine step");
+  flags.option("--shutdown-grace", o.shutdown_grace_s, "seconds in-flight requests may finish after SIGTERM");
+  flags.option("--http-threads", o.threads, "HTTP worker threads (0: max-batch + max-queue + 8)");
+  return [] { return run_serve(a); };
+}
+
+namespace {
+int run_serve(ServeArgs& a) {
+  if (a.max_body <= 0) throw UsageError("--max-body must be positive, got " + std::to_string(a.max_body));
+  serve::ServerOptions& o = a.o;
+  o.max_body_bytes = (size_t)a.max_body;
+  const std::string& dir = a.dir;
+  const std::string& provider = a.provider;
+  const std::vector<std::string>& provider_options = a.provider_options;
+  const int threads = a.threads;
   genai::Config config = genai::Config::load(dir);
   if (!provider.empty()) {
     genai::canonical_provider(provider);
@@ -95,5 +99,6 @@ int cmd_serve(const std::vector<std::string>& args) {
   std::fprintf(stderr, "ogx serve: stopped\n");
   return 0;
 }
+}  // namespace
 
 }  // namespace ogx::cli

@@ -1,11 +1,12 @@
-// The ogx subcommands implemented in this directory.
+// The ogx subcommands implemented in this directory: each declares its flags on a CLI11 app and returns its runner
+// (common/command_line.h). main.cpp's table lists every command.
 #pragma once
-#include <string>
-#include <vector>
+#include "common/command_line.h"
 
 namespace ogx::cli {
-int cmd_generate(const std::vector<std::string>& args);
-int cmd_bench(const std::vector<std::string>& args);
-int cmd_check(const std::vector<std::string>& args);
-int cmd_serve(const std::vector<std::string>& args);  // cmd_serve.cpp
+Runner define_generate(Flags& flags);
+Runner define_bench(Flags& flags);
+Runner define_check(Flags& flags);
+Runner define_chat(Flags& flags);
+Runner define_serve(Flags& flags);  // cmd_serve.cpp
 }  // namespace ogx::cli

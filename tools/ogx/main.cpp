@@ -1,14 +1,12 @@
-// ogx: command-line entry point. Each subcommand lives in its module; errors print one line and exit 1.
+// ogx: command-line entry point. Every command is one row of kCommands (name, summary, the function declaring its
+// flags); common/command_line.h parses them with CLI11. Errors print one line and exit 1 (2: a usage error).
 #include <cstdio>
 #include <cstring>
-#include <functional>
-#include <map>
 #include <string>
 #include <vector>
 
 #include "builder/cli.h"
 #include "commands.h"
-#include "common/error.h"
 #include "genai/tokenizer/cli.h"
 #ifdef OGX_HAVE_VULKAN
 #include "providers/vulkan/cli.h"
@@ -16,57 +14,56 @@
 
 namespace {
 
-using Command = std::function<int(const std::vector<std::string>&)>;
+using ogx::cli::Command;
 
-int cmd_devices_unavailable(const std::vector<std::string>&) {
-  std::fprintf(stderr, "ogx: this build has no Vulkan provider (configure with -DOGX_WITH_VULKAN=ON)\n");
-  return 1;
-}
-
-const std::map<std::string, std::pair<Command, const char*>>& commands() {
-  static const std::map<std::string, std::pair<Command, const char*>> c = {
-      {"generate", {ogx::cli::cmd_generate, "run a model folder: --ids 1,2,3 or --prompt TEXT"}},
-      {"bench", {ogx::cli::cmd_bench, "measure prefill/decode speed: --prompt-len P --gen-len G --json"}},
-      {"check", {ogx::cli::cmd_check, "CPU vs GPU provider, token by token with logit margins: MODEL_DIR [--json]"}},
-      {"serve", {ogx::cli::cmd_serve, "OpenAI-compatible HTTP server: MODEL_DIR [--host H] [--port P] [--api-key K]"}},
-      {"tokenize", {ogx::tok::cmd_tokenize, "tokenize text: DIR --text T --json"}},
-      {"chat-template", {ogx::tok::cmd_chat_template, "render the chat template: DIR --messages JSON --json"}},
-      {"build", {ogx::builder::cmd_build, "convert a Hugging Face checkpoint: -i HF_DIR -o OUT -p P -e E"}},
-#ifdef OGX_HAVE_VULKAN
-      {"devices", {ogx::vk::cmd_devices, "list Vulkan devices [--json]"}},
-#else
-      {"devices", {cmd_devices_unavailable, "list Vulkan devices [--json]"}},
-#endif
+#ifndef OGX_HAVE_VULKAN
+ogx::cli::Runner define_devices_unavailable(ogx::cli::Flags& flags) {
+  static bool json = false;
+  flags.flag("--json", json, "print JSON");
+  return [] {
+    std::fprintf(stderr, "ogx: this build has no Vulkan provider (configure with -DOGX_WITH_VULKAN=ON)\n");
+    return 1;
   };
-  return c;
 }
+#endif
 
-void usage() {
-  std::fprintf(stderr, "usage: ogx COMMAND [args]\n\ncommands:\n");
-  for (auto& [name, c] : commands()) std::fprintf(stderr, "  %-14s %s\n", name.c_str(), c.second);
+const Command kCommands[] = {
+    {"generate", "run a model folder: MODEL_DIR (--ids 1,2,3 | --prompt TEXT)", ogx::cli::define_generate},
+    {"chat", "a multi-turn conversation on the terminal: MODEL_DIR [--system TEXT]", ogx::cli::define_chat},
+    {"bench", "measure prefill/decode speed: MODEL_DIR --prompt-len P --gen-len G --json", ogx::cli::define_bench},
+    {"check", "CPU vs GPU provider, token by token with logit margins: MODEL_DIR [--json]", ogx::cli::define_check},
+    {"serve", "OpenAI-compatible HTTP server: MODEL_DIR [--host H] [--port P] [--api-key K]", ogx::cli::define_serve},
+    ogx::tok::kTokenizeCommand,
+    ogx::tok::kChatTemplateCommand,
+    ogx::builder::kBuildCommand,
+#ifdef OGX_HAVE_VULKAN
+    ogx::vk::kDevicesCommand,
+#else
+    {"devices", "list Vulkan devices [--json]", define_devices_unavailable},
+#endif
+};
+
+void usage(FILE* f) {
+  std::fprintf(f, "usage: ogx COMMAND [args]   (ogx COMMAND --help: the command's flags)\n\ncommands:\n");
+  for (const Command& c : kCommands) std::fprintf(f, "  %-14s %s\n", c.name, c.summary);
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h")) {
-    usage();
-    return argc < 2 ? 1 : 0;
+  if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h") || !std::strcmp(argv[1], "help")) {
+    usage(argc < 2 ? stderr : stdout);
+    return argc < 2 ? 2 : 0;
   }
-  auto it = commands().find(argv[1]);
-  if (it == commands().end()) {
-    std::fprintf(stderr, "ogx: unknown command '%s'\n", argv[1]);
-    usage();
-    return 1;
+  const std::string name = argv[1];
+  std::vector<std::string> names;
+  for (const Command& c : kCommands) {
+    if (name == c.name) return ogx::cli::run_command(c, std::vector<std::string>(argv + 2, argv + argc));
+    names.push_back(c.name);
   }
-  std::vector<std::string> args(argv + 2, argv + argc);
-  try {
-    return it->second.first(args);
-  } catch (const ogx::Error& e) {
-    std::fprintf(stderr, "ogx %s: error: %s\n", argv[1], e.what());
-    return 1;
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "ogx %s: internal error: %s\n", argv[1], e.what());
-    return 1;
-  }
+  std::string near = ogx::cli::closest(name, names);
+  std::fprintf(stderr, "ogx: unknown command '%s'%s\n", name.c_str(),
+               near.empty() ? "" : (" (did you mean '" + near + "'?)").c_str());
+  usage(stderr);
+  return 2;
 }

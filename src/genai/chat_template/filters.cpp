@@ -35,7 +35,7 @@ Value f_tojson(Interp& in, const Value& v, CallArgs& a) {
 Value f_trim(Interp&, const Value& v, CallArgs& a) { return Value::string(py_strip(to_str(v), a.get("chars", 0), true, true)); }
 Value f_upper(Interp&, const Value& v, CallArgs&) { return Value::string(py_upper(to_str(v))); }
 Value f_lower(Interp&, const Value& v, CallArgs&) { return Value::string(py_lower(to_str(v))); }
-Value f_title(Interp&, const Value& v, CallArgs&) { return Value::string(py_title(to_str(v))); }
+Value f_title(Interp&, const Value& v, CallArgs&) { return Value::string(jinja_title(to_str(v))); }
 Value f_capitalize(Interp&, const Value& v, CallArgs&) { return Value::string(py_capitalize(to_str(v))); }
 Value f_string(Interp&, const Value& v, CallArgs&) { return Value::string(to_str(v)); }
 Value f_safe(Interp&, const Value& v, CallArgs&) {

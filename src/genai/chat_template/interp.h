@@ -97,12 +97,13 @@ bool has_test(const std::string& name);
 bool apply_test(Interp& in, const std::string& name, const Value& v, CallArgs& args);
 void add_globals(Interp& in, Scope& globals);
 
-// String helpers (strings.cpp).
+// String helpers (strings.cpp; the case changes: case_mapping.cpp).
 std::string py_strip(const std::string& s, const Value* chars, bool left, bool right);
 std::string py_upper(const std::string& s);
 std::string py_lower(const std::string& s);
 std::string py_title(const std::string& s);
 std::string py_capitalize(const std::string& s);
+std::string jinja_title(const std::string& s);  // Jinja's `title` filter (not str.title): case_mapping.cpp
 std::string py_replace(const std::string& s, const std::string& from, const std::string& to, int64_t count);
 ValueList py_split(const std::string& s, const Value* sep, int64_t maxsplit, bool from_right);
 Value py_slice(const Value& seq, const Value& start, const Value& stop, const Value& step);

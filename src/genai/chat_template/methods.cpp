@@ -5,6 +5,7 @@
 #include <set>
 
 #include "common/error.h"
+#include "genai/chat_template/case_mapping.h"
 #include "genai/chat_template/interp.h"
 
 namespace ogx::jinja {
@@ -100,16 +101,8 @@ Value str_method(Interp& in, const std::string& name, const std::string& s, Call
   if (name == "isalpha") return all_chars(s, [](unsigned char c) { return std::isalpha(c) != 0 || c >= 0x80; });
   if (name == "isalnum") return all_chars(s, [](unsigned char c) { return std::isalnum(c) != 0 || c >= 0x80; });
   if (name == "isspace") return all_chars(s, [](unsigned char c) { return std::isspace(c) != 0; });
-  if (name == "isupper" || name == "islower") {
-    bool up = name == "isupper", any = false;
-    for (unsigned char c : s) {
-      if (std::isalpha(c)) {
-        any = true;
-        if ((std::isupper(c) != 0) != up) return Value::boolean(false);
-      }
-    }
-    return Value::boolean(any);
-  }
+  if (name == "isupper") return Value::boolean(py_isupper(s));
+  if (name == "islower") return Value::boolean(py_islower(s));
   if (name == "removeprefix" || name == "removesuffix") {
     std::string p = str_arg(in, a, "fix", 0);
     bool pre = name == "removeprefix";

@@ -35,33 +35,6 @@ std::string py_strip(const std::string& s, const Value* chars, bool left, bool r
   return out;
 }
 
-std::string py_upper(const std::string& s) {
-  std::string out = s;
-  for (auto& c : out) c = (char)std::toupper((unsigned char)c);
-  return out;
-}
-std::string py_lower(const std::string& s) {
-  std::string out = s;
-  for (auto& c : out) c = (char)std::tolower((unsigned char)c);
-  return out;
-}
-std::string py_title(const std::string& s) {
-  std::string out = s;
-  bool prev_cased = false;
-  for (auto& c : out) {
-    unsigned char u = c;
-    bool alpha = std::isalpha(u);
-    c = (char)(alpha ? (prev_cased ? std::tolower(u) : std::toupper(u)) : u);
-    prev_cased = alpha || u >= 0x80;
-  }
-  return out;
-}
-std::string py_capitalize(const std::string& s) {
-  std::string out = py_lower(s);
-  if (!out.empty()) out[0] = (char)std::toupper((unsigned char)out[0]);
-  return out;
-}
-
 std::string py_replace(const std::string& s, const std::string& from, const std::string& to, int64_t count) {
   if (from.empty()) {
     std::string out;

@@ -2,6 +2,7 @@
 
 #include <cstdio>
 #include <iostream>
+#include <memory>
 #include <nlohmann/json.hpp>
 
 #include "common/error.h"
@@ -41,29 +42,28 @@ void print_table(const std::vector<DeviceInfo>& devices, int selected) {
 
 }  // namespace
 
-int cmd_devices(const std::vector<std::string>& args) {
-  bool json = false;
-  for (auto& a : args) {
-    if (a == "--json") {
-      json = true;
-    } else {
-      std::cerr << "usage: ogx devices [--json]\n";
-      return 2;
+cli::Runner define_devices(cli::Flags& flags) {
+  auto json = std::make_shared<bool>(false);
+  flags.flag("--json", *json, "print JSON (with \"error\" and no devices when Vulkan has none)");
+  return [json] {
+    try {
+      auto devices = list_devices();
+      int selected = default_selection(devices);
+      if (*json)
+        std::cout << devices_to_json(devices, selected) << "\n";
+      else
+        print_table(devices, selected);
+      return 0;
+    } catch (const Error& e) {
+      if (*json)
+        std::cout << nlohmann::ordered_json({{"devices", nlohmann::json::array()}, {"error", e.what()}}).dump(2)
+                  << "\n";
+      std::cerr << "error: " << e.what() << "\n";
+      return 1;
     }
-  }
-  try {
-    auto devices = list_devices();
-    int selected = default_selection(devices);
-    if (json)
-      std::cout << devices_to_json(devices, selected) << "\n";
-    else
-      print_table(devices, selected);
-    return 0;
-  } catch (const Error& e) {
-    if (json) std::cout << nlohmann::ordered_json({{"devices", nlohmann::json::array()}, {"error", e.what()}}).dump(2) << "\n";
-    std::cerr << "error: " << e.what() << "\n";
-    return 1;
-  }
+  };
 }
+
+int cmd_devices(const std::vector<std::string>& args) { return cli::run_command(kDevicesCommand, args); }
 
 }  // namespace ogx::vk

@@ -21,15 +21,19 @@ TEST(Cli, TokenizePrintsJson) {
   EXPECT_EQ(j["ids"].get<std::vector<int32_t>>(), (std::vector<int32_t>{22557, 1526}));
 }
 
-TEST(Cli, ErrorsReturnOne) {
+TEST(Cli, ErrorsReturnOneUsageErrorsTwo) {
   testing::internal::CaptureStderr();
-  EXPECT_EQ(cmd_tokenize({}), 1);
-  EXPECT_EQ(cmd_tokenize({"/nonexistent", "--text", "x"}), 1);
-  EXPECT_EQ(cmd_tokenize({"/nonexistent", "--text"}), 1);
-  EXPECT_EQ(cmd_tokenize({"/nonexistent", "--bogus"}), 1);
-  EXPECT_EQ(cmd_chat_template({"/nonexistent"}), 1);
+  EXPECT_EQ(cmd_tokenize({}), 2);                                // no folder, no --text
+  EXPECT_EQ(cmd_tokenize({"/nonexistent", "--text", "x"}), 1);   // the folder has no tokenizer
+  EXPECT_EQ(cmd_tokenize({"/nonexistent", "--text"}), 2);        // --text without its value
+  EXPECT_EQ(cmd_tokenize({"/nonexistent", "--txet", "x"}), 2);   // unknown flag
+  EXPECT_EQ(cmd_chat_template({"/nonexistent"}), 2);             // no --messages
   std::string err = testing::internal::GetCapturedStderr();
-  EXPECT_NE(err.find("usage"), std::string::npos);
+  EXPECT_NE(err.find("ogx tokenize: unknown flag --txet (did you mean --text?)"), std::string::npos) << err;
+  EXPECT_NE(err.find("--messages is required"), std::string::npos) << err;
+  testing::internal::CaptureStdout();
+  EXPECT_EQ(cmd_tokenize({"--help"}), 0);
+  EXPECT_NE(testing::internal::GetCapturedStdout().find("--no-special"), std::string::npos);
   if (have_golden("qwen3")) {
     testing::internal::CaptureStderr();
     EXPECT_EQ(cmd_chat_template({golden_dir("qwen3"), "--messages", "not json"}), 1);

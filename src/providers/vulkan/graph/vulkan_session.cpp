@@ -10,6 +10,7 @@
 
 #include "common/log.h"
 #include "common/mapped_file.h"
+#include "common/progress.h"
 #include "providers/cpu/cpu_provider.h"
 #include "providers/vulkan/graph/fusion.h"
 #include "providers/vulkan/graph/session_impl.h"
@@ -345,8 +346,23 @@ void VulkanGraphSession::build_ops() {
   const Graph& g = model_->graph;
   ops_.resize(g.nodes.size());
   std::set<int> step_seen, host_read_seen;
+  // Progress (common/progress.h): the constant bytes of the device nodes, counted as each node's op is built.
+  std::vector<char> counted(g.values.size(), 0);
+  auto constant_bytes = [&](const Node& n, bool count) {
+    uint64_t b = 0;
+    for (int v : n.inputs)
+      if (v >= 0 && g.values[v].is_constant && !counted[v]) {
+        b += g.values[v].constant.bytes();
+        if (count) counted[v] = 1;
+      }
+    return b;
+  };
+  uint64_t upload_total = 0, uploaded = 0;
+  for (int i : device_nodes_) upload_total += constant_bytes(g.nodes[i], false);
   for (int i : device_nodes_) {
     const Node& n = g.nodes[i];
+    progress::report("uploading weights", uploaded, upload_total);
+    uploaded += constant_bytes(n, true);
     if (!ops_[i]) ops_[i] = build_op(i);  // (place_nodes built those that could fall back)
     DeviceOp& op = *ops_[i];
     for (int k = 0; k < (int)n.inputs.size(); k++) {
@@ -368,6 +384,7 @@ void VulkanGraphSession::build_ops() {
   }
   split_weight_inputs();
   ctx_->transfers().flush();
+  progress::report("uploading weights", upload_total, upload_total);
 }
 
 std::unique_ptr<DeviceOp> VulkanGraphSession::build_op(int i) {
