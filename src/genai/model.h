@@ -42,14 +42,21 @@ class Model {
   // of the model ran in between (Generator::take_kv_cache).
   const void* kv_holder() const { return kv_holder_; }
   void set_kv_holder(const void* generator) const { kv_holder_ = generator; }
+  // The draft model of speculative decoding (config model.draft), on the same provider; null when none.
+  std::shared_ptr<const Model> draft() const { return draft_; }
 
  private:
   mutable const void* kv_holder_ = nullptr;
+  std::shared_ptr<const Model> draft_;
   Config config_;
   std::unique_ptr<Session> session_;
   DecoderIO io_;
   std::string provider_;
 };
+
+// Errors unless two model folders' tokenizers have the same vocabulary (tokenizer.json's model.vocab and
+// added_tokens; folders without a tokenizer.json are not compared): a draft must speak the target's token ids.
+void check_same_vocabulary(const std::string& target_dir, const std::string& draft_dir);
 
 // Expands a genai_config.json name template ("present.%d.key") for layer i; throws when it has no %d.
 std::string layer_name(const std::string& pattern, int i);

@@ -1,5 +1,9 @@
 // ogx bench (MODEL_DIR | --synthetic SHAPE.json [--precision fp32|fp16|int4]) --prompt-len P --gen-len G
 //   [--batch B] [--num-beams N] [--repeats R] [--provider P] [--provider-option K=V]... [--threads N] [--json]
+//   [--speculative ngram|DRAFT_DIR [--draft-tokens K]] [--prompt-period N]
+// --speculative: speculative decoding with n-gram (prompt-lookup, ngram_size 3) drafting or the draft model folder
+// DRAFT_DIR (same provider and options, same tokenizer vocabulary), K drafted tokens per round (default 4); the
+// JSON gains its statistics. --prompt-period N: the prompt repeats its first N random ids (a repetitive prompt).
 // --synthetic builds the model of a Hugging Face config's exact shape with seeded random weights in memory.
 // Prefill and decode speed (median over repeats) on seeded random prompt ids, and peak resident memory. --batch B
 // runs B different prompts of P ids as one batch (greedy: B tokens per step; aggregate decode tokens/s = B x steps
@@ -8,6 +12,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
@@ -74,7 +79,8 @@ std::shared_ptr<genai::Model> synthetic_model(const Args& a) {
 
 int cmd_bench(const std::vector<std::string>& argv) {
   std::set<std::string> vals = kModelValueFlags;
-  vals.insert({"prompt-len", "gen-len", "repeats", "synthetic", "precision", "batch", "num-beams"});
+  vals.insert({"prompt-len", "gen-len", "repeats", "synthetic", "precision", "batch", "num-beams", "speculative",
+               "draft-tokens", "prompt-period"});
   Args a(argv, vals, {"json"});
   bool synthetic = a.has("synthetic");
   OGX_CHECK(a.positional().size() == (synthetic ? 0u : 1u),
@@ -90,12 +96,29 @@ int cmd_bench(const std::vector<std::string>& argv) {
             genai::Generator::kMaxBeams, "], got ", beams);
   using Clock = std::chrono::steady_clock;
   auto load0 = Clock::now();
-  auto model = synthetic ? synthetic_model(a) : genai::Model::load(model_config(dir, a));
+  const std::string spec = a.get("speculative", "");
+  std::shared_ptr<genai::Model> model;
+  if (synthetic) {
+    model = synthetic_model(a);
+  } else {
+    genai::Config c = model_config(dir, a);
+    if (!spec.empty() && spec != "ngram") {  // a draft model folder, on the target's provider
+      genai::check_same_vocabulary(dir, spec);
+      genai::Config dc = genai::Config::load(spec);
+      c.model.draft = dc.model.decoder;
+      c.model.draft->filename = std::filesystem::absolute(std::filesystem::path(spec) / dc.model.decoder.filename).string();
+      c.model.draft->session = c.model.decoder.session;
+    }
+    model = genai::Model::load(c);
+  }
   double load_ms = std::chrono::duration<double, std::milli>(Clock::now() - load0).count();
   int vocab = model->io().vocab_size > 0 ? model->io().vocab_size : 1000;
   std::mt19937 rng(1234);
   std::vector<int32_t> prompt((size_t)B * P);  // B prompts of P ids, one after the other
   for (auto& t : prompt) t = (int32_t)(rng() % (uint32_t)vocab);
+  if (int period = a.get_int("prompt-period", 0); period > 0)
+    for (size_t i = 0; i < prompt.size(); i++) prompt[i] = prompt[i % (size_t)period];
+  genai::SpeculativeStats spec_stats;
   std::vector<double> prefill, decode, step_ms;
   bool on_device = false;  // tokens picked on the device (only ids come back per step)
   auto make_params = [&](int max_length) {
@@ -104,6 +127,8 @@ int cmd_bench(const std::vector<std::string>& argv) {
     params.search.do_sample = false;
     params.search.batch_size = B;
     params.search.num_beams = beams;
+    if (spec == "ngram") params.speculative.ngram_size = 3;
+    if (!spec.empty()) params.speculative.max_draft_tokens = a.get_int("draft-tokens", 4);
     return params;
   };
   {  // warm-up (untimed): first-use costs such as pipeline compilation and recording the step
@@ -127,6 +152,7 @@ int cmd_bench(const std::vector<std::string>& argv) {
     }
     auto t3 = Clock::now();
     on_device = gen.samples_on_device();
+    if (const genai::SpeculativeStats* st = gen.speculative_stats()) spec_stats = *st;
     prefill.push_back((double)B * P / std::chrono::duration<double>(t1 - t0).count());
     if (n > 0) {
       double sec = std::chrono::duration<double>(t3 - t2).count();
@@ -148,6 +174,10 @@ int cmd_bench(const std::vector<std::string>& argv) {
   j["decode_tok_s"] = median(decode);  // aggregate over the batch's sequences
   j["decode_step_ms"] = median(step_ms);
   j["samples_on_device"] = on_device;
+  if (!spec.empty()) {
+    j["speculative"]["drafting"] = spec == "ngram" ? "ngram" : "draft model";
+    for (auto& [k, v] : spec_stats.items()) j["speculative"][k] = v;  // of the last repeat
+  }
   // KV cache per sequence (its num_beams rows) at max_length = P + G: layers x (key, value) x heads x head size.
   const genai::DecoderIO& io = model->io();
   double kv_token = 2.0 * io.num_layers * io.kv_heads * io.head_size * (double)dtype_size(io.kv_dtype);

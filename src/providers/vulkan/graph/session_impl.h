@@ -217,6 +217,7 @@ class VulkanGraphSession : public Session {
   int total_len_value_ = -1;                 // total_sequence_length of the first GQA node
   int last_position_value_ = -1;             // SessionOptions::last_position_output's value id
   int last_position_node_ = -1;              // the node producing it
+  bool all_positions_ = false;               // this run's caller bound it for every position (no slicing)
   std::map<std::string, std::unique_ptr<Plan>> plans_;
   std::unique_ptr<Plan> retired_plan_;       // the last run's plan when graph capture is off
   Plan* last_plan_ = nullptr;                // the plan of the last run

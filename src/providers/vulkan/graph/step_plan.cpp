@@ -120,7 +120,7 @@ std::unique_ptr<Plan> VulkanGraphSession::build_plan(const std::vector<const Ten
     const Node& n = g.nodes[i];
     for (int v : n.outputs)
       if (v >= 0) p->on_device[v] = 1;
-    if (i == last_position_node_) p->slice_last = reads_last_position_only(n, p->views[n.inputs[0]]);
+    if (i == last_position_node_) p->slice_last = !all_positions_ && reads_last_position_only(n, p->views[n.inputs[0]]);
     with_node_context(n, [&] {
       OpArgs a = make_args(*p, i, host);
       ops_[i]->infer(a);

@@ -473,7 +473,8 @@ VulkanGraphSession::Prepared VulkanGraphSession::prepare(const std::vector<Named
     sig << " h" << v << shape_str(host[v]->shape()) << "=";
     for (int64_t x : host[v]->to_i64_vector()) sig << x << ",";
   }
-  if (fed >= 0) sig << " fed" << fed << "," << fed_parity_;  // two plans: a queued step and the one before it
+  if (fed >= 0) sig << " fed" << fed << "," << fed_parity_;
+  if (all_positions_) sig << " all_positions";  // two plans: a queued step and the one before it
   auto key = [&] { return "B" + std::to_string(batch) + " cap" + std::to_string(kv_capacity_) + sig.str(); };
   auto it = plans_.find(key());
   if (it == plans_.end()) {
@@ -504,8 +505,13 @@ void VulkanGraphSession::run(const std::vector<NamedTensor>& inputs, std::vector
   runs_++;
   auto t_start = std::chrono::steady_clock::now();
   std::vector<std::string> names;
-  for (auto& [name, t] : outputs) names.push_back(name);
+  for (auto& [name, t] : outputs) {
+    names.push_back(name);
+    // The caller bound last_position_output for every position (speculative verification): no last-row slicing.
+    if (!t.empty() && t.rank() == 3 && t.dim(1) > 1 && name == opts_.last_position_output) all_positions_ = true;
+  }
   Prepared pr = prepare(inputs, names, -1);
+  all_positions_ = false;
   Plan& p = *pr.plan;
   write_steps(p, pr.host);
   auto t_submit = std::chrono::steady_clock::now();
