@@ -110,12 +110,12 @@ def rope_variants(a, rows):
             out = f"{a.work}/rope_{name}_{e}"
             sh([a.ogx_build, "-i", hf, "-o", out, "-p", "fp32", "-e", e, "--threads", "2"])
             r = run_tool(a, out, ids[:5], ids[5:], None)
-            mine = json.loads(sh([a.ogx, "generate", out, "--ids", ",".join(map(str, ids[:5])), "--greedy",
+            mine = json.loads(sh([a.ogx, "generate", out, "--provider", "cpu", "--ids", ",".join(map(str, ids[:5])), "--greedy",
                                   "--max-new-tokens", str(len(r["greedy"])), "--min-new-tokens",
                                   str(len(r["greedy"])), "--json"]))["tokens"]
             dump, mine_dump = f"{out}/ort_logits.f32", f"{out}/ogx_logits.f32"
             run_tool(a, out, ids[:12], ids[12:13], dump)
-            sh([a.ogx, "generate", out, "--ids", ",".join(map(str, ids[:12])), "--max-new-tokens", "1",
+            sh([a.ogx, "generate", out, "--provider", "cpu", "--ids", ",".join(map(str, ids[:12])), "--max-new-tokens", "1",
                 "--dump-logits", mine_dump, "--json"])
             d = float(np.abs(np.fromfile(dump, dtype=np.float32).reshape(2, -1)[0] -
                              np.fromfile(mine_dump, dtype=np.float32)).max())
