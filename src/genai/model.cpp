@@ -1,5 +1,6 @@
 #include "genai/model.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 
@@ -114,7 +115,7 @@ void check_same_vocabulary(const std::string& target_dir, const std::string& dra
                 "): speculative decoding needs a draft with the target's token ids");
   };
   const fs::path ja = fs::path(target_dir) / "tokenizer.json", jb = fs::path(draft_dir) / "tokenizer.json";
-  if (fs::exists(ja) && fs::exists(jb)) {  // the vocabulary and the added tokens; normalizers etc. may differ
+  if (fs::exists(ja) && fs::exists(jb)) {  // the vocabulary and the added tokens' ids; normalizers etc. may differ
     auto vocab = [&](const fs::path& p) {
       std::string text = bytes(p);
       check_json_depth(text, p.string());
@@ -122,7 +123,13 @@ void check_same_vocabulary(const std::string& target_dir, const std::string& dra
         nlohmann::json j = nlohmann::json::parse(text);
         nlohmann::json out = nlohmann::json::object();
         if (j.contains("model") && j["model"].is_object() && j["model"].contains("vocab")) out["vocab"] = j["model"]["vocab"];
-        if (j.contains("added_tokens")) out["added"] = j["added_tokens"];
+        if (j.contains("added_tokens") && j["added_tokens"].is_array()) {  // their ids (names may differ: unused)
+          std::vector<int64_t> ids;
+          for (const auto& t : j["added_tokens"])
+            if (t.is_object() && t.contains("id") && t["id"].is_number_integer()) ids.push_back(t["id"].get<int64_t>());
+          std::sort(ids.begin(), ids.end());
+          out["added_ids"] = ids;
+        }
         return out;
       } catch (const nlohmann::json::exception& e) {
         throw_error(p.string(), ": bad JSON: ", json_error_text(e));

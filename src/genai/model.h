@@ -54,8 +54,9 @@ class Model {
   std::string provider_;
 };
 
-// Errors unless two model folders' tokenizers have the same vocabulary (tokenizer.json's model.vocab and
-// added_tokens; folders without a tokenizer.json are not compared): a draft must speak the target's token ids.
+// Errors unless two model folders' tokenizers have the same vocabulary (tokenizer.json's model.vocab and the ids of
+// its added_tokens, else the bytes of tokenizer.model; folders without either are not compared): a draft must speak
+// the target's token ids.
 void check_same_vocabulary(const std::string& target_dir, const std::string& draft_dir);
 
 // Expands a genai_config.json name template ("present.%d.key") for layer i; throws when it has no %d.

@@ -112,6 +112,8 @@ TEST_P(RopeVariant, CpuAndDmlFoldersAgreeOnBothProviders) {
           continue;
         }
         double d = max_diff(teacher_forced(model, prefill), ref);
+        for (auto& [k, v] : model->session().stats())  // longrope's If selects device constants: nothing falls back
+          if (k == "fallback_nodes") EXPECT_EQ(v, 0) << e << " folder on " << provider;
         std::cout << "[ rope " << name << " fp32-" << e << " on " << provider << ", prompt " << prefill
                   << " ] max |logits - fp32-cpu on cpu| = " << d << "\n";
         EXPECT_LE(d, 1e-4) << e << " folder on " << provider;

@@ -32,6 +32,20 @@ struct FallbackStage {
   std::unique_ptr<HostSubgraph> cpu;  // the nodes on the CPU provider, fed with reads and earlier stages' outputs
 };
 
+// An If selecting between constants on a host-known condition (constant_if.cpp): no node runs, plans bind its
+// outputs to the chosen branch's device copies.
+struct ConstantIf {
+  int node = -1, cond = -1;  // the If node, its condition's value id
+  std::vector<int> outputs;  // value ids
+  struct Value {
+    int outer = -1;               // a constant of the enclosing graph (uploaded once, shared), or -1
+    const Tensor* host = nullptr;  // the branch's value
+    DeviceBuffer buf;             // its device copy when the branch holds it (outer < 0)
+    TensorView view;
+  };
+  std::vector<Value> values[2];  // per output: then (0), else (1)
+};
+
 // One GroupQueryAttention layer's cache on the device.
 struct KvSlot {
   int node = -1;                                               // the GQA node
@@ -165,6 +179,11 @@ class VulkanGraphSession : public Session {
   OpArgs make_args(Plan& p, int node, const std::vector<const Tensor*>& host);
   void write_steps(Plan& p, const std::vector<const Tensor*>& host);
   void record_sampling(Plan& p, int64_t batch);
+  // constant_if.cpp
+  bool place_constant_if(int node);  // true: an If over constants, placed (skip) and recorded in constant_ifs_
+  void upload_constant_ifs();
+  void bind_constant_ifs(Plan& p, const std::vector<const Tensor*>& host);
+  std::string constant_if_signature(const std::vector<const Tensor*>& host) const;
   // fallback.cpp
   bool device_accepts(int node);   // builds the node's DeviceOp; false (the reason kept) when the op refuses it
   void place_fallback(int node);  // appends a node to the current fallback stage (or opens one)
@@ -203,6 +222,7 @@ class VulkanGraphSession : public Session {
   bool cpu_fallback_ = true;                 // enable_cpu_fallback (off: a node the device lacks is an error)
   std::set<std::string> cpu_ops_;            // cpu_ops: op types placed as if the device lacked them
   std::vector<FallbackStage> stages_;        // in order of their `before`
+  std::vector<ConstantIf> constant_ifs_;     // If nodes selecting constants (constant_if.cpp)
   std::vector<int> fallback_host_nodes_;     // nodes the device lacks that joined the host part
   std::vector<std::string> refused_;         // why device ops refused nodes that fell back (their errors)
   std::vector<char> stage_output_;           // per value: made by a fallback stage

@@ -82,6 +82,7 @@ std::unique_ptr<Plan> VulkanGraphSession::build_plan(const std::vector<const Ten
     p->views[v] = view;
     p->on_device[v] = 1;
   }
+  bind_constant_ifs(*p, host);
   for (auto& [v, use] : step_values_) {
     const Tensor* t = host[v];
     DType dt = ops_[use.first]->step_input_dtype(use.second, t->dtype());
