@@ -44,6 +44,7 @@ const char* kind_name(Kind k) {
     case Kind::strings: return "OgxStringArray";
     case Kind::named_tensors: return "OgxNamedTensors";
     case Kind::speculative_stats: return "OgxSpeculativeStats";
+    case Kind::runtime_settings: return "OgxRuntimeSettings";
   }
   return "object";
 }
