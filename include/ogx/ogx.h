@@ -107,6 +107,7 @@ typedef struct OgxStringArray OgxStringArray;
 typedef struct OgxNamedTensors OgxNamedTensors; /* tensors by name: extra model inputs */
 typedef struct OgxSpeculativeStats OgxSpeculativeStats; /* counters of speculative decoding */
 typedef struct OgxAdapters OgxAdapters;                 /* LoRA adapters loaded for a model */
+typedef struct OgxRuntimeSettings OgxRuntimeSettings; /* handles a caller passes at model creation */
 /* Multimodal objects: declared so that code naming them compiles; every call that would make one fails with
  * "multimodal models are not supported by ogx". */
 typedef struct OgxImages OgxImages;
@@ -228,6 +229,15 @@ OGX_EXPORT OgxResult* OgxCreateModel(const char* config_path, OgxModel** out);
 /* Loads the model a config describes (the config is copied; it may be destroyed afterwards). */
 OGX_EXPORT OgxResult* OgxCreateModelFromConfig(const OgxConfig* config, OgxModel** out);
 OGX_EXPORT void OgxDestroyModel(OgxModel* model);
+/* Runtime settings: named handles for the providers (ONNX Runtime GenAI's only one is "dawnProcTable", WebGPU's
+ * Dawn procedure table). OgxRuntimeSettingsSetHandle stores the pointer (not owned; NULL removes it). Creating a
+ * model with settings that hold "dawnProcTable" fails (ogx has no WebGPU provider); other names are ignored, as
+ * upstream ignores them. */
+OGX_EXPORT OgxResult* OgxCreateRuntimeSettings(OgxRuntimeSettings** out);
+OGX_EXPORT void OgxDestroyRuntimeSettings(OgxRuntimeSettings* settings);
+OGX_EXPORT OgxResult* OgxRuntimeSettingsSetHandle(OgxRuntimeSettings* settings, const char* handle_name, void* handle);
+OGX_EXPORT OgxResult* OgxCreateModelWithRuntimeSettings(const char* config_path, const OgxRuntimeSettings* settings,
+                                                        OgxModel** out);
 /* *out = genai_config.json model.type ("llama", "phi3", ...). Free with OgxDestroyString. */
 OGX_EXPORT OgxResult* OgxModelGetType(const OgxModel* model, const char** out);
 /* *out = the device the model runs on, spelled as ONNX Runtime GenAI does: "CPU", or "DirectML" for the vulkan

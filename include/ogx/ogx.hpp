@@ -153,8 +153,32 @@ class Config {
   detail::Handle<OgxConfig, OgxDestroyConfig> h_;
 };
 
+// ONNX Runtime GenAI's OgaRuntimeSettings: named provider handles passed at model creation (see ogx.h).
+class RuntimeSettings {
+ public:
+  RuntimeSettings() {
+    OgxRuntimeSettings* p = nullptr;
+    detail::check(OgxCreateRuntimeSettings(&p));
+    h_.reset(p);
+  }
+  static std::unique_ptr<RuntimeSettings> Create() { return std::make_unique<RuntimeSettings>(); }
+  void SetHandle(const char* name, void* handle) { detail::check(OgxRuntimeSettingsSetHandle(get(), name, handle)); }
+  OgxRuntimeSettings* get() const { return h_.get(); }
+
+ private:
+  detail::Handle<OgxRuntimeSettings, OgxDestroyRuntimeSettings> h_;
+};
+
 class Model {
  public:
+  Model(const char* path, const RuntimeSettings& settings) {
+    OgxModel* p = nullptr;
+    detail::check(OgxCreateModelWithRuntimeSettings(path, settings.get(), &p));
+    h_.reset(p);
+  }
+  static std::unique_ptr<Model> Create(const char* path, const RuntimeSettings& settings) {
+    return std::make_unique<Model>(path, settings);
+  }
   explicit Model(const Config& config) {
     OgxModel* p = nullptr;
     detail::check(OgxCreateModelFromConfig(config.get(), &p));

@@ -195,6 +195,45 @@ OgxResult* OgxCreateModelFromConfig(const OgxConfig* config, OgxModel** out) {
 
 void OgxDestroyModel(OgxModel* model) { destroy_handle(model, "OgxDestroyModel"); }
 
+OgxResult* OgxCreateRuntimeSettings(OgxRuntimeSettings** out) {
+  return guard([&] {
+    need(out, "OgxCreateRuntimeSettings", "out");
+    *out = make_handle(OgxRuntimeSettings{});
+  });
+}
+
+void OgxDestroyRuntimeSettings(OgxRuntimeSettings* settings) {
+  destroy_handle(settings, "OgxDestroyRuntimeSettings");
+}
+
+OgxResult* OgxRuntimeSettingsSetHandle(OgxRuntimeSettings* settings, const char* handle_name, void* handle) {
+  return guard([&] {
+    auto& s = live(settings, "OgxRuntimeSettingsSetHandle", "settings");
+    need(handle_name, "OgxRuntimeSettingsSetHandle", "handle_name");
+    if (handle) s.handles[handle_name] = handle;
+    else s.handles.erase(handle_name);
+  });
+}
+
+OgxResult* OgxCreateModelWithRuntimeSettings(const char* config_path, const OgxRuntimeSettings* settings,
+                                             OgxModel** out) {
+  return guard([&] {
+    need(out, "OgxCreateModelWithRuntimeSettings", "out");
+    *out = nullptr;
+    need(config_path, "OgxCreateModelWithRuntimeSettings", "config_path");
+    if (settings) {  // NULL: no settings, as OgxCreateModel
+      auto& s = live(settings, "OgxCreateModelWithRuntimeSettings", "settings");
+      if (s.handles.count("dawnProcTable")) {
+        std::string have;
+        for (const std::string& p : ogx::genai::available_providers()) have += (have.empty() ? "" : ", ") + p;
+        fail(OgxErrorCode_InvalidArgument, "runtime setting 'dawnProcTable' configures ONNX Runtime's WebGPU "
+             "provider, which ogx does not have (ogx has: " + have + ")");
+      }
+    }
+    *out = load_model(ogx::genai::Config::load(config_path));
+  });
+}
+
 OgxResult* OgxModelGetType(const OgxModel* model, const char** out) {
   return guard([&] {
     auto& m = live(model, "OgxModelGetType", "model");

@@ -47,6 +47,7 @@ const char* kind_name(Kind k) {
     case Kind::adapters: return "OgxAdapters";
     case Kind::engine: return "OgxEngine";
     case Kind::request: return "OgxRequest";
+    case Kind::runtime_settings: return "OgxRuntimeSettings";
   }
   return "object";
 }

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <memory>
 #include <mutex>
+#include <map>
 #include <string>
 #include <typeinfo>
 #include <vector>
@@ -105,12 +106,16 @@ struct OgxNamedTensors {
   std::vector<std::pair<std::string, OgxTensor>> items;  // insertion order; owned tensors hold their own copy
 };
 
+struct OgxRuntimeSettings {
+  std::map<std::string, void*> handles;  // OgxRuntimeSettingsSetHandle: name -> the caller's pointer (not owned)
+};
+
 namespace ogx::api {
 
 // Kinds of registered objects (the registry maps an address to its kind).
 enum class Kind {
   result, string, config, model, tokenizer, stream, sequences, params, generator, tensor, strings, named_tensors,
-  speculative_stats, adapters, engine, request
+  speculative_stats, adapters, engine, request, runtime_settings
 };
 const char* kind_name(Kind k);
 
@@ -127,6 +132,7 @@ template <> constexpr Kind kind_of<OgxStringArray>() { return Kind::strings; }
 template <> constexpr Kind kind_of<OgxNamedTensors>() { return Kind::named_tensors; }
 template <> constexpr Kind kind_of<OgxSpeculativeStats>() { return Kind::speculative_stats; }
 template <> constexpr Kind kind_of<OgxAdapters>() { return Kind::adapters; }
+template <> constexpr Kind kind_of<OgxRuntimeSettings>() { return Kind::runtime_settings; }
 template <> constexpr Kind kind_of<OgxResult>() { return Kind::result; }
 
 void register_handle(const void* p, Kind k);

@@ -1,5 +1,6 @@
 #include "builder/decoder_graph.h"
 
+#include <algorithm>
 #include <cmath>
 #include <memory>
 #include <optional>
@@ -21,6 +22,7 @@ namespace {
 const std::string kMS = "com.microsoft";
 const std::string kSeqlensK = "/model/attn_mask_reformat/attn_mask_subgraph/Sub/Cast/output_0";
 const std::string kTotalSeq = "/model/attn_mask_reformat/attn_mask_subgraph/Gather/Cast/output_0";
+const std::string kTotalSeqI64 = "/model/attn_mask_reformat/attn_mask_subgraph/Gather/output_0";
 
 class Decoder {
  public:
@@ -44,6 +46,7 @@ class Decoder {
   GraphWriter& g_;
   int T_;
   bool rope_made_ = false;
+  std::string pos_ids_;  // long_rope_position_ids() once made
 
   std::string L(int64_t i) const { return "/model/layers." + std::to_string(i); }
   std::string W(int64_t i) const { return "model.layers." + std::to_string(i); }
@@ -210,19 +213,66 @@ class Decoder {
     return out;
   }
 
+  void cache_initializer(const std::string& name, std::shared_ptr<const std::vector<RopeCache>> caches, bool sin) {
+    int64_t rows = 0;
+    for (const RopeCache& c : *caches) rows += c.rows;
+    const int64_t half = (int64_t)caches->front().inv.size();
+    Source s;
+    s.name = name;
+    s.rows = rows;
+    s.cols = half;
+    // Rows of the caches one after another (longrope for dml: short rows, then long rows).
+    s.read = [caches, sin](int64_t r0, int64_t n, float* out) {
+      int64_t start = 0;
+      for (const RopeCache& c : *caches) {
+        const int64_t lo = std::max(r0, start), hi = std::min(r0 + n, start + c.rows);
+        if (lo < hi) rope_rows(c, sin, lo - start, hi - lo, out + (lo - r0) * (int64_t)c.inv.size());
+        start += c.rows;
+      }
+    };
+    g_.initializer(name, T_, {rows, half}, fill_float(s, T_, false));
+  }
+
+  // cos_cache / sin_cache. Longrope (two caches) as the reference builder makes it: on the CPU an If picks the long
+  // caches once the total sequence length exceeds original_max_position_embeddings; for dml (no If) one table of
+  // the short rows then the long rows, with position ids shifted past the short rows (long_rope_position_ids()).
   void rope_caches() {
     if (rope_made_) return;
     rope_made_ = true;
-    const int64_t half = c_.head_dim / 2;
-    auto inv = std::make_shared<std::vector<float>>(rope_inv_freq(c_));
-    for (bool sin : {false, true}) {
-      Source s;
-      s.name = sin ? "sin_cache" : "cos_cache";
-      s.rows = c_.max_position;
-      s.cols = half;
-      s.read = [inv, sin](int64_t r0, int64_t n, float* out) { rope_rows(*inv, sin, r0, n, out); };
-      g_.initializer(s.name, T_, {c_.max_position, half}, fill_float(s, T_, false));
+    auto all = std::make_shared<const std::vector<RopeCache>>(builder::rope_caches(c_));
+    if (all->size() == 1 || !s_.fused_rope()) {
+      cache_initializer("cos_cache", all, false);
+      cache_initializer("sin_cache", all, true);
+      return;
     }
+    for (int k = 0; k < 2; k++) {
+      auto one = std::make_shared<const std::vector<RopeCache>>(1, (*all)[k]);
+      const std::string tag = k ? "_large" : "_small";
+      cache_initializer("cos_cache" + tag, one, false);
+      cache_initializer("sin_cache" + tag, one, true);
+    }
+    const std::string p = "/model/rope_caches_subgraph";
+    std::string orig = g_.const_i64({c_.rope.original_max_position}, true);
+    g_.node("Greater", "", p + "/Greater", {kTotalSeqI64, orig}, {p + "/Greater/output_0"});
+    g_.if_select(p + "/If", p + "/Greater/output_0", {"cos_cache", "sin_cache"}, T_,
+                 {"cos_cache_large", "sin_cache_large"}, {"cos_cache_small", "sin_cache_small"});
+  }
+
+  // Longrope for dml: position_ids + original_max_position when any position reaches it (the reference builder's
+  // /model/pos_ids_reformat subgraph), so RotaryEmbedding reads the long rows of the concatenated caches.
+  std::string long_rope_position_ids() {
+    if (c_.rope.type != "longrope" || s_.fused_rope()) return "position_ids";
+    if (!pos_ids_.empty()) return pos_ids_;
+    const std::string p = "/model/pos_ids_reformat";
+    std::string orig = g_.const_i64({c_.rope.original_max_position}, true);
+    g_.node("ReduceMax", "", p + "/ReduceMax", {"position_ids"}, {p + "/ReduceMax/output_0"});
+    g_.node("GreaterOrEqual", "", p + "/GreaterOrEqual", {p + "/ReduceMax/output_0", orig},
+            {p + "/GreaterOrEqual/output_0"});
+    g_.node("Cast", "", p + "/Cast", {p + "/GreaterOrEqual/output_0"}, {p + "/Cast/output_0"},
+            {Attr::i("to", onnx::TensorProto::INT64)});
+    g_.node("Mul", "", p + "/Mul", {p + "/Cast/output_0", orig}, {p + "/Mul/output_0"});
+    g_.node("Add", "", p + "/Add_1", {p + "/Mul/output_0", "position_ids"}, {p + "/Add_1/output_0"});
+    return pos_ids_ = p + "/Add_1/output_0";
   }
 
   // Per-head RMS norm (qwen3 q_norm / k_norm): Reshape to [.., heads, head_dim], normalize, reshape back.
@@ -308,9 +358,10 @@ class Decoder {
     }
     rope_caches();
     if (!s_.fused_rope()) {
+      const std::string pos = long_rope_position_ids();
       for (auto [name, t] : {std::pair<const char*, std::string*>{"q_rotary", &q}, {"k_rotary", &k}}) {
         const std::string out = A + "/" + name + "/RotaryEmbedding/output_0";
-        g_.node("RotaryEmbedding", kMS, A + "/" + name + "/RotaryEmbedding", {*t, "position_ids", "cos_cache", "sin_cache"},
+        g_.node("RotaryEmbedding", kMS, A + "/" + name + "/RotaryEmbedding", {*t, pos, "cos_cache", "sin_cache"},
                 {out}, {Attr::i("interleaved", 0), Attr::i("num_heads", 0), Attr::i("rotary_embedding_dim", 0)});
         *t = out;
       }

@@ -95,6 +95,34 @@ void GraphWriter::node(const std::string& op, const std::string& domain, const s
   for (const auto& a : attrs) set_attr(n->add_attribute(), a);
 }
 
+void GraphWriter::if_select(const std::string& name, const std::string& cond, const std::vector<std::string>& outputs,
+                            int dtype, const std::vector<std::string>& then_values, const std::vector<std::string>& else_values) {
+  if (then_values.size() != outputs.size() || else_values.size() != outputs.size())
+    throw_error("graph writer: If '", name, "' needs one value per output in each branch");
+  node("If", "", name, {cond}, outputs);
+  onnx::NodeProto* n = model_.mutable_graph()->mutable_node(model_.graph().node_size() - 1);
+  auto branch = [&](const char* attr, const char* tag, const std::vector<std::string>& values) {
+    auto* a = n->add_attribute();
+    a->set_name(attr);
+    a->set_type(onnx::AttributeProto::GRAPH);
+    onnx::GraphProto* g = a->mutable_g();
+    g->set_name(name + "/" + tag);
+    for (size_t i = 0; i < values.size(); i++) {
+      const std::string out = name + "/" + tag + "/" + outputs[i] + "/Identity/output_0";
+      auto* id = g->add_node();
+      id->set_op_type("Identity");
+      id->set_name(name + "/" + tag + "/" + outputs[i] + "/Identity");
+      id->add_input(values[i]);
+      id->add_output(out);
+      auto* o = g->add_output();
+      o->set_name(out);
+      o->mutable_type()->mutable_tensor_type()->set_elem_type(dtype);
+    }
+  };
+  branch("then_branch", "then", then_values);
+  branch("else_branch", "else", else_values);
+}
+
 void GraphWriter::rename_last_node_output(const std::string& name) {
   auto* g = model_.mutable_graph();
   if (g->node_size() == 0) throw_error("graph writer: no node to rename the output of");

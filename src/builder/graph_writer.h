@@ -39,6 +39,11 @@ class GraphWriter {
   void node(const std::string& op, const std::string& domain, const std::string& name,
             const std::vector<std::string>& inputs, const std::vector<std::string>& outputs,
             const std::vector<Attr>& attrs = {});
+  // ONNX If whose branches return values of this graph unchanged (Identity nodes reading them by name): outputs[i]
+  // is then_values[i] when cond holds, else else_values[i] (the reference builder's switch between rotary caches).
+  // dtype: the outputs' element type (declared on the branch outputs).
+  void if_select(const std::string& name, const std::string& cond, const std::vector<std::string>& outputs, int dtype,
+                 const std::vector<std::string>& then_values, const std::vector<std::string>& else_values);
   void rename_last_node_output(const std::string& name);  // e.g. lm_head MatMul -> "logits"
   // Constant node "/model/constant_nodes/INT64/<tag>" -> "/model/constants/INT64/<tag>", created once.
   std::string const_i64(const std::vector<int64_t>& v, bool scalar);

@@ -74,6 +74,23 @@ void parse_arch(const json& c, HfConfig& h) {
               " (supported: Llama, Mistral, Qwen2, Qwen3, Phi3, Gemma2 *ForCausalLM)");
 }
 
+std::vector<double> num_list(const json& rs, const char* key) {
+  if (!rs.contains(key) || !rs[key].is_array()) throw_error("config.json: rope_scaling needs the number list ", key);
+  std::vector<double> v;
+  for (const auto& x : rs[key]) {
+    if (!x.is_number()) throw_error("config.json: rope_scaling.", key, " must hold numbers");
+    v.push_back(x.get<double>());
+  }
+  return v;
+}
+
+std::optional<double> opt_positive(const json& rs, const char* key) {
+  if (!rs.contains(key) || rs[key].is_null()) return std::nullopt;
+  double v = opt_num(rs, key, 0.0);
+  if (!(v > 0)) return std::nullopt;  // 0 means "derive it", as the reference builder reads it
+  return v;
+}
+
 // transformers >= 5 puts rope settings in rope_parameters; older configs use rope_theta + rope_scaling.
 void parse_rope(const json& c, HfConfig& h) {
   json rp = c.contains("rope_parameters") && c["rope_parameters"].is_object() ? c["rope_parameters"] : json::object();
@@ -83,16 +100,62 @@ void parse_rope(const json& c, HfConfig& h) {
   std::string type = "default";
   if (rs.contains("rope_type") && rs["rope_type"].is_string()) type = rs["rope_type"];
   else if (rs.contains("type") && rs["type"].is_string()) type = rs["type"];
-  if (type != "default" && type != "llama3")
-    throw_error("config.json: unsupported rope_scaling type ", type, " (supported: default, llama3)");
+  if (type == "su") type = "longrope";  // Phi-3's first name for it
+  if (type != "default" && type != "linear" && type != "llama3" && type != "yarn" && type != "longrope")
+    throw_error("config.json: unsupported rope_scaling type ", type,
+                " (supported: default, linear, llama3, yarn, longrope/su)");
   h.rope.type = type;
-  if (type == "llama3") {
-    h.rope.factor = opt_num(rs, "factor", 8.0);
-    h.rope.low_freq_factor = opt_num(rs, "low_freq_factor", 1.0);
-    h.rope.high_freq_factor = opt_num(rs, "high_freq_factor", 4.0);
-    h.rope.original_max_position = opt_int(rs, "original_max_position_embeddings", 8192);
+  RopeConfig& r = h.rope;
+  // The pretrained context: rope_scaling's key, else the config's top level (Phi-3), else max_position_embeddings.
+  const int64_t top_orig = opt_int(c, "original_max_position_embeddings", h.max_position);
+  if (type == "linear") {
+    r.factor = opt_num(rs, "factor", 1.0);
+  } else if (type == "llama3") {
+    r.factor = opt_num(rs, "factor", 8.0);
+    r.low_freq_factor = opt_num(rs, "low_freq_factor", 1.0);
+    r.high_freq_factor = opt_num(rs, "high_freq_factor", 4.0);
+    r.original_max_position = opt_int(rs, "original_max_position_embeddings", 8192);
+    if (!(r.high_freq_factor > r.low_freq_factor))
+      throw_error("config.json: rope_scaling high_freq_factor must exceed low_freq_factor");
+  } else if (type == "yarn") {
+    r.original_max_position = opt_int(rs, "original_max_position_embeddings", top_orig);
+    // factor: given, else (DeepSeek style) the ratio of the context to the pretrained one.
+    r.factor = rs.contains("factor") && !rs["factor"].is_null()
+                   ? opt_num(rs, "factor", 1.0)
+                   : (double)h.max_position / (double)r.original_max_position;
+    r.beta_fast = opt_positive(rs, "beta_fast").value_or(32.0);
+    r.beta_slow = opt_positive(rs, "beta_slow").value_or(1.0);
+    r.mscale = opt_num(rs, "mscale", 0.0);
+    r.mscale_all_dim = opt_num(rs, "mscale_all_dim", 0.0);
+    r.attention_factor = opt_positive(rs, "attention_factor");
+    if (rs.contains("truncate") && rs["truncate"].is_boolean()) r.truncate = rs["truncate"].get<bool>();
+  } else if (type == "longrope") {
+    r.original_max_position = opt_int(rs, "original_max_position_embeddings", top_orig);
+    r.short_factor = num_list(rs, "short_factor");
+    r.long_factor = num_list(rs, "long_factor");
+    // transformers: with a separate pretrained context, factor is the ratio of the two; else rope_scaling.factor.
+    r.factor = r.original_max_position != h.max_position
+                   ? (double)h.max_position / (double)r.original_max_position
+                   : opt_num(rs, "factor", 1.0);
+    r.attention_factor = opt_positive(rs, "attention_factor");
+    r.short_mscale = opt_positive(rs, "short_mscale");
+    r.long_mscale = opt_positive(rs, "long_mscale");
   }
+  if (type != "default" && !(r.factor > 0)) throw_error("config.json: rope_scaling factor must be positive");
+  if ((type == "yarn" || type == "longrope" || type == "llama3") && r.original_max_position <= 0)
+    throw_error("config.json: original_max_position_embeddings must be positive");
+  if (type == "longrope" && r.original_max_position > h.max_position)
+    throw_error("config.json: original_max_position_embeddings ", r.original_max_position,
+                " exceeds max_position_embeddings ", h.max_position);
   if (h.rope.partial_factor != 1.0) throw_error("config.json: partial_rotary_factor != 1 is not supported");
+  if (type == "longrope") {
+    const size_t half = (size_t)(h.head_dim / 2);
+    if (r.short_factor.size() != half || r.long_factor.size() != half)
+      throw_error("config.json: rope_scaling short_factor and long_factor need ", half, " entries (head_dim / 2), got ",
+                  r.short_factor.size(), " and ", r.long_factor.size());
+    for (double f : r.short_factor) if (!(f > 0)) throw_error("config.json: rope_scaling short_factor must be positive");
+    for (double f : r.long_factor) if (!(f > 0)) throw_error("config.json: rope_scaling long_factor must be positive");
+  }
 }
 
 void parse_tokens(const json& c, const json& g, HfConfig& h) {

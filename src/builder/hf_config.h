@@ -11,12 +11,22 @@ namespace ogx::builder {
 
 enum class Arch { llama, mistral, qwen2, qwen3, phi3, gemma2 };
 
+// Rotary settings (transformers' rope_scaling / rope_parameters; formulas in rope.cpp).
 struct RopeConfig {
   double theta = 10000.0;
   double partial_factor = 1.0;
-  std::string type = "default";  // default | llama3
-  double factor = 1.0, low_freq_factor = 1.0, high_freq_factor = 4.0;
+  std::string type = "default";  // default | linear | llama3 | yarn | longrope ("su" is read as longrope)
+  double factor = 1.0;                                   // linear, llama3, yarn (longrope: max / original)
+  double low_freq_factor = 1.0, high_freq_factor = 4.0;  // llama3
+  // llama3, yarn, longrope: the pretrained context (rope_scaling's or the config's top-level key; yarn and
+  // longrope default to max_position_embeddings).
   int64_t original_max_position = 8192;
+  double beta_fast = 32.0, beta_slow = 1.0;  // yarn: the ramp's rotation bounds
+  double mscale = 0.0, mscale_all_dim = 0.0;  // yarn (DeepSeek): attention factor from both when both are set
+  bool truncate = true;                       // yarn: floor/ceil the ramp's bounds (gpt-oss sets false)
+  std::optional<double> attention_factor;     // yarn, longrope: explicit cos/sin scale
+  std::vector<double> short_factor, long_factor;  // longrope: [rotary_dim / 2] each
+  std::optional<double> short_mscale, long_mscale;  // longrope (Phi-3.5-MoE): per-cache scales
 };
 
 struct HfConfig {

@@ -60,6 +60,11 @@ class GraphKernelContext : public KernelContext {
     slot = Tensor(dtype, shape, s_.buffers_.take(bytes), 0);
     return slot;
   }
+  void set_output(int i, const Tensor& t) override {
+    if (bound_output(i)) return KernelContext::set_output(i, t);
+    OGX_CHECK(wants_output(i), n_.describe(), ": output ", i, " is not connected");
+    slots_[n_.outputs[i]] = t;
+  }
   ThreadPool& pool() override { return *s_.pool_; }
 
  private:

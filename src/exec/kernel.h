@@ -1,6 +1,7 @@
 // Kernel interface of graph-executing providers: a factory per (domain, op_type) builds a Kernel for one node at
 // session creation (validating attributes, preparing constant weights); compute() runs it for one step.
 #pragma once
+#include <cstring>
 #include <functional>
 #include <map>
 #include <memory>
@@ -23,6 +24,11 @@ class KernelContext {
   // Output i with this dtype and shape: a pre-bound buffer when it matches, else freshly allocated.
   virtual Tensor& output(int i, DType dtype, const Shape& shape) = 0;
   virtual Tensor* bound_output(int i) = 0;  // the caller's pre-bound buffer for output i, or nullptr
+  // Output i is `t` itself, sharing its storage (If returning a branch's value); a pre-bound output gets a copy.
+  virtual void set_output(int i, const Tensor& t) {
+    Tensor& o = output(i, t.dtype(), t.shape());
+    if (t.bytes()) std::memcpy(o.raw(), t.raw(), t.bytes());
+  }
   virtual ThreadPool& pool() = 0;
 
   bool has_input(int i) const { return input_or_null(i) != nullptr; }

@@ -211,6 +211,12 @@ void read_model(const json& j, ModelConfig& m) {
                        json_excerpt(e.dump()));
   }
   if (r.has("decoder")) read_decoder(r.at("decoder"), "model.decoder", m.decoder);
+  if (r.has("draft")) {
+    m.draft = DecoderConfig();
+    read_decoder(r.at("draft"), "model.draft", *m.draft);
+    OGX_CHECK(r.at("draft").is_object() && r.at("draft").contains("filename"),
+              "genai_config.json: model.draft.filename is not set");
+  }
   for (const char* k : {"sep_token_id", "decoder_start_token_id", "image_token_id", "vision", "embedding", "speech",
                         "encoder", "prompt_templates"})
     r.has(k);
@@ -249,10 +255,28 @@ void read_search(const json& j, SearchConfig& s) {
   OGX_CHECK(s.no_repeat_ngram_size >= 0, "genai_config.json: search.no_repeat_ngram_size must be >= 0");
 }
 
+// ONNX Runtime GenAI's ranges; the options ogx lacks are refused when a generator starts (speculative.cpp).
+void read_speculative(const json& j, SpeculativeConfig& s) {
+  ObjectReader r(j, "speculative");
+  r.get("max_draft_tokens", s.max_draft_tokens);
+  r.get("ngram_size", s.ngram_size);
+  r.get("ngram_chained_lookup", s.ngram_chained_lookup);
+  r.get("min_adaptive_k", s.min_adaptive_k);
+  r.get("cooldown", s.cooldown);
+  r.done();
+  OGX_CHECK(s.max_draft_tokens >= 1 && s.max_draft_tokens <= 16, "genai_config.json: speculative.max_draft_tokens must "
+            "be between 1 and 16, got ", s.max_draft_tokens);
+  OGX_CHECK(s.ngram_size >= 0 && s.ngram_size <= 16, "genai_config.json: speculative.ngram_size must be 0 or between "
+            "2 and 16, got ", s.ngram_size);
+  OGX_CHECK(s.min_adaptive_k >= 0 && s.min_adaptive_k <= 16, "genai_config.json: speculative.min_adaptive_k must be 0 "
+            "or between 1 and 16, got ", s.min_adaptive_k);
+}
+
 void apply_json(Config& c, const json& j) {
   ObjectReader r(j, "$");
   if (r.has("model")) read_model(r.at("model"), c.model);
   if (r.has("search")) read_search(r.at("search"), c.search);
+  if (r.has("speculative")) read_speculative(r.at("speculative"), c.speculative);
   r.done();
 }
 

@@ -50,6 +50,18 @@ struct ModelConfig {
   int context_length = 0;
   int vocab_size = 0;
   DecoderConfig decoder;
+  // model.draft: the draft model of speculative decoding, a decoder block like model.decoder (its filename relative
+  // to the folder; session_options default to the decoder's). Set: generators draft with it (genai/speculative.h).
+  std::optional<DecoderConfig> draft;
+};
+
+// genai_config.json's "speculative" section (ONNX Runtime GenAI's keys): GeneratorParams' defaults.
+struct SpeculativeConfig {
+  int max_draft_tokens = 4;           // drafted tokens per round, 1..16
+  int ngram_size = 0;                 // n-gram (prompt-lookup) drafting: 0 off, else 2..16 (ogx also takes 1)
+  bool ngram_chained_lookup = false;  // not supported by ogx (must stay false)
+  int min_adaptive_k = 0;             // adaptive draft width: not supported by ogx (must stay 0)
+  bool cooldown = false;              // not supported by ogx (must stay false)
 };
 
 struct SearchConfig {
@@ -80,6 +92,7 @@ struct Config {
   std::string model_dir;
   ModelConfig model;
   SearchConfig search;
+  SpeculativeConfig speculative;
   // Model files held in memory (Config.add_model_data): file name -> bytes, used instead of the folder's file of
   // that name (the decoder's filename, or an external-data location).
   MemoryBlobs model_data;

@@ -93,7 +93,7 @@ Generator::Generator(std::shared_ptr<const Model> model, const GeneratorParams& 
   if (beams_ > 1) beam_ = std::make_unique<BeamSearch>(search_, model_->config().model.eos_token_ids, pad_token());
   // Logit processing that needs the sequence stays on the host; EOS suppression before min_length is handled per
   // step (such steps read the logits back). One row, or greedy rows of a batch (beams need the log-probs).
-  if (params.speculative.ngram_size > 0) start_speculative(params.speculative);  // picks on the host
+  if (params.speculative.ngram_size > 0 || model_->draft()) start_speculative(params.speculative);  // host picks
   if (beams_ == 1 && (rows() == 1 || !search_.do_sample) && search_.repetition_penalty == 1.0 &&
       search_.no_repeat_ngram_size <= 0 && !spec_) {
     DeviceSampling ds;

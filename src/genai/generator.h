@@ -31,8 +31,8 @@ class AdapterLease;
 
 struct GeneratorParams {
   SearchConfig search;
-  SpeculativeOptions speculative;  // n-gram speculative decoding (speculative.h); off by default
-  explicit GeneratorParams(const Model& m) : search(m.config().search) {}
+  SpeculativeOptions speculative;  // speculative decoding (speculative.h): genai_config's section by default
+  explicit GeneratorParams(const Model& m) : search(m.config().search), speculative(m.config().speculative) {}
   // Sets a numeric or boolean search option by its genai_config.json name; throws for unknown names.
   void set_search_option(const std::string& name, double value);
 };
@@ -126,7 +126,7 @@ class Generator {
   int vocab_;
   mutable KvCache kv_;
   ExtraIO extra_io_;
-  std::unique_ptr<SpeculativeDecoder> spec_;  // n-gram speculative decoding, when on
+  std::unique_ptr<SpeculativeDecoder> spec_;  // speculative decoding, when on (n-gram or a draft model)
   Sampler sampler_;
   std::unique_ptr<BeamSearch> beam_;  // num_beams > 1
   std::vector<std::vector<int32_t>> seqs_;  // [rows][length]: each row's tokens (padded prompt + generated)

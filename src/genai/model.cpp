@@ -1,7 +1,12 @@
 #include "genai/model.h"
 
+#include <algorithm>
 #include <filesystem>
+#include <fstream>
 
+#include <nlohmann/json.hpp>
+
+#include "common/json_limits.h"
 #include "common/log.h"
 #include "onnx/loader.h"
 
@@ -84,14 +89,86 @@ DecoderIO inspect_graph(const Graph& g, const DecoderConfig& d) {
   return io;
 }
 
+
+// The draft's logits must cover the target's vocabulary: both graphs' declared last logits dimension.
+void check_draft_vocab(const ogx::Model& target, const DecoderConfig& td, const ogx::Model& draft,
+                       const DecoderConfig& dd) {
+  auto vocab = [](const ogx::Model& m, const std::string& name) -> int64_t {
+    const ValueInfo* v = m.graph.output_info(name);
+    return v && v->has_shape && !v->shape.empty() ? v->shape.back().value : -1;
+  };
+  const int64_t t = vocab(target, td.logits), d = vocab(draft, dd.logits);
+  OGX_CHECK(t <= 0 || d <= 0 || t == d, "target and draft logit dimensions don't match (target vocab ", t,
+            ", draft vocab ", d, " in ", dd.filename, "): target and draft must share the same vocabulary");
+}
+
 }  // namespace
+
+void check_same_vocabulary(const std::string& target_dir, const std::string& draft_dir) {
+  namespace fs = std::filesystem;
+  auto bytes = [](const fs::path& p) {
+    std::ifstream in(p, std::ios::binary);
+    return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  };
+  auto refuse = [&](const fs::path& a, const fs::path& b) {
+    throw_error("the draft model's tokenizer (", b.string(), ") has another vocabulary than the target's (", a.string(),
+                "): speculative decoding needs a draft with the target's token ids");
+  };
+  const fs::path ja = fs::path(target_dir) / "tokenizer.json", jb = fs::path(draft_dir) / "tokenizer.json";
+  if (fs::exists(ja) && fs::exists(jb)) {  // the vocabulary and the added tokens' ids; normalizers etc. may differ
+    auto vocab = [&](const fs::path& p) {
+      std::string text = bytes(p);
+      check_json_depth(text, p.string());
+      try {
+        nlohmann::json j = nlohmann::json::parse(text);
+        nlohmann::json out = nlohmann::json::object();
+        if (j.contains("model") && j["model"].is_object() && j["model"].contains("vocab")) out["vocab"] = j["model"]["vocab"];
+        if (j.contains("added_tokens") && j["added_tokens"].is_array()) {  // their ids (names may differ: unused)
+          std::vector<int64_t> ids;
+          for (const auto& t : j["added_tokens"])
+            if (t.is_object() && t.contains("id") && t["id"].is_number_integer()) ids.push_back(t["id"].get<int64_t>());
+          std::sort(ids.begin(), ids.end());
+          out["added_ids"] = ids;
+        }
+        return out;
+      } catch (const nlohmann::json::exception& e) {
+        throw_error(p.string(), ": bad JSON: ", json_error_text(e));
+      }
+    };
+    if (vocab(ja) != vocab(jb)) refuse(ja, jb);
+    return;
+  }
+  const fs::path ma = fs::path(target_dir) / "tokenizer.model", mb = fs::path(draft_dir) / "tokenizer.model";
+  if (fs::exists(ma) && fs::exists(mb) && bytes(ma) != bytes(mb)) refuse(ma, mb);  // SentencePiece models
+}
 
 std::shared_ptr<Model> Model::load(const Config& config) {
   // An unknown provider name is accepted by the config (as ONNX Runtime GenAI does) and reported here, before
   // the weights are read.
   if (!config.model.decoder.session.providers.empty()) canonical_provider(config.model.decoder.session.providers[0].name);
   std::string path = (std::filesystem::path(config.model_dir) / config.model.decoder.filename).string();
-  return load(config, ogx::load_model(path, config.model_data));
+  auto graph = ogx::load_model(path, config.model_data);
+  if (!config.model.draft) return load(config, graph);
+  // The draft: the same config with model.draft as its decoder, on the target's provider (ONNX Runtime GenAI
+  // requires the same execution provider; a draft block without session_options takes the decoder's).
+  Config dc = config;
+  dc.model.decoder = *config.model.draft;
+  dc.model.draft.reset();
+  if (dc.model.decoder.session.providers.empty()) dc.model.decoder.session = config.model.decoder.session;
+  auto names = [](const SessionConfig& s) {
+    std::vector<std::string> v;
+    for (const ProviderEntry& p : s.providers) v.push_back(canonical_provider(p.name));
+    return v;
+  };
+  OGX_CHECK(names(dc.model.decoder.session) == names(config.model.decoder.session),
+            "target and draft must use the same execution provider (model.decoder and model.draft session_options)");
+  std::string dpath = (std::filesystem::path(config.model_dir) / dc.model.decoder.filename).string();
+  auto dgraph = ogx::load_model(dpath, config.model_data);
+  check_draft_vocab(*graph, config.model.decoder, *dgraph, dc.model.decoder);
+  auto draft = load(dc, dgraph);
+  auto m = load(config, graph);
+  m->draft_ = std::move(draft);
+  return m;
 }
 
 std::shared_ptr<Model> Model::load(const Config& config, std::shared_ptr<const ogx::Model> graph_model) {

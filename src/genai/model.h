@@ -37,13 +37,21 @@ class Model {
   const std::string& provider() const { return provider_; }  // "cpu" or "vulkan"
   std::string device_type() const { return provider_ == "cpu" ? "cpu" : "gpu"; }
   const std::string& type() const { return config_.model.type; }
+  // The draft model of speculative decoding (config model.draft), on the same provider; null when none.
+  std::shared_ptr<const Model> draft() const { return draft_; }
 
  private:
+  std::shared_ptr<const Model> draft_;
   Config config_;
   std::unique_ptr<Session> session_;
   DecoderIO io_;
   std::string provider_;
 };
+
+// Errors unless two model folders' tokenizers have the same vocabulary (tokenizer.json's model.vocab and the ids of
+// its added_tokens, else the bytes of tokenizer.model; folders without either are not compared): a draft must speak
+// the target's token ids.
+void check_same_vocabulary(const std::string& target_dir, const std::string& draft_dir);
 
 // Expands a genai_config.json name template ("present.%d.key") for layer i; throws when it has no %d.
 std::string layer_name(const std::string& pattern, int i);

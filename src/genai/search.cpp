@@ -102,11 +102,11 @@ void Sampler::process_logits(float* logits, int64_t V, const std::vector<int32_t
       if (e >= 0 && e < V) logits[e] = lowest;
 }
 
-int32_t Sampler::sample(float* logits, int64_t vocab) {
+void Sampler::filter(float* logits, int64_t vocab, std::vector<int32_t>& idx, std::vector<double>& p) const {
   const size_t V = (size_t)vocab;
   float t = (float)s_.temperature;
   for (size_t i = 0; i < V; i++) logits[i] /= t;
-  std::vector<int32_t> idx(V);
+  idx.resize(V);
   std::iota(idx.begin(), idx.end(), 0);
   size_t k = s_.top_k > 0 ? std::min<size_t>((size_t)s_.top_k, V) : V;
   std::partial_sort(idx.begin(), idx.begin() + k, idx.end(), [&](int32_t a, int32_t b) {
@@ -114,7 +114,7 @@ int32_t Sampler::sample(float* logits, int64_t vocab) {
   });
   idx.resize(k);
   float mx = logits[idx[0]];
-  std::vector<double> p(k);
+  p.assign(k, 0.0);
   double sum = 0;
   for (size_t i = 0; i < k; i++) sum += p[i] = std::exp((double)logits[idx[i]] - mx);
   for (auto& x : p) x /= sum;
@@ -128,8 +128,31 @@ int32_t Sampler::sample(float* logits, int64_t vocab) {
     idx.resize(keep);
     p.resize(keep);
   }
+}
+
+int32_t Sampler::sample(float* logits, int64_t vocab) {
+  std::vector<int32_t> idx;
+  std::vector<double> p;
+  filter(logits, vocab, idx, p);
   std::discrete_distribution<size_t> dist(p.begin(), p.end());
   return idx[dist(rng_)];
+}
+
+std::vector<double> Sampler::distribution(float* logits, int64_t vocab, const std::vector<int32_t>& seq) const {
+  OGX_CHECK(vocab > 0, "no logits to choose a token from");
+  process_logits(logits, vocab, seq);
+  std::vector<double> dense((size_t)vocab, 0.0);
+  if (!s_.do_sample) {
+    dense[(size_t)argmax(logits, (size_t)vocab)] = 1.0;
+    return dense;
+  }
+  std::vector<int32_t> idx;
+  std::vector<double> p;
+  filter(logits, vocab, idx, p);
+  double sum = 0;  // the kept mass (top-p drops the tail): renormalized, as discrete_distribution does
+  for (double x : p) sum += x;
+  for (size_t i = 0; i < idx.size(); i++) dense[(size_t)idx[i]] = p[i] / sum;
+  return dense;
 }
 
 int32_t Sampler::next(std::vector<float>& logits, const std::vector<int32_t>& seq) {

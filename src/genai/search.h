@@ -22,9 +22,15 @@ class Sampler {
   void process_logits(std::vector<float>& logits, const std::vector<int32_t>& sequence) const;
   void process_logits(float* logits, int64_t vocab, const std::vector<int32_t>& sequence) const;
   bool is_eos(int32_t id) const;
+  // The distribution next() draws from, dense [vocab] (logits processed in place): greedy gives 1 at the argmax;
+  // sampling the softmax of logits / temperature over the top-k, cut to top-p and renormalized. Speculative
+  // decoding's acceptance test compares the target's and the draft's.
+  std::vector<double> distribution(float* logits, int64_t vocab, const std::vector<int32_t>& sequence) const;
 
  private:
   int32_t sample(float* logits, int64_t vocab);
+  // logits / temperature, then the top-k indices (largest first) and their softmax, cut to the top-p prefix.
+  void filter(float* logits, int64_t vocab, std::vector<int32_t>& idx, std::vector<double>& p) const;
   SearchConfig s_;
   std::vector<int> eos_;
   std::mt19937_64 rng_;

@@ -1,8 +1,10 @@
 #include "genai/speculative.h"
 
 #include <algorithm>
+#include <random>
 
 #include "genai/generator.h"
+#include "genai/model.h"
 
 namespace ogx::genai {
 
@@ -59,12 +61,87 @@ std::vector<std::pair<std::string, double>> SpeculativeStats::items() const {
       {"target_forward_passes", (double)target_forward_passes},
       {"ngram_lookup_hits", (double)ngram_lookup_hits},
       {"ngram_lookup_misses", (double)ngram_lookup_misses},
+      {"draft_forward_passes", (double)draft_forward_passes},
   };
   v.emplace_back("acceptance_rate",
                  draft_tokens_proposed ? (double)draft_tokens_accepted / (double)draft_tokens_proposed : 0.0);
   v.emplace_back("observed_speedup",
                  target_forward_passes ? (double)tokens_emitted / (double)target_forward_passes : 0.0);
   return v;
+}
+
+DraftVerdict verify_sampled_draft(const std::vector<double>& p, const std::vector<double>& q, int32_t d,
+                                  std::mt19937_64& rng) {
+  OGX_CHECK(p.size() == q.size() && d >= 0 && (size_t)d < p.size(), "speculative sampling: bad distributions");
+  std::uniform_real_distribution<double> u(0.0, 1.0);
+  const double pd = p[(size_t)d], qd = q[(size_t)d];
+  if (qd > 0 && u(rng) * qd < pd) return {d, true};  // u < p/q, written without the division
+  std::vector<double> residual(p.size());
+  double sum = 0;
+  for (size_t i = 0; i < p.size(); i++) sum += residual[i] = std::max(0.0, p[i] - q[i]);
+  if (!(sum > 0)) residual = p;  // p == q up to rounding: nothing left to correct, draw from p
+  std::discrete_distribution<size_t> dist(residual.begin(), residual.end());
+  return {(int32_t)dist(rng), false};
+}
+
+SpeculativeDecoder::SpeculativeDecoder(const SpeculativeOptions& options, std::shared_ptr<const Model> draft,
+                                       const SearchConfig& search, int max_length)
+    : opt_(options), sampling_(search.do_sample) {
+  rng_.seed(search.random_seed >= 0 ? (uint64_t)search.random_seed + 0x5eed : std::random_device{}());
+  if (!draft) return;
+  // The draft generator: the target's search settings, greedy (it picks on its device when it can) unless drafts
+  // are sampled, which the decoder does itself from the draft's logits.
+  GeneratorParams dp(*draft);
+  dp.search = search;
+  dp.search.max_length = max_length;
+  dp.search.do_sample = false;
+  dp.search.num_beams = 1;
+  dp.search.batch_size = 1;
+  dp.speculative = SpeculativeOptions();
+  dp.speculative.ngram_size = 0;
+  draft_gen_ = std::make_unique<Generator>(draft, dp);
+  draft_sampler_ = std::make_unique<Sampler>(search, draft->config().model.eos_token_ids);
+}
+
+SpeculativeDecoder::~SpeculativeDecoder() = default;
+
+void SpeculativeDecoder::sync_draft(const std::vector<int32_t>& seq) {
+  Generator& d = *draft_gen_;
+  const std::vector<int32_t>& have = d.seqs_[0];
+  size_t c = 0;
+  while (c < have.size() && c < seq.size() && have[c] == seq[c]) c++;
+  if (c < have.size()) d.rewind_to(c);
+  if (c < seq.size()) {
+    const int64_t before = d.kv_.length();
+    d.append_tokens(std::vector<int32_t>(seq.begin() + (std::ptrdiff_t)c, seq.end()));
+    if (d.kv_.length() != before) stats_.draft_forward_passes++;
+  }
+}
+
+std::vector<int32_t> SpeculativeDecoder::draft_with_model(const std::vector<int32_t>& seq, int max_tokens,
+                                                          std::vector<std::vector<double>>* q) {
+  std::vector<int32_t> out;
+  if (max_tokens <= 0) return out;
+  sync_draft(seq);
+  Generator& d = *draft_gen_;
+  for (int j = 0; j < max_tokens && !d.is_done(); j++) {
+    const int64_t before = d.kv_.length();
+    int32_t t;
+    if (!sampling_) {
+      d.generate_next_token();  // greedy, on the draft's device where it can
+      t = d.last_token();
+    } else {
+      std::vector<float> lg = d.logits();
+      q->push_back(draft_sampler_->distribution(lg.data(), (int64_t)lg.size(), d.seqs_[0]));
+      std::discrete_distribution<size_t> dist(q->back().begin(), q->back().end());
+      t = (int32_t)dist(rng_);
+      d.append_row_tokens({t});  // pending: run at the next draft step or the next round's sync
+    }
+    if (d.kv_.length() != before) stats_.draft_forward_passes++;
+    out.push_back(t);
+    if (draft_sampler_->is_eos(t)) break;  // nothing to draft after an end
+  }
+  return out;
 }
 
 std::vector<int32_t> SpeculativeDecoder::draft(const std::vector<int32_t>& seq, int max_tokens) {
@@ -117,10 +194,13 @@ void SpeculativeDecoder::generate_next_token(Generator& g) {
     return;
   }
   // A round: the pending token (picked, not yet run) and the drafts after it in one forward pass. The logits after
-  // position i pick the token after it; drafts are accepted while they equal those picks.
+  // position i pick the token after it; drafts are accepted while they equal those picks (greedy) or pass the
+  // rejection test (sampling).
   std::vector<int32_t>& seq = g.seqs_[0];
   const int room = g.max_length_ - (int)g.token_count() - 1;  // accepted drafts + the token picked after them
-  std::vector<int32_t> drafts = draft(seq, std::min(opt_.max_draft_tokens, room));
+  const int k = std::min(opt_.max_draft_tokens, room);
+  std::vector<std::vector<double>> q;  // sampled draft-model drafts: the distribution each came from
+  std::vector<int32_t> drafts = draft_gen_ ? draft_with_model(seq, k, &q) : draft(seq, k);
   std::vector<int32_t> ids = g.pending_;
   ids.insert(ids.end(), drafts.begin(), drafts.end());
   const int64_t S = (int64_t)ids.size(), base = g.kv_.length();
@@ -141,16 +221,42 @@ void SpeculativeDecoder::generate_next_token(Generator& g) {
   int32_t next = -1;
   for (int64_t i = 0; i < S; i++) {
     all->read_f32(i * V, V, row.data());
+    const bool has_draft = i + 1 < S;
+    if (sampling_) {
+      std::vector<double> p = g.sampler_.distribution(row.data(), V, prefix);
+      if (has_draft) {
+        const int32_t d = drafts[(size_t)i];
+        std::vector<double> point;  // n-gram drafts: a draw from a point mass at d
+        if (q.empty()) {
+          point.assign((size_t)V, 0.0);
+          point[(size_t)d] = 1.0;
+        }
+        DraftVerdict v = verify_sampled_draft(p, q.empty() ? point : q[(size_t)i], d, rng_);
+        if (v.accepted) {
+          accepted++;
+          prefix.push_back(d);
+          if (g.sampler_.is_eos(d)) break;
+          continue;
+        }
+        next = v.token;
+        stats_.correction_tokens++;
+        break;
+      }
+      std::discrete_distribution<size_t> dist(p.begin(), p.end());
+      next = (int32_t)dist(rng_);
+      if (!drafts.empty()) stats_.bonus_tokens++;
+      break;
+    }
     const int32_t pick = g.sampler_.greedy_without_processing(prefix) ? argmax(row.data(), V)
                                                                          : g.sampler_.next(row.data(), V, prefix);
-    if (i + 1 < S && pick == drafts[(size_t)i]) {
+    if (has_draft && pick == drafts[(size_t)i]) {
       accepted++;
       prefix.push_back(pick);
       if (g.sampler_.is_eos(pick)) break;  // an accepted EOS ends the sequence: nothing after it
       continue;
     }
     next = pick;
-    if (i + 1 < S) stats_.correction_tokens++;
+    if (has_draft) stats_.correction_tokens++;
     else if (!drafts.empty()) stats_.bonus_tokens++;
     break;
   }
@@ -164,12 +270,13 @@ void SpeculativeDecoder::generate_next_token(Generator& g) {
 }
 
 void Generator::start_speculative(const SpeculativeOptions& options) {
-  OGX_CHECK(batch_ == 1 && beams_ == 1 && !search_.do_sample, "speculative decoding (ngram_size ",
-            options.ngram_size, ") supports batch_size 1 greedy search (do_sample false, num_beams 1) in ogx");
-  // Verification reads the logits of every drafted position; the vulkan session returns the last position's only.
-  OGX_CHECK(model_->provider() == "cpu", "speculative decoding runs on the cpu provider in ogx (the ",
-            model_->provider(), " provider returns the logits of the last position only)");
-  spec_ = std::make_unique<SpeculativeDecoder>(options);
+  OGX_CHECK(batch_ == 1 && beams_ == 1, "speculative decoding supports batch_size 1 without beam search in ogx "
+            "(batch_size ", batch_, ", num_beams ", beams_, ")");
+  OGX_CHECK(!options.ngram_chained_lookup, "speculative option ngram_chained_lookup is not supported by ogx");
+  OGX_CHECK(options.min_adaptive_k == 0, "speculative option min_adaptive_k (adaptive draft widths) is not supported "
+            "by ogx (use 0)");
+  OGX_CHECK(!options.cooldown, "speculative option cooldown is not supported by ogx");
+  spec_ = std::make_unique<SpeculativeDecoder>(options, model_->draft(), search_, max_length_);
 }
 
 }  // namespace ogx::genai

@@ -1,29 +1,43 @@
-// Speculative decoding with n-gram (prompt-lookup) drafting, as ONNX Runtime GenAI's set_speculative_options
-// (ngram_size, max_draft_tokens) configures it: each round looks up the latest earlier occurrence of the sequence's
-// last ngram_size tokens, drafts the max_draft_tokens that followed it, and runs the last picked token and the
-// drafts through the model in one forward pass. Each draft is accepted while it equals the token the search would
-// pick at that position (the same logits processing as plain decoding, so greedy output is identical to plain
-// decoding); the first mismatch yields the corrected token (the "bonus" when every draft is accepted). The KV cache
-// is cut back to the accepted tokens. A round costs one forward pass and yields accepted + 1 tokens. Verified tokens are handed out one
-// per generate_next_token call, so streaming code sees the same token sequence as without speculation; any other
-// call (logits, set_logits, append_tokens, rewind_to) discards tokens verified but not yet handed out.
-// Supported: batch_size 1, greedy search (do_sample false), no beams, the cpu provider; other settings are errors
-// naming the option.
+// Speculative decoding, as ONNX Runtime GenAI configures it: drafts come from n-gram (prompt-lookup) matching
+// (set_speculative_options ngram_size, max_draft_tokens) or from a draft model (genai_config.json model.draft, see
+// Model::draft()). Each round drafts up to max_draft_tokens tokens after the pending token (picked, not yet run) and
+// runs the pending token and the drafts through the target in one forward pass (k + 1 positions).
+//  - n-gram: the latest earlier occurrence of the sequence's last ngram_size tokens; the tokens that followed it.
+//  - draft model: a second Generator over the draft model follows the target's sequence (rewound to the common
+//    prefix each round) and picks k tokens one step at a time: greedily (on its device when it can) under greedy
+//    search, else sampled from its processed distribution q.
+// Acceptance. Greedy search: a draft is accepted while it equals the token the search would pick at that position
+// (the same logits processing as plain decoding), so the output is plain decoding's. Sampling: the standard
+// rejection test (Leviathan et al. 2023): draft d drawn from q is accepted with probability min(1, p(d) / q(d)), p
+// being the target's processed distribution (temperature, top-k, top-p); on rejection the token is drawn from
+// max(0, p - q) renormalized, and after a fully accepted draft from p, so every emitted token follows the target's
+// distribution (n-gram drafts are draws from a point mass). The first rejected position yields the correction
+// token (the "bonus" when every draft is accepted). The KV caches (the target's, and the draft model's at the next
+// round) are cut back to the accepted tokens. A round costs one target forward pass and yields accepted + 1
+// tokens. Verified tokens are handed out one per generate_next_token call, so streaming code sees the same token
+// sequence as without speculation; any other call (logits, set_logits, append_tokens, rewind_to) discards tokens
+// verified but not yet handed out.
+// Supported: batch_size 1, no beams, cpu and vulkan providers; other settings are errors naming the option.
 #pragma once
 #include <cstdint>
+#include <memory>
+#include <random>
 #include <string>
 #include <vector>
+
+#include "genai/config.h"
+#include "genai/search.h"
 
 namespace ogx::genai {
 
 class Generator;
+class Model;
 
-struct SpeculativeOptions {
-  int ngram_size = 0;          // 0: speculative decoding off
-  int max_draft_tokens = 4;    // drafted tokens per round, 1..16
-  bool ngram_chained_lookup = false;  // not supported (must stay false)
-  int min_adaptive_k = 0;      // accepted: 0 (no adaptive draft width) only
-  bool cooldown = false;       // not supported (must stay false)
+// genai_config.json's speculative section, settable by name (ngram_size 0: no n-gram drafting; a model with a draft
+// drafts with it whatever ngram_size says).
+struct SpeculativeOptions : SpeculativeConfig {
+  SpeculativeOptions() = default;
+  explicit SpeculativeOptions(const SpeculativeConfig& c) : SpeculativeConfig(c) {}
 
   void set_number(const std::string& name, double value);  // throws for unknown names and bad values
   void set_bool(const std::string& name, bool value);
@@ -42,13 +56,26 @@ struct SpeculativeStats {
   int64_t tokens_discarded = 0;       // verified tokens dropped by another call before being handed out
   int64_t target_forward_passes = 0;  // model runs made by generate_next_token
   int64_t ngram_lookup_hits = 0, ngram_lookup_misses = 0;
+  int64_t draft_forward_passes = 0;   // draft model runs (draft model drafting)
   // (name, value) pairs, counters then derived rates.
   std::vector<std::pair<std::string, double>> items() const;
 };
 
+// The rejection test of speculative sampling for one drafted token d drawn from q: accepted with probability
+// min(1, p[d] / q[d]); else the returned token is drawn from max(0, p - q) renormalized. p, q: dense [vocab].
+struct DraftVerdict {
+  int32_t token;
+  bool accepted;
+};
+DraftVerdict verify_sampled_draft(const std::vector<double>& p, const std::vector<double>& q, int32_t d,
+                                  std::mt19937_64& rng);
+
 class SpeculativeDecoder {
  public:
-  explicit SpeculativeDecoder(const SpeculativeOptions& options) : opt_(options) {}
+  // draft: the draft model, or null for n-gram drafting. search: the target generator's search settings.
+  SpeculativeDecoder(const SpeculativeOptions& options, std::shared_ptr<const Model> draft, const SearchConfig& search,
+                     int max_length);
+  ~SpeculativeDecoder();
   // One generate_next_token call: hands out a verified token, or runs a round. Always handles the call.
   void generate_next_token(Generator& g);
   // Drops verified tokens not yet handed out, cutting the KV cache back to the handed-out sequence.
@@ -57,9 +84,17 @@ class SpeculativeDecoder {
 
  private:
   std::vector<int32_t> draft(const std::vector<int32_t>& seq, int max_tokens);
+  // Draft model: up to max_tokens tokens after seq; with sampling q gets the distribution each was drawn from.
+  std::vector<int32_t> draft_with_model(const std::vector<int32_t>& seq, int max_tokens,
+                                        std::vector<std::vector<double>>* q);
+  void sync_draft(const std::vector<int32_t>& seq);  // the draft generator holds exactly seq
   void hand_out(Generator& g);  // the next buffered token becomes part of the sequence
   SpeculativeOptions opt_;
   SpeculativeStats stats_;
+  bool sampling_ = false;                // search.do_sample: rejection sampling instead of exact matching
+  std::mt19937_64 rng_;                  // acceptance draws and draft samples (search.random_seed)
+  std::unique_ptr<Generator> draft_gen_;  // over the draft model; null for n-gram drafting
+  std::unique_ptr<Sampler> draft_sampler_;  // the target's logits processing, applied to the draft's logits
   std::vector<int32_t> buffered_;  // verified tokens to hand out, in order (all but the last are in the KV cache)
   bool last_in_kv_ = false;        // the last buffered token is in the KV cache too (an accepted EOS)
 };

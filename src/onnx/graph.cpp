@@ -43,6 +43,11 @@ std::vector<float> Node::attr_floats(const std::string& k) const {
 
 const Tensor* Node::attr_tensor(const std::string& k) const { return get_attr<Tensor>(*this, k); }
 
+const Graph* Node::attr_graph(const std::string& k) const {
+  auto v = get_attr<SubgraphPtr>(*this, k);
+  return v ? v->get() : nullptr;
+}
+
 std::string Node::describe() const {
   return (domain.empty() ? "" : domain + ".") + op_type + " node '" + name + "'";
 }

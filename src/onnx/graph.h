@@ -12,14 +12,20 @@
 
 namespace ogx {
 
+struct Graph;
+// A GRAPH attribute (If's then_branch / else_branch): the subgraph, shared by copies of the node.
+using SubgraphPtr = std::shared_ptr<const Graph>;
 using AttrValue = std::variant<int64_t, float, std::string, std::vector<int64_t>, std::vector<float>,
-                               std::vector<std::string>, Tensor>;
+                               std::vector<std::string>, Tensor, SubgraphPtr>;
 
 struct Node {
   std::string name;     // node name (or "<op_type>#index" when the file has none)
   std::string op_type;  // e.g. "MatMul"
   std::string domain;   // "" for ai.onnx, "com.microsoft" for contrib ops
-  std::vector<int> inputs;   // value ids; -1 for an omitted optional input
+  // value ids; -1 for an omitted optional input. A node with subgraph attributes (If) lists after its own inputs
+  // the values of this graph its subgraphs read by name (ONNX "outer scope" values), so ordering and liveness see
+  // them; each subgraph's Graph::outer_inputs names them.
+  std::vector<int> inputs;
   std::vector<int> outputs;  // value ids; -1 for an omitted optional output
   std::map<std::string, AttrValue> attrs;
 
@@ -30,6 +36,7 @@ struct Node {
   std::vector<int64_t> attr_ints(const std::string& k, const std::vector<int64_t>& dflt = {}) const;
   std::vector<float> attr_floats(const std::string& k) const;
   const Tensor* attr_tensor(const std::string& k) const;
+  const Graph* attr_graph(const std::string& k) const;  // nullptr when absent
   std::string describe() const;  // "MatMul node '/model/...'" for error messages
 };
 
@@ -60,6 +67,9 @@ struct Graph {
   std::vector<int> input_ids, output_ids;
   std::unordered_map<std::string, int> value_index;
   std::map<std::string, int64_t> opsets;  // domain -> version
+  // A subgraph's values of the enclosing graph it reads by name: they are also the last entries of `inputs` /
+  // `input_ids` (dtype undefined unless declared), so a GraphSession over the subgraph takes them as inputs.
+  std::vector<std::string> outer_inputs;
 
   int find(const std::string& name) const;  // -1 when absent
   int add_value(const std::string& name);   // existing id or a new one

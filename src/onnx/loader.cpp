@@ -124,7 +124,11 @@ Tensor tensor_from_proto(const onnx::TensorProto& t, ExternalDataSource& src) {
 
 namespace {
 
-AttrValue convert_attr(const onnx::AttributeProto& a, const std::string& node, ExternalDataSource& src) {
+constexpr int kMaxSubgraphDepth = 16;  // If inside If inside ...: deeper nesting is refused
+
+void load_graph(const onnx::GraphProto& gp, ExternalDataSource& src, Graph& g, int depth);
+
+AttrValue convert_attr(const onnx::AttributeProto& a, const std::string& node, ExternalDataSource& src, int depth) {
   using A = onnx::AttributeProto;
   switch (a.type()) {
     case A::INT: return (int64_t)a.i();
@@ -134,9 +138,20 @@ AttrValue convert_attr(const onnx::AttributeProto& a, const std::string& node, E
     case A::FLOATS: return std::vector<float>(a.floats().begin(), a.floats().end());
     case A::STRINGS: return std::vector<std::string>(a.strings().begin(), a.strings().end());
     case A::TENSOR: return tensor_from_proto(a.t(), src);
+    case A::GRAPH: {
+      OGX_CHECK(depth < kMaxSubgraphDepth, "node '", node, "': subgraphs nest deeper than ", kMaxSubgraphDepth,
+                " levels");
+      auto sub = std::make_shared<Graph>();
+      try {
+        load_graph(a.g(), src, *sub, depth + 1);
+      } catch (const Error& e) {
+        throw_error("node '", node, "', subgraph '", a.name(), "': ", e.what());
+      }
+      return SubgraphPtr(std::move(sub));
+    }
     default:
       throw_error("node '", node, "': attribute '", a.name(), "' has unsupported type ", (int)a.type(),
-                  " (subgraphs and sparse tensors are not supported)");
+                  " (sparse tensors and lists of graphs are not supported)");
   }
 }
 
@@ -187,21 +202,10 @@ Tensor constant_node_value(const Node& n) {
   throw_error(n.describe(), ": Constant without a supported value attribute");
 }
 
-}  // namespace
 
-std::shared_ptr<Model> load_model_proto(const onnx::ModelProto& proto, const std::string& base_dir,
-                                        ExternalDataSource* source) {
-  auto model = std::make_shared<Model>();
-  FileDataSource files(base_dir, *model);
-  ExternalDataSource& src = source ? *source : files;
-  model->ir_version = proto.ir_version();
-  model->producer = proto.producer_name();
-  Graph& g = model->graph;
-  for (auto& op : proto.opset_import()) {
-    std::string d = op.domain() == "ai.onnx" ? "" : op.domain();
-    g.opsets[d] = op.version();
-  }
-  auto& gp = proto.graph();
+// A graph's values, nodes (topologically sorted), inputs and outputs. depth > 0: a subgraph, whose names that no
+// initializer, input or node defines are values of the enclosing graph (Graph::outer_inputs).
+void load_graph(const onnx::GraphProto& gp, ExternalDataSource& src, Graph& g, int depth) {
   for (auto& init : gp.initializer()) {
     int id = g.add_value(init.name());
     g.values[id].is_constant = true;
@@ -227,9 +231,16 @@ std::shared_ptr<Model> load_model_proto(const onnx::ModelProto& proto, const std
     n.name = np.name().empty() ? np.op_type() + "#" + std::to_string(i) : np.name();
     n.op_type = np.op_type();
     n.domain = np.domain() == "ai.onnx" ? "" : np.domain();
-    for (auto& a : np.attribute()) n.attrs[a.name()] = convert_attr(a, n.name, src);
+    for (auto& a : np.attribute()) n.attrs[a.name()] = convert_attr(a, n.name, src, depth);
     for (auto& s : np.input()) n.inputs.push_back(s.empty() ? -1 : g.add_value(s));
     for (auto& s : np.output()) n.outputs.push_back(s.empty() ? -1 : g.add_value(s));
+    // The values its subgraphs read from this graph become inputs of the node (once each).
+    for (auto& [k, a] : n.attrs)
+      if (auto* sub = std::get_if<SubgraphPtr>(&a))
+        for (const std::string& name : (*sub)->outer_inputs) {
+          int id = g.add_value(name);
+          if (std::find(n.inputs.begin() + np.input_size(), n.inputs.end(), id) == n.inputs.end()) n.inputs.push_back(id);
+        }
     if (n.op_type == "Constant" && n.domain.empty()) {
       OGX_CHECK(n.outputs.size() == 1 && n.outputs[0] >= 0, n.describe(), ": needs one output");
       auto& v = g.values[n.outputs[0]];
@@ -239,12 +250,49 @@ std::shared_ptr<Model> load_model_proto(const onnx::ModelProto& proto, const std
     }
     nodes.push_back(std::move(n));
   }
+  if (depth > 0) {  // names defined nowhere in the subgraph: the enclosing graph's values
+    std::vector<char> defined(g.values.size(), 0);
+    for (size_t v = 0; v < g.values.size(); v++) defined[v] = g.values[v].is_constant;
+    for (int id : g.input_ids) defined[id] = 1;
+    for (auto& n : nodes)
+      for (int v : n.outputs)
+        if (v >= 0) defined[v] = 1;
+    auto outer = [&](int v) {
+      if (v < 0 || defined[v]) return;
+      defined[v] = 1;
+      g.outer_inputs.push_back(g.values[v].name);
+      ValueInfo info;
+      info.name = g.values[v].name;
+      g.inputs.push_back(info);
+      g.input_ids.push_back(v);
+    };
+    for (auto& n : nodes)
+      for (int v : n.inputs) outer(v);
+    for (auto& out : gp.output()) outer(g.find(out.name()));
+  }
   for (auto& out : gp.output()) {
     OGX_CHECK(g.find(out.name()) >= 0, "graph output '", out.name(), "' is produced by no node");
     g.outputs.push_back(convert_value_info(out));
     g.output_ids.push_back(g.find(out.name()));
   }
   g.nodes = topo_sort(g, std::move(nodes));
+}
+
+}  // namespace
+
+std::shared_ptr<Model> load_model_proto(const onnx::ModelProto& proto, const std::string& base_dir,
+                                        ExternalDataSource* source) {
+  auto model = std::make_shared<Model>();
+  FileDataSource files(base_dir, *model);
+  ExternalDataSource& src = source ? *source : files;
+  model->ir_version = proto.ir_version();
+  model->producer = proto.producer_name();
+  Graph& g = model->graph;
+  for (auto& op : proto.opset_import()) {
+    std::string d = op.domain() == "ai.onnx" ? "" : op.domain();
+    g.opsets[d] = op.version();
+  }
+  load_graph(proto.graph(), src, g, 0);
   return model;
 }
 

@@ -1,5 +1,9 @@
 // ogx bench (MODEL_DIR | --synthetic SHAPE.json [--precision fp32|fp16|int4]) --prompt-len P --gen-len G
 //   [--batch B] [--num-beams N] [--repeats R] [--provider P] [--provider-option K=V]... [--threads N] [--json]
+//   [--speculative ngram|DRAFT_DIR [--draft-tokens K]] [--prompt-period N]
+// --speculative: speculative decoding with n-gram (prompt-lookup, ngram_size 3) drafting or the draft model folder
+// DRAFT_DIR (same provider and options, same tokenizer vocabulary), K drafted tokens per round (default 4); the
+// JSON gains its statistics. --prompt-period N: the prompt repeats its first N random ids (a repetitive prompt).
 // --synthetic builds the model of a Hugging Face config's exact shape with seeded random weights in memory.
 // Prefill and decode speed (median over repeats) on seeded random prompt ids, and peak resident memory. --batch B
 // runs B different prompts of P ids as one batch (greedy: B tokens per step; aggregate decode tokens/s = B x steps
@@ -11,6 +15,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
@@ -59,6 +64,9 @@ struct BenchOptions {
   std::string precision = "fp16";    // --precision of the synthetic model
   int prompt_len = 128, gen_len = 128, repeats = 3, batch = 1, num_beams = 1;
   int generators = 0;                // --generators N (0: off)
+  std::string speculative;           // --speculative ngram|DRAFT_DIR
+  int draft_tokens = 4;              // --draft-tokens K
+  int prompt_period = 0;             // --prompt-period N
   bool json = false;
   ModelOptions model;
 };
@@ -160,6 +168,9 @@ Runner define_bench(Flags& flags) {
   flags.option("--batch", o->batch, "B prompts as one batch");
   flags.option("--num-beams", o->num_beams, "beam search over N beams");
   flags.option("--generators", o->generators, "N generators of different prompt lengths decoded together");
+  flags.option("--speculative", o->speculative, "speculative decoding: ngram or a draft model folder");
+  flags.option("--draft-tokens", o->draft_tokens, "tokens drafted per round (--speculative)");
+  flags.option("--prompt-period", o->prompt_period, "the prompt repeats its first N random ids (repetitive)");
   add_model_options(flags, o->model);
   flags.flag("--json", o->json, "print one JSON object");
   return [o] { return run_bench(*o); };
@@ -181,7 +192,21 @@ int run_bench(const BenchOptions& a) {
   using Clock = std::chrono::steady_clock;
   ProgressBar bar(a.model.quiet);  // stderr only: --json output on stdout stays one line
   auto load0 = Clock::now();
-  auto model = synthetic ? synthetic_model(a) : genai::Model::load(model_config(dir, a.model));
+  const std::string spec = a.speculative;
+  std::shared_ptr<genai::Model> model;
+  if (synthetic) {
+    model = synthetic_model(a);
+  } else {
+    genai::Config c = model_config(dir, a.model);
+    if (!spec.empty() && spec != "ngram") {  // a draft model folder, on the target's provider
+      genai::check_same_vocabulary(dir, spec);
+      genai::Config dc = genai::Config::load(spec);
+      c.model.draft = dc.model.decoder;
+      c.model.draft->filename = std::filesystem::absolute(std::filesystem::path(spec) / dc.model.decoder.filename).string();
+      c.model.draft->session = c.model.decoder.session;
+    }
+    model = genai::Model::load(c);
+  }
   double load_ms = std::chrono::duration<double, std::milli>(Clock::now() - load0).count();
   if (a.generators != 0) {
     const int N = a.generators;
@@ -208,6 +233,9 @@ int run_bench(const BenchOptions& a) {
   std::mt19937 rng(1234);
   std::vector<int32_t> prompt((size_t)B * P);  // B prompts of P ids, one after the other
   for (auto& t : prompt) t = (int32_t)(rng() % (uint32_t)vocab);
+  if (int period = a.prompt_period; period > 0)
+    for (size_t i = 0; i < prompt.size(); i++) prompt[i] = prompt[i % (size_t)period];
+  genai::SpeculativeStats spec_stats;
   std::vector<double> prefill, decode, step_ms;
   bool on_device = false;  // tokens picked on the device (only ids come back per step)
   auto make_params = [&](int max_length) {
@@ -216,6 +244,8 @@ int run_bench(const BenchOptions& a) {
     params.search.do_sample = false;
     params.search.batch_size = B;
     params.search.num_beams = beams;
+    if (spec == "ngram") params.speculative.ngram_size = 3;
+    if (!spec.empty()) params.speculative.max_draft_tokens = a.draft_tokens;
     return params;
   };
   {  // warm-up (untimed): first-use costs such as pipeline compilation and recording the step
@@ -240,6 +270,7 @@ int run_bench(const BenchOptions& a) {
     }
     auto t3 = Clock::now();
     on_device = gen.samples_on_device();
+    if (const genai::SpeculativeStats* st = gen.speculative_stats()) spec_stats = *st;
     prefill.push_back((double)B * P / std::chrono::duration<double>(t1 - t0).count());
     if (n > 0) {
       double sec = std::chrono::duration<double>(t3 - t2).count();
@@ -262,6 +293,10 @@ int run_bench(const BenchOptions& a) {
   j["decode_tok_s"] = median(decode);  // aggregate over the batch's sequences
   j["decode_step_ms"] = median(step_ms);
   j["samples_on_device"] = on_device;
+  if (!spec.empty()) {
+    j["speculative"]["drafting"] = spec == "ngram" ? "ngram" : "draft model";
+    for (auto& [k, v] : spec_stats.items()) j["speculative"][k] = v;  // of the last repeat
+  }
   // KV cache per sequence (its num_beams rows) at max_length = P + G: layers x (key, value) x heads x head size.
   const genai::DecoderIO& io = model->io();
   double kv_token = 2.0 * io.num_layers * io.kv_heads * io.head_size * (double)dtype_size(io.kv_dtype);

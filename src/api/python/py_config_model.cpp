@@ -171,8 +171,10 @@ void bind_config_model(py::module_& m) {
       .def("get_search_options", &get_search_options,
            "The search options as a dict (the keys onnxruntime_genai returns).")
       .def("set_speculative_options", &set_speculative_options,
-           "n-gram speculative decoding by keyword: ngram_size (0: off), max_draft_tokens (1-16), min_adaptive_k "
-           "(0), ngram_chained_lookup (False), cooldown (False). Greedy output equals plain decoding.")
+           "Speculative decoding by keyword: ngram_size (n-gram drafting; 0: off), max_draft_tokens (1-16), "
+           "min_adaptive_k (0), ngram_chained_lookup (False), cooldown (False). A model whose genai_config has "
+           "model.draft drafts with that model. Greedy output equals plain decoding; sampling keeps the model's "
+           "distribution.")
       .def("get_speculative_options", &get_speculative_options, "The speculative options as a dict.");
 }
 

@@ -249,6 +249,34 @@ TEST(CAbiSurface, TokenizerOptionsAndMarkers) {
   OgxDestroyModel(model);
 }
 
+// Runtime settings: handles are stored and removed; a model loads with settings (other names are ignored, as
+// upstream ignores them); WebGPU's dawnProcTable is refused naming what ogx has; bad handles are errors.
+TEST(CAbiSurface, RuntimeSettings) {
+  OGX_REQUIRE_MODEL(dir, "fp32-cpu");
+  OgxRuntimeSettings* settings = nullptr;
+  ASSERT_OK(OgxCreateRuntimeSettings(&settings));
+  int dummy = 0;
+  ASSERT_OK(OgxRuntimeSettingsSetHandle(settings, "some_handle", &dummy));
+  OgxModel* model = nullptr;
+  ASSERT_OK(OgxCreateModelWithRuntimeSettings(dir.c_str(), settings, &model));
+  OgxDestroyModel(model);
+  ASSERT_OK(OgxCreateModelWithRuntimeSettings(dir.c_str(), nullptr, &model));  // no settings: OgxCreateModel
+  OgxDestroyModel(model);
+  ASSERT_OK(OgxRuntimeSettingsSetHandle(settings, "dawnProcTable", &dummy));
+  model = nullptr;
+  std::string err = error_of(OgxCreateModelWithRuntimeSettings(dir.c_str(), settings, &model));
+  EXPECT_NE(err.find("WebGPU"), std::string::npos) << err;
+  EXPECT_NE(err.find("cpu"), std::string::npos) << err;
+  EXPECT_EQ(model, nullptr);
+  ASSERT_OK(OgxRuntimeSettingsSetHandle(settings, "dawnProcTable", nullptr));  // removed
+  ASSERT_OK(OgxCreateModelWithRuntimeSettings(dir.c_str(), settings, &model));
+  OgxDestroyModel(model);
+  EXPECT_NE(error_of(OgxRuntimeSettingsSetHandle(settings, nullptr, &dummy)).find("handle_name"), std::string::npos);
+  OgxDestroyRuntimeSettings(settings);
+  EXPECT_NE(error_of(OgxRuntimeSettingsSetHandle(settings, "x", &dummy)).find("OgxRuntimeSettings"),
+            std::string::npos);  // destroyed
+}
+
 TEST(CAbiSurface, SpeculativeOptionsAndStats) {
   OGX_REQUIRE_MODEL(dir, "fp32-cpu");
   OgxModel* model = nullptr;

@@ -105,9 +105,9 @@ TEST_F(BuilderErrors, MissingConfigField) {
 
 TEST_F(BuilderErrors, UnsupportedRopeScaling) {
   json c = json::parse(llama_config_text());
-  c["rope_scaling"] = {{"rope_type", "yarn"}, {"factor", 4.0}};
+  c["rope_scaling"] = {{"rope_type", "dynamic"}, {"factor", 4.0}};  // dynamic NTK: recomputed per length, not built
   write_text(dir_ + "/config.json", c.dump());
-  EXPECT_THAT(build_error(dir_), ::testing::HasSubstr("unsupported rope_scaling type yarn"));
+  EXPECT_THAT(build_error(dir_), ::testing::HasSubstr("unsupported rope_scaling type dynamic"));
 }
 
 TEST_F(BuilderErrors, ShardedIndexNamesMissingShardTensor) {

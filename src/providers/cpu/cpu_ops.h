@@ -19,5 +19,6 @@ void register_rotary(KernelRegistry& r);         // rotary.cpp: com.microsoft Ro
 void register_attention(KernelRegistry& r);      // group_query_attention.cpp: com.microsoft GroupQueryAttention
 void register_attention_mha(KernelRegistry& r);  // attention_mha.cpp: com.microsoft Attention (BERT / GPT-2)
 void register_embed_layer_norm(KernelRegistry& r);  // embed_layer_norm.cpp: com.microsoft EmbedLayerNormalization
+void register_control_flow(KernelRegistry& r);   // control_flow.cpp: If (subgraphs on the CPU kernels)
 
 }  // namespace ogx::cpu

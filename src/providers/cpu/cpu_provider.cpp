@@ -22,6 +22,7 @@ const KernelRegistry& kernel_registry() {
     register_attention(r);
     register_attention_mha(r);
     register_embed_layer_norm(r);
+    register_control_flow(r);
     return r;
   }();
   return reg;

@@ -1,4 +1,4 @@
-"""n-gram speculative decoding through onnxruntime_genai's API: greedy tokens identical to plain decoding (one token
+"""Speculative decoding (n-gram drafts here; draft models: tests/speculative_test.cpp) through onnxruntime_genai's API: greedy tokens identical to plain decoding (one token
 per generate_next_token call), fewer forward passes on repetitive text, mid-round calls that discard what was
 verified but not handed out, and option checks."""
 import pathlib
@@ -101,8 +101,10 @@ def test_options(model):
         with pytest.raises((og.OgxError, TypeError), match=match):
             params.set_speculative_options(**bad)
     assert params.get_speculative_options()["max_draft_tokens"] == 6  # unchanged by the rejected values
-    params.set_search_options(do_sample=True)
-    with pytest.raises(og.OgxError, match="batch_size 1 greedy search"):
+    params.set_search_options(do_sample=True, random_seed=3)
+    og.Generator(model, params)  # speculative sampling (the rejection test keeps the model's distribution)
+    params.set_search_options(do_sample=False, batch_size=2)
+    with pytest.raises(og.OgxError, match="batch_size 1"):
         og.Generator(model, params)
     plain = og.Generator(model, og.GeneratorParams(model))
     assert plain.get_speculative_stats()["enabled"] is False

@@ -92,6 +92,8 @@ VulkanGraphSession::Prepared VulkanGraphSession::prepare(const std::vector<Named
     for (int64_t x : host[v]->to_i64_vector()) sig << x << ",";
   }
   if (fed >= 0) sig << " fed" << fed << "," << fed_parity_;  // two plans: a queued step and the one before it
+  if (all_positions_) sig << " all_positions";
+  sig << constant_if_signature(host);
   const int64_t capacity = (total + kKvCapacityStep - 1) / kKvCapacityStep * kKvCapacityStep;
   auto key = [&] { return "B" + std::to_string(batch) + " cap" + std::to_string(capacity) + sig.str(); };
   auto it = plans_.find(key());
@@ -131,8 +133,18 @@ void VulkanGraphSession::run(const std::vector<NamedTensor>& inputs, std::vector
   const Graph& g = model_->graph;
   auto t_start = std::chrono::steady_clock::now();
   std::vector<std::string> names;
-  for (auto& [name, t] : outputs) names.push_back(name);
-  Prepared pr = prepare(inputs, names, -1, r);
+  for (auto& [name, t] : outputs) {
+    names.push_back(name);
+    // The caller bound last_position_output for every position (speculative verification): no last-row slicing.
+    if (!t.empty() && t.rank() == 3 && t.dim(1) > 1 && name == opts_.last_position_output) all_positions_ = true;
+  }
+  Prepared pr = [&] {
+    struct Reset {
+      bool& flag;
+      ~Reset() { flag = false; }
+    } reset{all_positions_};
+    return prepare(inputs, names, -1, r);
+  }();
   runs_++;
   Plan& p = *pr.plan;
   write_steps(p, pr.host, pr.kv_table);

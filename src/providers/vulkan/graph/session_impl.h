@@ -34,6 +34,20 @@ struct FallbackStage {
   std::unique_ptr<HostSubgraph> cpu;  // the nodes on the CPU provider, fed with reads and earlier stages' outputs
 };
 
+// An If selecting between constants on a host-known condition (constant_if.cpp): no node runs, plans bind its
+// outputs to the chosen branch's device copies.
+struct ConstantIf {
+  int node = -1, cond = -1;  // the If node, its condition's value id
+  std::vector<int> outputs;  // value ids
+  struct Value {
+    int outer = -1;               // a constant of the enclosing graph (uploaded once, shared), or -1
+    const Tensor* host = nullptr;  // the branch's value
+    DeviceBuffer buf;             // its device copy when the branch holds it (outer < 0)
+    TensorView view;
+  };
+  std::vector<Value> values[2];  // per output: then (0), else (1)
+};
+
 // One GroupQueryAttention layer's cache: its part of every block of the session's KV pool (kv_pool.h).
 struct KvSlot {
   int node = -1;                                               // the GQA node
@@ -204,6 +218,11 @@ class VulkanGraphSession : public Session, public DecodeSession {
   void refresh_weight_inputs(Plan& p, const std::vector<const Tensor*>& host);  // before a submission
   void weight_input_stats(std::vector<std::pair<std::string, double>>& s) const;
   void set_kv_views(Plan& p, int64_t batch, int64_t capacity);  // the KV values' views and pages of a plan
+  // constant_if.cpp
+  bool place_constant_if(int node);  // true: an If over constants, placed (skip) and recorded in constant_ifs_
+  void upload_constant_ifs();
+  void bind_constant_ifs(Plan& p, const std::vector<const Tensor*>& host);
+  std::string constant_if_signature(const std::vector<const Tensor*>& host) const;
   // fallback.cpp
   bool device_accepts(int node);   // builds the node's DeviceOp; false (the reason kept) when the op refuses it
   void place_fallback(int node);  // appends a node to the current fallback stage (or opens one)
@@ -244,6 +263,7 @@ class VulkanGraphSession : public Session, public DecodeSession {
   bool cpu_fallback_ = true;                 // enable_cpu_fallback (off: a node the device lacks is an error)
   std::set<std::string> cpu_ops_;            // cpu_ops: op types placed as if the device lacked them
   std::vector<FallbackStage> stages_;        // in order of their `before`
+  std::vector<ConstantIf> constant_ifs_;     // If nodes selecting constants (constant_if.cpp)
   std::vector<int> fallback_host_nodes_;     // nodes the device lacks that joined the host part
   std::vector<std::string> refused_;         // why device ops refused nodes that fell back (their errors)
   std::vector<char> stage_output_;           // per value: made by a fallback stage
@@ -262,6 +282,7 @@ class VulkanGraphSession : public Session, public DecodeSession {
   int total_len_value_ = -1;                 // total_sequence_length of the first GQA node
   int last_position_value_ = -1;             // SessionOptions::last_position_output's value id
   int last_position_node_ = -1;              // the node producing it
+  bool all_positions_ = false;               // this run's caller bound it for every position (no slicing)
   std::map<std::string, std::unique_ptr<Plan>> plans_;
   std::unique_ptr<Plan> retired_plan_;       // the last run's plan when graph capture is off
   Plan* last_plan_ = nullptr;                // the plan of the last run

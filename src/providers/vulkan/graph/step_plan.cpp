@@ -94,6 +94,7 @@ std::unique_ptr<Plan> VulkanGraphSession::build_plan(const std::vector<const Ten
     p->views[v] = view;
     p->on_device[v] = 1;
   }
+  bind_constant_ifs(*p, host);
   for (auto& [v, use] : step_values_) {
     const Tensor* t = host[v];
     DType dt = ops_[use.first]->step_input_dtype(use.second, t->dtype());
@@ -126,7 +127,7 @@ std::unique_ptr<Plan> VulkanGraphSession::build_plan(const std::vector<const Ten
     const Node& n = g.nodes[i];
     for (int v : n.outputs)
       if (v >= 0) p->on_device[v] = 1;
-    if (i == last_position_node_) p->slice_last = reads_last_position_only(n, p->views[n.inputs[0]]);
+    if (i == last_position_node_) p->slice_last = !all_positions_ && reads_last_position_only(n, p->views[n.inputs[0]]);
     with_node_context(n, [&] {
       OpArgs a = make_args(*p, i, host);
       ops_[i]->infer(a);

@@ -108,6 +108,7 @@ VulkanGraphSession::VulkanGraphSession(std::shared_ptr<const Model> model, const
   place_nodes();
   lap(&load_ms_.place);
   build_ops();
+  upload_constant_ifs();
   lap(&load_ms_.ops);
   if (profile_) {
     OGX_CHECK(ctx_->info().timestamp_period > 0, "enable_profiling: the device has no compute timestamps");
@@ -283,6 +284,7 @@ void VulkanGraphSession::place_nodes() {
       place_[i] = Place::skip;
       continue;
     }
+    if (place_constant_if((int)i)) continue;
     bool on_device = device_op_table().count({n.domain, n.op_type}) != 0 && !cpu_ops_.count(n.op_type);
     bool inputs_on_host = true, small_inputs = true;
     for (int v : n.inputs) {
@@ -329,6 +331,8 @@ void VulkanGraphSession::place_nodes() {
       if (v >= 0 && host_known_[v] && !is_constant(v)) needed.insert(v);
   for (int v : g.output_ids)
     if (host_known_[v] && !is_constant(v)) needed.insert(v);
+  for (const ConstantIf& ci : constant_ifs_)
+    if (!is_constant(ci.cond)) needed.insert(ci.cond);
   for (const FallbackStage& st : stages_)
     for (int i : st.nodes)
       for (int v : g.nodes[i].inputs)
