@@ -10,7 +10,7 @@ PKGS=(
   mesa-vulkan-drivers vulkan-validationlayers        # lavapipe + validation for GPU-less testing
   libicu-dev libpcre2-dev liblzma-dev                # tokenizer: Unicode, regex, .xz goldens
   libsentencepiece-dev                               # SentencePiece tokenizer.model folders
-  pybind11-dev python3-dev python3-numpy python3-pytest python3-jinja2
+  pybind11-dev python3-dev python3-numpy python3-pytest python3-jinja2 python3-jsonschema
   clang libclang-rt-dev                              # fuzz targets: clang's libFuzzer (scripts/fuzz.sh)
 )
 missing=()
