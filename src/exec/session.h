@@ -31,6 +31,7 @@ struct DeviceSampling {
   float top_p = 1.0f;
   float temperature = 1.0f;
   uint64_t seed = 0;         // of the device's random state
+  bool token_mask = false;   // only tokens of a packed bit mask may be picked (set_token_mask before each run)
 };
 
 class Session {
@@ -52,6 +53,10 @@ class Session {
   // SessionOptions::last_position_output on the device (read them with sampled_tokens()), and a run whose outputs do
   // not ask for that output leaves it on the device (read_last_output fetches it on demand). False: unsupported.
   virtual bool enable_device_sampling(const DeviceSampling&) { return false; }
+  // With DeviceSampling::token_mask: the tokens the next run's device sampling may pick, a packed bit mask per row
+  // (bits: [rows x words_per_row], bit t of word t / 32 of its row; words_per_row = ceil(vocab / 32)), uploaded as
+  // is (rows x words_per_row x 4 bytes per step, no logits read back). False: unsupported.
+  virtual bool set_token_mask(const std::vector<uint32_t>& bits, int64_t words_per_row) { return false; }
   // The tokens the last run picked on the device, one per row [B]; empty when it picked none.
   virtual std::vector<int64_t> sampled_tokens() const { return {}; }
   // The last run's last-position output [B, 1, ...] (after a run that did not return it); false when unavailable.

@@ -1,6 +1,7 @@
 // ogx generate MODEL_DIR (--ids 1,2,3 | --prompt TEXT [--chat]) [--max-new-tokens N] [--min-new-tokens N]
 //   [--greedy | --top-k K --top-p P --temperature T --seed S] [--repetition-penalty R] [--provider P]
 //   [--provider-option K=V]... [--threads N] [--json] [--dump-logits FILE]
+//   [--json-schema FILE | --regex R | --grammar FILE | --json-object]   (structured output: genai/guidance)
 #include <algorithm>
 #include <chrono>
 #include <climits>
@@ -21,6 +22,12 @@ namespace {
 using Clock = std::chrono::steady_clock;
 double ms_since(Clock::time_point t) { return std::chrono::duration<double, std::milli>(Clock::now() - t).count(); }
 
+std::string read_text(const std::string& path, const char* flag) {
+  std::ifstream f(path, std::ios::binary);
+  OGX_CHECK(f, flag, ": cannot read '", path, "'");
+  return std::string(std::istreambuf_iterator<char>(f), {});
+}
+
 std::shared_ptr<tok::Tokenizer> try_tokenizer(const std::string& dir, bool required) {
   try {
     return tok::Tokenizer::load(dir);
@@ -35,8 +42,8 @@ std::shared_ptr<tok::Tokenizer> try_tokenizer(const std::string& dir, bool requi
 int cmd_generate(const std::vector<std::string>& argv) {
   std::set<std::string> vals = kModelValueFlags;
   vals.insert({"ids", "prompt", "max-new-tokens", "min-new-tokens", "top-k", "top-p", "temperature", "seed",
-               "repetition-penalty", "dump-logits", "system"});
-  Args a(argv, vals, {"greedy", "json", "chat", "sample"});
+               "repetition-penalty", "dump-logits", "system", "json-schema", "regex", "grammar"});
+  Args a(argv, vals, {"greedy", "json", "chat", "sample", "json-object"});
   OGX_CHECK(a.positional().size() == 1, "usage: ogx generate MODEL_DIR (--ids 1,2,3 | --prompt TEXT) [options]");
   const std::string dir = a.positional()[0];
   OGX_CHECK(a.has("ids") != a.has("prompt"), "give exactly one of --ids and --prompt");
@@ -79,6 +86,12 @@ int cmd_generate(const std::vector<std::string>& argv) {
   if (a.has("temperature")) params.set_search_option("temperature", a.get_double("temperature", 1.0));
   if (a.has("seed")) params.set_search_option("random_seed", a.get_int("seed", 0));
   if (a.has("repetition-penalty")) params.set_search_option("repetition_penalty", a.get_double("repetition-penalty", 1));
+  const int constraints = a.has("json-schema") + a.has("regex") + a.has("grammar") + a.has("json-object");
+  OGX_CHECK(constraints <= 1, "give at most one of --json-schema, --regex, --grammar and --json-object");
+  if (a.has("json-schema")) params.set_guidance("json_schema", read_text(a.get("json-schema"), "--json-schema"));
+  if (a.has("regex")) params.set_guidance("regex", a.get("regex"));
+  if (a.has("grammar")) params.set_guidance("lark_grammar", read_text(a.get("grammar"), "--grammar"));
+  if (a.has("json-object")) params.set_guidance("json_object", "");
   bool json = a.has("json");
 
   genai::Generator gen(model, params);

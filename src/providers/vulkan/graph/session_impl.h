@@ -112,6 +112,8 @@ class VulkanGraphSession : public Session {
   std::vector<std::pair<std::string, double>> stats() const override;
   bool enable_device_sampling(const DeviceSampling& s) override;
   std::vector<int64_t> sampled_tokens() const override { return last_tokens_; }
+  bool set_token_mask(const std::vector<uint32_t>& bits, int64_t words_per_row) override;
+  void ensure_token_mask(int64_t words_per_row);  // token_mask_ for [32 rows x words_per_row], all tokens allowed
   bool read_last_output(Tensor* out) override;
   // queued_steps.cpp
   bool queue_next(const std::vector<NamedTensor>& inputs, const std::string& token_input) override;
@@ -225,6 +227,8 @@ class VulkanGraphSession : public Session {
   DeviceBuffer rng_;                         // uint32 [rng_batch_] random state of device sampling
   int64_t rng_batch_ = 0;
   DeviceBuffer argmax_scratch_;              // uint32, zero between steps: the spread argmax's chunk results
+  HostVisibleBuffer token_mask_;             // DeviceSampling::token_mask: uint32 [32 rows x token_mask_words_]
+  int64_t token_mask_words_ = 0;
   std::vector<int64_t> last_tokens_;         // [B] the last run's device-sampled tokens (empty: none)
   uint64_t runs_ = 0, recordings_ = 0;
   struct LoadMs {  // wall time of the constructor's phases (stats(): load_*_ms)

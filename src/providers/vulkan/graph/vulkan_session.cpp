@@ -585,7 +585,8 @@ bool VulkanGraphSession::enable_device_sampling(const DeviceSampling& s) {
   OGX_CHECK(s.greedy || (s.top_p > 0 && s.top_p <= 1 && s.temperature > 0 && s.top_k >= 0),
             "device sampling: top_p must be in (0, 1], temperature > 0, top_k >= 0");
   drop_queued();  // their plans go below
-  if (sampling_ && s.greedy && sampling_params_.greedy) return true;  // the same recorded steps serve
+  if (sampling_ && s.greedy && sampling_params_.greedy && s.token_mask == sampling_params_.token_mask)
+    return true;  // the same recorded steps serve
   sampling_ = true;
   sampling_params_ = s;
   rng_batch_ = 0;  // reseeded with the next recorded step
@@ -593,6 +594,27 @@ bool VulkanGraphSession::enable_device_sampling(const DeviceSampling& s) {
   plans_.clear();
   retired_plan_.reset();
   last_plan_ = nullptr;
+  return true;
+}
+
+void VulkanGraphSession::ensure_token_mask(int64_t words_per_row) {
+  if (token_mask_words_ == words_per_row) return;
+  // Recorded steps hold the buffer's address: it is made once, for the logits' width.
+  OGX_CHECK(token_mask_words_ == 0, "token mask of ", words_per_row, " words per row after one of ", token_mask_words_);
+  token_mask_ = HostVisibleBuffer(ctx_->memory(), "token mask", (VkDeviceSize)(32 * words_per_row * 4));
+  std::vector<uint32_t> all((size_t)(32 * words_per_row), ~0u);  // every token until the first mask
+  token_mask_.write(all.data(), (VkDeviceSize)(all.size() * 4));
+  token_mask_words_ = words_per_row;
+}
+
+bool VulkanGraphSession::set_token_mask(const std::vector<uint32_t>& bits, int64_t words_per_row) {
+  if (!sampling_ || !sampling_params_.token_mask) return false;
+  OGX_CHECK(words_per_row > 0 && bits.size() % words_per_row == 0 && bits.size() / words_per_row <= 32,
+            "token mask: ", bits.size(), " words are not rows (at most 32) of ", words_per_row);
+  ensure_token_mask(words_per_row);
+  drop_queued();
+  if (last_plan_) last_plan_->rec->wait();  // the previous step may still read the mask
+  token_mask_.write(bits.data(), (VkDeviceSize)(bits.size() * 4));
   return true;
 }
 
