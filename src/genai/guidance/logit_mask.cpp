@@ -24,6 +24,10 @@ void LogitMask::apply_row(int r, float* row, int64_t vocab) {
     uint64_t bits = scratch_[w];
     if (bits == ~0ull) continue;
     const int64_t base = w * 64, n = std::min<int64_t>(64, vocab - base);
+    if (bits == 0) {  // most words where few tokens fit
+      std::fill_n(row + base, n, banned);
+      continue;
+    }
     for (int64_t i = 0; i < n; i++)
       if (!(bits >> i & 1)) row[base + i] = banned;
   }

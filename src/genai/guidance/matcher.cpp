@@ -15,6 +15,8 @@ CompiledGrammar::CompiledGrammar(std::unique_ptr<Grammar> g, std::shared_ptr<con
     : g_(std::move(g)), trie_(std::move(trie)) {
   initial_ = earley_initial(*g_);
   stack_.assign((size_t)trie_->max_depth() + 2, 0);
+  path_.assign(stack_.size(), kRoot);
+  marked_.assign(stack_.size(), kRoot - 1);
 }
 
 int32_t CompiledGrammar::lexer_start(const std::vector<int32_t>& expected, bool allow_ignore) {
@@ -31,18 +33,27 @@ void CompiledGrammar::walk(int32_t state, bool fresh, uint32_t begin, uint32_t e
   if (begin >= end) return;
   const int depth0 = nodes[begin].depth;
   stack_[depth0 - 1] = state;
+  std::fill(marked_.begin(), marked_.end(), kRoot - 1);
   const bool root = !w.bits.empty();
   for (uint32_t i = begin; i < end;) {
     const TokenTrie::Node& n = nodes[i];
     const int32_t parent = stack_[n.depth - 1];
     const int32_t next = lx.next(parent, n.byte);
     if (next == Lexer::kDead) {
-      // The lexeme before this byte ends here (greedy lexing) when it matched something: the parser decides.
-      if (!(fresh && n.depth == depth0) && !lx.accepts(parent).empty()) w.boundaries.push_back({i, parent});
+      // The lexeme before this byte ends here (greedy lexing) when it matched something: the parser decides, once
+      // per parent node.
+      if (!(fresh && n.depth == depth0) && !lx.accepts(parent).empty()) {
+        const uint32_t p = n.depth == 1 ? kRoot : path_[n.depth - 1];
+        if (marked_[n.depth - 1] != p) {
+          marked_[n.depth - 1] = p;
+          w.boundaries.push_back({p, parent});
+        }
+      }
       i = n.subtree_end;
       continue;
     }
     stack_[n.depth] = next;
+    path_[n.depth] = i;
     if (n.token >= 0) {
       if (root) w.bits[(size_t)n.token >> 6] |= 1ull << (n.token & 63);
       else w.tokens.push_back(n.token);
@@ -62,12 +73,17 @@ const CompiledGrammar::Walk& CompiledGrammar::root_walk(int32_t state, bool fres
   return *(walks_[key] = std::move(w));
 }
 
-const CompiledGrammar::Walk& CompiledGrammar::subtree_walk(int32_t state, uint32_t node) {
-  uint64_t key = (1ull << 63) | ((uint64_t)state << 32) | node;
+const CompiledGrammar::Walk& CompiledGrammar::children_walk(int32_t start, int32_t accepting, uint32_t node) {
+  // DFA states are below 2^20 (Lexer::max_states), trie nodes below 2^23.
+  const uint64_t key = (1ull << 63) | ((uint64_t)start << 43) | ((uint64_t)accepting << 23) | (node & 0x7fffff);
   auto it = walks_.find(key);
   if (it != walks_.end()) return *it->second;
+  const std::vector<TokenTrie::Node>& nodes = trie_->nodes();
+  Lexer& lx = g_->lexer;
   auto w = std::make_unique<Walk>();
-  walk(state, true, node, trie_->nodes()[node].subtree_end, *w);
+  const uint32_t begin = node == kRoot ? 0 : node + 1, end = node == kRoot ? (uint32_t)nodes.size() : nodes[node].subtree_end;
+  for (uint32_t c = begin; c < end; c = nodes[c].subtree_end)
+    if (lx.next(accepting, nodes[c].byte) == Lexer::kDead) walk(start, true, c, nodes[c].subtree_end, *w);
   cached_bytes_ += w->tokens.size() * 4 + w->boundaries.size() * 8 + 64;
   return *(walks_[key] = std::move(w));
 }
@@ -138,15 +154,28 @@ bool Matcher::accepts(const State& s) const {
 void Matcher::add_boundaries(const State& s, const CompiledGrammar::Walk& w, std::vector<uint64_t>& mask, int depth) {
   if (w.boundaries.empty() || depth > kMaxBoundaryDepth) return;
   CompiledGrammar& cg = *g_;
-  State t = s;  // shares the rows; one more is pushed per boundary and popped after
+  // Lexemes ending at the boundaries of one walk often accept the same lexemes: one parser scan each.
+  struct Commit {
+    std::vector<int32_t> accepted;
+    bool ok;
+    State after;
+  };
+  std::vector<Commit> done;
   for (auto [node, accepting] : w.boundaries) {
-    t.after_ignore = s.after_ignore;
-    const size_t n = t.rows.size();
-    if (!commit(t, cg.g_->lexer.accepts(accepting))) continue;
-    const CompiledGrammar::Walk& sub = cg.subtree_walk(t.lex, node);
+    const std::vector<int32_t>& acc = cg.g_->lexer.accepts(accepting);
+    const Commit* c = nullptr;
+    for (auto& d : done)
+      if (d.accepted == acc) c = &d;
+    if (!c) {
+      State t = s;
+      bool ok = commit(t, acc);
+      done.push_back({acc, ok, std::move(t)});
+      c = &done.back();
+    }
+    if (!c->ok) continue;
+    const CompiledGrammar::Walk& sub = cg.children_walk(c->after.lex, accepting, node);
     for (int32_t tok : sub.tokens) mask[(size_t)tok >> 6] |= 1ull << (tok & 63);
-    add_boundaries(t, sub, mask, depth + 1);
-    t.rows.resize(n);
+    add_boundaries(c->after, sub, mask, depth + 1);
   }
 }
 

@@ -31,10 +31,14 @@ class CompiledGrammar {
   struct Walk {
     std::vector<uint64_t> bits;     // root walks: [mask_words] tokens inside the lexeme
     std::vector<int32_t> tokens;    // subtree walks: the same, as a list
-    std::vector<std::pair<uint32_t, int32_t>> boundaries;  // (trie node, accepting DFA state before its byte)
+    // (trie node, its accepting DFA state) where the lexeme ends before some child's byte (kRoot: before the
+    // first byte of a token); the children whose byte cannot extend the lexeme start the next one.
+    std::vector<std::pair<uint32_t, int32_t>> boundaries;
   };
+  static constexpr uint32_t kRoot = 0xffffffffu;
   const Walk& root_walk(int32_t state, bool fresh);
-  const Walk& subtree_walk(int32_t state, uint32_t node);
+  // The children of `node` that end the lexeme in `accepting`, walked from the next lexeme's start state.
+  const Walk& children_walk(int32_t start, int32_t accepting, uint32_t node);
   void walk(int32_t state, bool fresh, uint32_t begin, uint32_t end, Walk& w);
   int32_t lexer_start(const std::vector<int32_t>& expected, bool allow_ignore);
 
@@ -44,7 +48,9 @@ class CompiledGrammar {
   std::mutex mu_;
   std::unordered_map<uint64_t, std::unique_ptr<Walk>> walks_;
   size_t cached_bytes_ = 0;
-  std::vector<int32_t> stack_;  // [trie depth + 1] walk scratch
+  std::vector<int32_t> stack_;     // [trie depth + 1] walk scratch: DFA state after each depth
+  std::vector<uint32_t> path_;     // [trie depth + 1]: node at each depth
+  std::vector<uint32_t> marked_;   // [trie depth + 1]: the node whose boundary was recorded at that depth
 };
 
 class Matcher {
