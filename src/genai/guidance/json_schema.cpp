@@ -21,6 +21,7 @@ using json = nlohmann::ordered_json;
 constexpr int kMaxDepth = 128;        // schema nesting the compiler follows (refs are memoized, not nested)
 constexpr int kMaxMergeDepth = 32;    // allOf / $ref merges inside merges
 constexpr int kMaxArrayPositions = 10000;
+constexpr int kMaxFlexibleWhitespace = 64;  // characters of whitespace between two JSON tokens (whitespace_flexible)
 
 const std::set<std::string> kAnnotations = {
     "title", "description", "default", "examples", "$schema", "$id", "id", "$comment", "deprecated", "readOnly",
@@ -119,7 +120,11 @@ class Compiler {
         else throw_error("json_schema: unknown \"x-guidance\" option '", k, "'");
       }
     }
-    std::string ws = has_ws_ ? "(?:" + ws_ + ")?" : flexible_ ? "[\\x20\\x0A\\x0D\\x09]*" : "";
+    // Flexible whitespace is bounded per gap (kMaxFlexibleWhitespace): a model unsure of the next token cannot
+    // fill the rest of its budget with whitespace and leave the JSON unfinished.
+    std::string ws = has_ws_ ? "(?:" + ws_ + ")?"
+                     : flexible_ ? "[\\x20\\x0A\\x0D\\x09]{0," + std::to_string(kMaxFlexibleWhitespace) + "}"
+                                 : "";
     lbrace_ = b_.lexeme("\\{" + ws);
     rbrace_ = b_.lexeme(ws + "\\}");
     lbrack_ = b_.lexeme("\\[" + ws);

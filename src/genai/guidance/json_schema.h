@@ -8,7 +8,9 @@
 // too). Annotations (title, description, default, examples, $schema, $id, $comment, ...) are ignored; other
 // validation keywords are errors naming the keyword and the schema path, unless "x-guidance": {"lenient": true}.
 // Top-level "x-guidance" options as llguidance: whitespace_flexible (default true), whitespace_pattern,
-// item_separator, key_separator, lenient, coerce_one_of. Whitespace is never allowed before the value or after it.
+// item_separator, key_separator, lenient, coerce_one_of; flexible whitespace is at most 64 characters per gap (a
+// departure: llguidance's is unbounded, which lets a weak model pad until max_length; whitespace_pattern "[ \n]+"
+// restores it). Whitespace is never allowed before the value or after it.
 #pragma once
 #include <string>
 
