@@ -68,6 +68,9 @@ int32_t Lexer::intern(std::vector<int32_t> set) {
   if (it != by_set_.end()) return it->second;
   OGX_CHECK(dfa_.size() < max_states, "grammar lexer exceeds ", max_states,
             " DFA states (lexemes too large or too many; e.g. long bounded repetitions)");
+  work_ += set.size() + 1;
+  OGX_CHECK(work_ <= max_work, "grammar lexer exceeds its work budget (", max_work,
+            " automaton states visited: a regex whose DFA grows exponentially)");
   DState d;
   for (int32_t s : set)
     if (nfa_.states[s].kind == Nfa::kMatch) d.accepts.push_back(nfa_.states[s].lexeme);

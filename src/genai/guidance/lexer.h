@@ -34,6 +34,7 @@ class Lexer {
   const std::vector<int32_t>& accepts(int32_t state) const { return dfa_[state].accepts; }
   size_t state_count() const { return dfa_.size(); }
   size_t max_states = 200000;
+  size_t max_work = 50000000;  // NFA states summed over the DFA states built (a regex with exponential DFA blowup)
 
  private:
   struct DState {
@@ -55,6 +56,7 @@ class Lexer {
   std::unordered_map<std::string, int32_t> by_set_;    // NFA set (bytes) -> DFA state
   std::unordered_map<std::string, int32_t> start_of_;  // allowed set (bytes) -> DFA state
   std::vector<uint32_t> mark_;  // closure scratch
+  size_t work_ = 0;
   uint32_t epoch_ = 0;
 };
 

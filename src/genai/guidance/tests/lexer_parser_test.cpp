@@ -161,6 +161,18 @@ TEST(GuidanceLexer, InvalidRegexesFailCleanly) {
   }
   Lexer big;
   EXPECT_THROW(big.add("(?:[a-z]{3000}){1000}"), ogx::Error);  // the automaton budget
+  // A DFA that grows exponentially is stopped by the state and work budgets, with an error, mid-lexing.
+  for (int budget = 0; budget < 2; budget++) {
+    Lexer lx;
+    if (budget == 0) lx.max_states = 500;
+    else lx.max_work = 20000;
+    int32_t id = lx.add("[ab]*a[ab]{24}");
+    lx.finish();
+    std::mt19937 rng(9);
+    int32_t st = lx.start({id});
+    EXPECT_THROW(
+        for (int i = 0; i < 100000; i++) st = lx.next(st, "ab"[rng() % 2]), ogx::Error);
+  }
 }
 
 TEST(GuidanceNumberRange, IntegersMatchArithmetic) {
