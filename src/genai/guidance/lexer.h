@@ -30,7 +30,7 @@ class Lexer {
     int32_t t = trans_[(size_t)state * nclasses_ + classes_[byte]];
     return t >= 0 ? t : compute(state, byte);
   }
-  // Lexemes that end in this state (sorted ids).
+  // Lexemes that end in this state (sorted ids); the reference lasts until the next new state (start / next).
   const std::vector<int32_t>& accepts(int32_t state) const { return dfa_[state].accepts; }
   size_t state_count() const { return dfa_.size(); }
   size_t max_states = 200000;

@@ -127,7 +127,8 @@ bool Matcher::step(State& s, uint8_t byte) const {
   Lexer& lx = g_->g_->lexer;
   int32_t next = lx.next(s.lex, byte);
   if (next == Lexer::kDead) {
-    if (s.fresh || !commit(s, lx.accepts(s.lex))) return false;
+    const std::vector<int32_t> accepted = lx.accepts(s.lex);  // a copy: commit may add DFA states
+    if (s.fresh || !commit(s, accepted)) return false;
     next = lx.next(s.lex, byte);
     if (next == Lexer::kDead) return false;
   }
@@ -162,7 +163,7 @@ void Matcher::add_boundaries(const State& s, const CompiledGrammar::Walk& w, std
   };
   std::vector<Commit> done;
   for (auto [node, accepting] : w.boundaries) {
-    const std::vector<int32_t>& acc = cg.g_->lexer.accepts(accepting);
+    const std::vector<int32_t> acc = cg.g_->lexer.accepts(accepting);  // a copy: new DFA states move the lexer's
     const Commit* c = nullptr;
     for (auto& d : done)
       if (d.accepted == acc) c = &d;
