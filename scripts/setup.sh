@@ -10,7 +10,7 @@ PKGS=(
   mesa-vulkan-drivers vulkan-validationlayers        # lavapipe + validation for GPU-less testing
   libicu-dev libpcre2-dev liblzma-dev                # tokenizer: Unicode, regex, .xz goldens
   libsentencepiece-dev                               # SentencePiece tokenizer.model folders
-  pybind11-dev python3-dev python3-numpy python3-pytest python3-jinja2
+  pybind11-dev python3-dev python3-numpy python3-pytest python3-jinja2 python3-jsonschema
   libflatbuffers-dev flatbuffers-compiler            # ONNX Runtime adapter files (.onnx_adapter)
   clang libclang-rt-dev                              # fuzz targets: clang's libFuzzer (scripts/fuzz.sh)
   libcpp-httplib-dev libcli11-dev                    # ogx serve: HTTP server, argument parsing

@@ -7,7 +7,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 jobs=${OGX_JOBS:-$(nproc)}
 dir=build-asan
-targets=(ogx_cpu_kernel_tests ogx_engine_tests ogx_tokenizer_tests ogx_chat_template_tests ogx_builder_tests)
+targets=(ogx_cpu_kernel_tests ogx_engine_tests ogx_tokenizer_tests ogx_chat_template_tests ogx_builder_tests
+         ogx_guidance_tests)
 start=$SECONDS
 
 # -O1 -g1 (line tables only): half the compile time of -O2 -g, and still file:line in every report.
@@ -25,5 +26,6 @@ export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 "$dir/tests/ogx_engine_tests" --gtest_brief=1 --gtest_filter="-*vulkan*:*Vulkan*"  # no Vulkan in this build
 "$dir/src/genai/tokenizer/tests/ogx_tokenizer_tests" --gtest_brief=1
 "$dir/src/genai/chat_template/ogx_chat_template_tests" --gtest_brief=1
+"$dir/src/genai/guidance/tests/ogx_guidance_tests" --gtest_brief=1  # structured output: untrusted schemas, grammars
 "$dir/src/builder/tests/ogx_builder_tests" --gtest_brief=1 --gtest_filter="BuilderLimits*"  # size limits (issue 17)
 echo "sanitizers: clean (build and tests in $((SECONDS - start)) s)"

@@ -339,6 +339,15 @@ OGX_EXPORT void OgxDestroyGeneratorParams(OgxGeneratorParams* params);
 OGX_EXPORT OgxResult* OgxGeneratorParamsSetSearchNumber(OgxGeneratorParams* params, const char* name, double value);
 /* Boolean search options: do_sample, past_present_share_buffer, early_stopping. */
 OGX_EXPORT OgxResult* OgxGeneratorParamsSetSearchBool(OgxGeneratorParams* params, const char* name, bool value);
+/* Structured output (constrained decoding), as onnxruntime_genai's OgaGeneratorParamsSetGuidance: type
+ * "json_schema" (data: a JSON schema), "regex" (the whole output matches it), "lark_grammar" (a Lark grammar,
+ * llguidance's subset) or "json_object" (any JSON object; data ignored). Compiled here against the model's
+ * vocabulary: an invalid schema, regex or grammar is an error naming the problem. Each generator created from these
+ * params then allows only tokens that keep its output inside the constraint, and EOS only where the output is
+ * complete (every row of a batch, every beam). enable_ff_tokens is accepted (forced tokens are picked one per
+ * step). An empty type removes the constraint. */
+OGX_EXPORT OgxResult* OgxGeneratorParamsSetGuidance(OgxGeneratorParams* params, const char* type, const char* data,
+                                                    bool enable_ff_tokens);
 /* The current value of a search option (the names above, plus chunk_size: always 0, ogx runs a prompt in one
  * pass); unknown names are errors. */
 OGX_EXPORT OgxResult* OgxGeneratorParamsGetSearchNumber(const OgxGeneratorParams* params, const char* name,

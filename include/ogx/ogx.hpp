@@ -465,6 +465,10 @@ class GeneratorParams {
   void SetSearchOptionBool(const char* name, bool value) {
     detail::check(OgxGeneratorParamsSetSearchBool(get(), name, value));
   }
+  // Structured output: "json_schema", "regex", "lark_grammar" or "json_object" (OgxGeneratorParamsSetGuidance).
+  void SetGuidance(const char* type, const char* data, bool enable_ff_tokens = false) {
+    detail::check(OgxGeneratorParamsSetGuidance(get(), type, data, enable_ff_tokens));
+  }
   double GetSearchNumber(const char* name) const {
     double v = 0;
     detail::check(OgxGeneratorParamsGetSearchNumber(get(), name, &v));

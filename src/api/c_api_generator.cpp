@@ -68,6 +68,22 @@ OgxResult* OgxGeneratorParamsSetSearchBool(OgxGeneratorParams* params, const cha
   });
 }
 
+OgxResult* OgxGeneratorParamsSetGuidance(OgxGeneratorParams* params, const char* type, const char* data,
+                                         bool enable_ff_tokens) {
+  return guard([&] {
+    auto& p = live(params, "OgxGeneratorParamsSetGuidance", "params");
+    need(type, "OgxGeneratorParamsSetGuidance", "type");
+    std::string text = data ? data : "";
+    if (!data && std::strcmp(type, "json_object") != 0 && type[0] != 0)
+      fail(OgxErrorCode_InvalidArgument, "OgxGeneratorParamsSetGuidance: data is NULL");
+    try {
+      p.params.set_guidance(type, text, enable_ff_tokens);
+    } catch (const ogx::Error& e) {
+      fail(OgxErrorCode_InvalidArgument, std::string("set_guidance: ") + e.what());
+    }
+  });
+}
+
 OgxResult* OgxCreateGenerator(const OgxModel* model, const OgxGeneratorParams* params, OgxGenerator** out) {
   return guard([&] {
     need(out, "OgxCreateGenerator", "out");

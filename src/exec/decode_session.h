@@ -48,6 +48,12 @@ class DecodeSession {
   // Whether runs of `rows` rows can pick next tokens on the device this way (from
   // SessionOptions::last_position_output).
   virtual bool can_sample(const DeviceSampling& s, int64_t rows) const = 0;
+  // With DeviceSampling::token_mask (guidance): the tokens the next run of `kv` may pick on the device, a packed bit
+  // mask per row (bits: [rows x words_per_row], bit t of word t / 32 of its row; words_per_row = ceil(vocab / 32)),
+  // uploaded as is (no logits read back). False: unsupported (the caller masks on the host).
+  virtual bool set_token_mask(const KvState& kv, const std::vector<uint32_t>& bits, int64_t words_per_row) {
+    return false;
+  }
   // Session::run with the KV cache of `r.kv`. A run whose outputs do not ask for the last-position output leaves
   // it on the device (read_last_output).
   virtual void run(const std::vector<NamedTensor>& inputs, std::vector<NamedTensor>& outputs, const DecodeRun& r) = 0;

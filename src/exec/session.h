@@ -34,6 +34,7 @@ struct DeviceSampling {
   float top_p = 1.0f;
   float temperature = 1.0f;
   uint64_t seed = 0;         // of the device's random state
+  bool token_mask = false;   // only tokens of a packed bit mask may be picked (set_token_mask before each run)
 };
 
 class Session {

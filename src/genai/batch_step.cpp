@@ -34,7 +34,7 @@ Tensor stack_rows(const std::vector<const Tensor*>& parts, const std::string& na
 }  // namespace
 
 bool Generator::can_decode_together() const {
-  if (!kv_.on_provider() || spec_ || (device_sampling_ && !sampling_.greedy)) return false;
+  if (!kv_.on_provider() || spec_ || guidance_ || (device_sampling_ && !sampling_.greedy)) return false;
   std::vector<NamedTensor> extra_in, extra_out;
   extra_io_.add_inputs(extra_in);
   extra_io_.add_outputs(extra_out);

@@ -7,8 +7,30 @@
 #include "common/checked.h"
 #include "common/half.h"
 #include "genai/adapters.h"
+#include "genai/guidance/guidance.h"
+#include "genai/guidance/logit_mask.h"
 
 namespace ogx::genai {
+
+GeneratorParams::GeneratorParams(const Model& m)
+    : search(m.config().search),
+      speculative(m.config().speculative),
+      model_dir_(m.config().model_dir),
+      vocab_size_(m.io().vocab_size),
+      eos_ids_(m.config().model.eos_token_ids) {}
+
+void GeneratorParams::set_guidance(const std::string& type, const std::string& data, bool /*enable_ff_tokens*/) {
+  if (type.empty()) {
+    guidance.reset();
+    guidance_type.clear();
+    guidance_data.clear();
+    return;
+  }
+  guidance = guidance::compile_guidance(
+      type, data, guidance::TokenTrie::for_model(model_dir_, vocab_size_, eos_ids_));
+  guidance_type = type;
+  guidance_data = data;
+}
 
 void GeneratorParams::set_search_option(const std::string& name, double v) {
   SearchConfig s = search;  // a rejected value leaves the params unchanged
@@ -94,6 +116,10 @@ Generator::Generator(std::shared_ptr<const Model> model, const GeneratorParams& 
   // Logit processing that needs the sequence stays on the host; EOS suppression before min_length is handled per
   // step (such steps read the logits back). One row, or greedy rows of a batch (beams need the log-probs).
   if (params.speculative.ngram_size > 0 || model_->draft()) start_speculative(params.speculative);  // host picks
+  if (params.guidance) {  // masks the logits before each pick: on the host, or on the device (a packed bit mask)
+    OGX_CHECK(!spec_, "guidance with speculative decoding is not supported");
+    guidance_ = std::make_unique<guidance::LogitMask>(params.guidance, rows());
+  }
   if (beams_ == 1 && (rows() == 1 || !search_.do_sample) && search_.repetition_penalty == 1.0 &&
       search_.no_repeat_ngram_size <= 0 && !spec_) {
     DeviceSampling ds;
@@ -102,6 +128,7 @@ Generator::Generator(std::shared_ptr<const Model> model, const GeneratorParams& 
     ds.top_p = (float)search_.top_p;
     ds.temperature = (float)search_.temperature;
     ds.seed = search_.random_seed >= 0 ? (uint64_t)search_.random_seed : std::random_device{}();
+    ds.token_mask = guidance_ != nullptr;
     device_sampling_ = kv_.decoder() && kv_.decoder()->can_sample(ds, rows());
     sampling_ = ds;
   }
@@ -163,7 +190,8 @@ std::vector<NamedTensor> Generator::step_inputs(const std::vector<int32_t>& ids,
 bool Generator::queue_step() {
   // The step of the token the next sampling returns: one position after the pending token's step.
   int64_t past = kv_.length() + (queued_ > 0 ? 1 : 0), total = past + 1;
-  if (!device_sampling_ || search_.do_sample || total > max_length_ || !kv_.on_provider() || batched_) return false;
+  if (!device_sampling_ || search_.do_sample || total > max_length_ || !kv_.on_provider() || batched_ || guidance_)
+    return false;  // (guidance: the next step's token mask needs this step's token)
   std::vector<int32_t> placeholder(rows(), 0);  // replaced on the device by the sampled tokens
   DecodeRun r;
   r.kv.push_back({kv_.state(), total});
@@ -308,6 +336,8 @@ void Generator::append_token_sequences(const std::vector<std::vector<int32_t>>& 
             token_count() + longest, " tokens of the sequence");
   std::fill(eos_seen_.begin(), eos_seen_.end(), false);
   final_step_ = -1;
+  if (guidance_) guidance_->reset();  // the constrained output starts after the prompt
+  guided_from_ = token_count() + longest;
   if (rows() == 1) {  // one sequence: appended to what it holds (a later chat turn)
     std::vector<int32_t> run_ids = pending_;
     run_ids.insert(run_ids.end(), prompts[0].begin(), prompts[0].end());
@@ -369,6 +399,7 @@ void Generator::append_device_tokens() {
     // A row that ended gets pad tokens, as on the host (the device's pick for it feeds only that row's next step).
     tokens[r] = eos_seen_[r] ? pad_token() : (int32_t)t[r];
   }
+  if (guidance_) guidance_->consume(tokens, eos_seen_);
   append_row_tokens(tokens);
 }
 
@@ -379,8 +410,14 @@ void Generator::pick_host() {
   if (beam_) {
     std::vector<float> l = logits_;
     for (int r = 0; r < R; r++) sampler_.process_logits(l.data() + r * V, (int64_t)V, seqs_[r]);
+    if (guidance_)
+      for (int r = 0; r < R; r++) guidance_->apply_row(r, l.data() + r * V, (int64_t)V);
     std::vector<int32_t> tokens, src;
     beam_->step(l, seqs_, tokens, src);
+    if (guidance_) {  // each beam continues the matcher of the row it extends; a finished prompt's pads are not
+      guidance_->reorder(src);
+      guidance_->consume(tokens, {}, false);
+    }
     std::vector<std::vector<int32_t>> next(R);
     for (int r = 0; r < R; r++) next[r] = seqs_[src[r]];
     seqs_ = std::move(next);
@@ -394,13 +431,15 @@ void Generator::pick_host() {
     const float* row = logits_.data() + r * V;
     if (eos_seen_[r]) {
       tokens[r] = pad_token();  // the row ended: pad tokens until every row has
-    } else if (sampler_.greedy_without_processing(seqs_[r])) {
+    } else if (sampler_.greedy_without_processing(seqs_[r]) && !guidance_) {
       tokens[r] = argmax(row, V);  // no copy: nothing to change in the logits
     } else {
       l.assign(row, row + V);
+      if (guidance_) guidance_->apply_row(r, l.data(), (int64_t)V);
       tokens[r] = sampler_.next(l.data(), (int64_t)V, seqs_[r]);
     }
   }
+  if (guidance_) guidance_->consume(tokens, eos_seen_);
   append_row_tokens(tokens);
 }
 
@@ -424,6 +463,7 @@ void Generator::generate_next_token() {
     return;  // a step queued past EOS or max_length is dropped by the next call (or the destructor)
   }
   drop_queued();
+  if (device && guidance_ && !pending_.empty()) device = upload_token_mask();  // else the mask applies on the host
   if (!pending_.empty()) {
     run_pending(!device);
   } else if (logits_.empty() && !logits_on_device_) {  // after a rewind: recompute the last position
@@ -440,6 +480,19 @@ void Generator::generate_next_token() {
     pick_host();
   }
   if (device && !is_done() && queue_step()) queued_ = 1;
+}
+
+bool Generator::upload_token_mask() {
+  if (vocab_ <= 0) return false;  // the mask's width is the logits' (genai_config.json model.vocab_size)
+  const int64_t V = vocab_;
+  const int64_t words = (V + 31) / 32;
+  std::vector<uint32_t> all((size_t)(rows() * words), ~0u), row;
+  for (int r = 0; r < rows(); r++) {
+    if (eos_seen_[r]) continue;  // a row that ended: any pick (it gets a pad token)
+    guidance_->packed(r, V, row);
+    std::copy(row.begin(), row.end(), all.begin() + r * words);
+  }
+  return kv_.decoder() && kv_.decoder()->set_token_mask(*kv_.state(), all, words);
 }
 
 bool Generator::is_done() const {
@@ -503,6 +556,11 @@ void Generator::rewind_to(size_t length) {
   logits_on_device_ = false;
   std::fill(eos_seen_.begin(), eos_seen_.end(), false);
   kv_.rewind(std::min<int64_t>(kv_.length(), (int64_t)length));
+  if (guidance_) {  // the constraint again over the generated tokens kept
+    guidance_->reset();
+    guided_from_ = std::min(guided_from_, length);
+    for (size_t t = guided_from_; t < length; t++) guidance_->consume({seqs_[0][t]}, {}, false);  // batch 1 here
+  }
   if (length == 0) {
     prompt_length_ = 0;
     prompt_pads_.clear();

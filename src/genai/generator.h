@@ -26,15 +26,32 @@
 
 namespace ogx::genai {
 
+namespace guidance {
+class CompiledGrammar;
+class LogitMask;
+}  // namespace guidance
+
 class Adapters;
 class AdapterLease;
 
 struct GeneratorParams {
   SearchConfig search;
   SpeculativeOptions speculative;  // speculative decoding (speculative.h): genai_config's section by default
-  explicit GeneratorParams(const Model& m) : search(m.config().search), speculative(m.config().speculative) {}
+  explicit GeneratorParams(const Model& m);
   // Sets a numeric or boolean search option by its genai_config.json name; throws for unknown names.
   void set_search_option(const std::string& name, double value);
+  // Structured output (guidance/guidance.h): type "json_schema", "regex", "lark_grammar" or "json_object",
+  // compiled now against the model's vocabulary (an invalid constraint throws here); an empty type clears it.
+  // enable_ff_tokens is accepted as upstream's: a token the constraint forces is the only one allowed, so it is
+  // picked in its own step.
+  void set_guidance(const std::string& type, const std::string& data, bool enable_ff_tokens = false);
+  std::shared_ptr<guidance::CompiledGrammar> guidance;  // null: unconstrained
+  std::string guidance_type, guidance_data;
+
+ private:
+  std::string model_dir_;
+  int vocab_size_ = 0;
+  std::vector<int> eos_ids_;
 };
 
 class Generator {
@@ -112,6 +129,7 @@ class Generator {
   void recompute_last();                       // after a rewind: the last position's logits again
   int32_t pad_token() const;                   // pad_token_id (the first EOS id when the config has none)
   void pick_host();                            // next tokens from logits_ on the host (all rows)
+  bool upload_token_mask();                    // guidance on the device: each row's allowed tokens; false: host
   void append_device_tokens();                 // the tokens the session picked on the device (pad: rows that ended)
   void append_row_tokens(const std::vector<int32_t>& tokens);  // one token per row: sequences, pending, EOS
   // Queues the forward pass of the token the next sampling returns (at position kv length + 1); false: not queued.
@@ -129,6 +147,8 @@ class Generator {
   std::unique_ptr<SpeculativeDecoder> spec_;  // speculative decoding, when on (n-gram or a draft model)
   Sampler sampler_;
   std::unique_ptr<BeamSearch> beam_;  // num_beams > 1
+  std::unique_ptr<guidance::LogitMask> guidance_;  // structured output: one matcher per row
+  size_t guided_from_ = 0;  // token count where the constrained output starts (after the latest prompt)
   std::vector<std::vector<int32_t>> seqs_;  // [rows][length]: each row's tokens (padded prompt + generated)
   std::vector<int64_t> prompt_pads_;        // [batch]: trailing pad tokens of each prompt (empty: none)
   int64_t prompt_length_ = 0;               // padded prompt length (positions < it may be padding)

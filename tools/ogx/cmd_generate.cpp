@@ -1,6 +1,7 @@
 // ogx generate MODEL_DIR (--ids 1,2,3 | --prompt TEXT [--chat]) [--max-new-tokens N] [--min-new-tokens N]
 //   [--greedy | --top-k K --top-p P --temperature T --seed S] [--repetition-penalty R] [--provider P]
 //   [--provider-option K=V]... [--threads N] [--json] [--dump-logits FILE]
+//   [--json-schema FILE | --regex R | --grammar FILE | --json-object]   (structured output: genai/guidance)
 #include <algorithm>
 #include <chrono>
 #include <climits>
@@ -22,6 +23,12 @@ namespace {
 using Clock = std::chrono::steady_clock;
 double ms_since(Clock::time_point t) { return std::chrono::duration<double, std::milli>(Clock::now() - t).count(); }
 
+std::string read_text(const std::string& path, const char* flag) {
+  std::ifstream f(path, std::ios::binary);
+  OGX_CHECK(f, flag, ": cannot read '", path, "'");
+  return std::string(std::istreambuf_iterator<char>(f), {});
+}
+
 std::shared_ptr<tok::Tokenizer> try_tokenizer(const std::string& dir, bool required) {
   try {
     return tok::Tokenizer::load(dir);
@@ -38,6 +45,8 @@ struct GenerateOptions {
   int max_new = 128, min_new = 0;                    // --max-new-tokens, --min-new-tokens
   SamplingOptions sampling;
   std::string dump_logits;                           // --dump-logits FILE: the prefill's last logits, float32
+  std::optional<std::string> json_schema, regex, grammar;  // structured output (genai/guidance)
+  bool json_object = false;
   ModelOptions model;
 };
 
@@ -57,6 +66,10 @@ Runner define_generate(Flags& flags) {
   add_sampling_options(flags, o->sampling);
   add_model_options(flags, o->model);
   flags.flag("--json", o->json, "print one JSON object: tokens, text, prefill_ms, decode_tok_s");
+  flags.option("--json-schema", o->json_schema, "constrain the output to this JSON schema FILE");
+  flags.option("--regex", o->regex, "constrain the output to this regular expression");
+  flags.option("--grammar", o->grammar, "constrain the output to this Lark grammar FILE");
+  flags.flag("--json-object", o->json_object, "constrain the output to one JSON object");
   flags.option("--dump-logits", o->dump_logits, "write the prefill's logits (float32) to FILE");
   return [o] { return run_generate(*o); };
 }
@@ -99,6 +112,12 @@ int run_generate(const GenerateOptions& o) {
   params.search.max_length = (int)std::min(want, ctx);
   if (min_new > 0) params.search.min_length = (int)std::min((int64_t)prompt.size() + min_new, ctx);
   apply_sampling_options(params, o.sampling, true);
+  const int constraints = o.json_schema.has_value() + o.regex.has_value() + o.grammar.has_value() + o.json_object;
+  if (constraints > 1) throw UsageError("give at most one of --json-schema, --regex, --grammar and --json-object");
+  if (o.json_schema) params.set_guidance("json_schema", read_text(*o.json_schema, "--json-schema"));
+  if (o.regex) params.set_guidance("regex", *o.regex);
+  if (o.grammar) params.set_guidance("lark_grammar", read_text(*o.grammar, "--grammar"));
+  if (o.json_object) params.set_guidance("json_object", "");
   const bool json = o.json;
 
   genai::Generator gen(model, params);

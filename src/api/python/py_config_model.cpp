@@ -168,6 +168,13 @@ void bind_config_model(py::module_& m) {
       .def("set_search_options", &set_search_options,
            "Set search options by keyword: max_length, min_length, do_sample, top_k, top_p, temperature, "
            "repetition_penalty, random_seed, no_repeat_ngram_size, past_present_share_buffer, batch_size, ...")
+      .def("set_guidance",
+           [](ogx::GeneratorParams& p, const std::string& type, const std::string& data, bool enable_ff_tokens) {
+             nogil([&] { p.SetGuidance(c_text(type, "set_guidance").c_str(), c_text(data, "set_guidance").c_str(), enable_ff_tokens); });
+           },
+           py::arg("type"), py::arg("data"), py::arg("enable_ff_tokens") = false,
+           "Structured output: type 'json_schema', 'regex', 'lark_grammar' or 'json_object'; data the schema, "
+           "regex or grammar. Invalid constraints raise OgxError naming the problem.")
       .def("get_search_options", &get_search_options,
            "The search options as a dict (the keys onnxruntime_genai returns).")
       .def("set_speculative_options", &set_speculative_options,

@@ -126,4 +126,25 @@ bool VulkanGraphSession::read_last_output(const KvState& kv, Tensor* out) {
   return true;
 }
 
+void VulkanGraphSession::ensure_token_mask(int64_t words_per_row) {
+  if (token_mask_words_ == words_per_row) return;
+  // Recorded steps hold the buffer's address: it is made once, for the logits' width.
+  OGX_CHECK(token_mask_words_ == 0, "token mask of ", words_per_row, " words per row after one of ", token_mask_words_);
+  token_mask_ = HostVisibleBuffer(ctx_->memory(), "token mask", (VkDeviceSize)(kMaxSampleRows * words_per_row * 4));
+  std::vector<uint32_t> all((size_t)(kMaxSampleRows * words_per_row), ~0u);  // every token until the first mask
+  token_mask_.write(all.data(), (VkDeviceSize)(all.size() * 4));
+  token_mask_words_ = words_per_row;
+}
+
+bool VulkanGraphSession::set_token_mask(const KvState& kv, const std::vector<uint32_t>& bits, int64_t words_per_row) {
+  (void)kv;  // the next run's rows start at row 0 of the mask (a guided generator runs alone: decode_together)
+  OGX_CHECK(words_per_row > 0 && bits.size() % words_per_row == 0 && bits.size() / words_per_row <= kMaxSampleRows,
+            "token mask: ", bits.size(), " words are not rows (at most ", kMaxSampleRows, ") of ", words_per_row);
+  ensure_token_mask(words_per_row);
+  drop_queued();
+  ctx_->wait_idle();  // an earlier step may still read the mask
+  token_mask_.write(bits.data(), (VkDeviceSize)(bits.size() * 4));
+  return true;
+}
+
 }  // namespace ogx::vk::graph

@@ -85,7 +85,7 @@ VulkanGraphSession::Prepared VulkanGraphSession::prepare(const std::vector<Named
     if (host[v]) ops_[use.first]->check_step_input(use.second, *host[v]);
   if (sampling_)
     sig << " sample" << sampling_params_.greedy << "," << sampling_params_.top_k << "," << sampling_params_.top_p << ","
-        << sampling_params_.temperature;
+        << sampling_params_.temperature << (sampling_params_.token_mask ? ",mask" : "");
   sig << weight_input_signature(host);
   for (int v : host_read_values_) {
     sig << " h" << v << shape_str(host[v]->shape()) << "=";

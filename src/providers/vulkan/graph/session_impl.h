@@ -149,6 +149,9 @@ class VulkanGraphSession : public Session, public DecodeSession {
   void run(const std::vector<NamedTensor>& inputs, std::vector<NamedTensor>& outputs, const DecodeRun& r) override;
   std::vector<int64_t> sampled_tokens(const KvState& kv) const override;
   bool read_last_output(const KvState& kv, Tensor* out) override;
+  // guidance: the next run's allowed tokens (decode_loop.cpp)
+  bool set_token_mask(const KvState& kv, const std::vector<uint32_t>& bits, int64_t words_per_row) override;
+  void ensure_token_mask(int64_t words_per_row);  // token_mask_ for [kMaxSampleRows x words_per_row], all allowed
   // queued_steps.cpp
   bool queue_next(const std::vector<NamedTensor>& inputs, const std::string& token_input, const DecodeRun& r) override;
   bool finish_queued(const KvState& kv) override;
@@ -291,6 +294,8 @@ class VulkanGraphSession : public Session, public DecodeSession {
   DeviceBuffer rng_;                         // uint32 [32] random state of device sampling, of rng_rows_' rows
   std::vector<RunRows> rng_rows_;            // whose rows' random state rng_ holds (non-greedy sampling)
   DeviceBuffer argmax_scratch_;              // uint32, zero between steps: the spread argmax's chunk results
+  HostVisibleBuffer token_mask_;             // DeviceSampling::token_mask: uint32 [kMaxSampleRows x token_mask_words_]
+  int64_t token_mask_words_ = 0;
   std::vector<int64_t> last_tokens_;         // [B] the last run's device-sampled tokens (empty: none)
   uint64_t runs_ = 0, recordings_ = 0;
   struct LoadMs {  // wall time of the constructor's phases (stats(): load_*_ms)

@@ -327,7 +327,13 @@ void VulkanGraphSession::record_sampling(Plan& p, int64_t batch) {
     ctx_->transfers().flush();
   }
   TensorView scratch = argmax_scratch_.view(DType::i32, {scratch_words});
-  kernels::sample_tokens(p.tail(), sp, rows, tokens, rng_.view(DType::i32, {B}), &host_tokens, &scratch);
+  TensorView mask;
+  if (sampling_params_.token_mask) {
+    ensure_token_mask((V + 31) / 32);
+    mask = token_mask_.view(DType::i32, {B, token_mask_words_});
+  }
+  kernels::sample_tokens(p.tail(), sp, rows, tokens, rng_.view(DType::i32, {B}), &host_tokens, &scratch,
+                         sampling_params_.token_mask ? &mask : nullptr);
   p.samples = true;
   p.sample_rows = B;
   (void)batch;

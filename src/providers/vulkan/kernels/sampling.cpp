@@ -12,7 +12,7 @@ int64_t argmax_scratch_words(int64_t B, int64_t V) { return B * (2 * (int64_t)ar
 
 void sample_tokens(CommandRecorder& rec, const SamplingParams& params, const TensorView& logits,
                    const TensorView& tokens, const TensorView& rng_state, const TensorView* host_tokens,
-                   const TensorView* argmax_scratch) {
+                   const TensorView* argmax_scratch, const TensorView* token_mask) {
   const char* t = storage_suffix(logits.dtype, "sampling");
   OGX_CHECK(logits.shape.size() >= 1, "sampling: logits must be [B, V]");
   int64_t V = logits.shape.back(), B = logits.numel() / V;
@@ -29,18 +29,22 @@ void sample_tokens(CommandRecorder& rec, const SamplingParams& params, const Ten
               "sampling: the argmax scratch must hold ", argmax_scratch_words(B, V), " 32-bit words");
     chunks = argmax_chunks(V);
   }
+  OGX_CHECK(!token_mask || (dtype_size(token_mask->dtype) == 4 && token_mask->numel() >= B * ((V + 31) / 32)),
+            "sampling: the token mask must be uint32 [", B, ", ", (V + 31) / 32, "]");
   struct {
-    uint64_t logits, tokens, rng, host_tokens, scratch;
+    uint64_t logits, tokens, rng, host_tokens, scratch, mask;
     uint32_t V, mode, top_k, flags;
     float top_p, temperature;
   } p{addr(logits), addr(tokens), params.greedy ? 0 : addr(rng_state), host_tokens ? addr(*host_tokens) : 0,
-      chunks > 1 ? addr(*argmax_scratch) : 0, (uint32_t)V, params.greedy ? 0u : 1u, params.top_k,
-      host_tokens ? 1u : 0u, params.top_p, params.temperature};
+      chunks > 1 ? addr(*argmax_scratch) : 0, token_mask ? addr(*token_mask) : 0, (uint32_t)V,
+      params.greedy ? 0u : 1u, params.top_k, (host_tokens ? 1u : 0u) | (token_mask ? 2u : 0u), params.top_p,
+      params.temperature};
   const Pipeline& pl = rec.context().pipelines().get(std::string("sample_") + t);
   std::vector<BufferSlice> reads{logits.mem}, writes{tokens.mem};
   if (!params.greedy) reads.push_back(rng_state.mem), writes.push_back(rng_state.mem);
   if (host_tokens) writes.push_back(host_tokens->mem);
   if (chunks > 1) reads.push_back(argmax_scratch->mem), writes.push_back(argmax_scratch->mem);
+  if (token_mask) reads.push_back(token_mask->mem);
   rec.dispatch(pl, &p, sizeof(p), (uint32_t)B, chunks, 1, reads, writes);
 }
 

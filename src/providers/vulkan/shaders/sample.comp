@@ -4,6 +4,7 @@
 //   mode 0: argmax (lowest index among equal maxima). Workgroup (b, c) of a (B, C) grid scans chunk c of row b,
 //     8 loads in flight per thread; with C > 1 each chunk's (max, index) goes to the scratch and the last chunk to
 //     finish (an atomic counter, reset by it for the next step) merges them.
+//   flags & 2: a token mask (structured output) leaves only the tokens whose bit is set.
 //   mode 1: top-k / top-p / temperature sampling, one workgroup per row. The k = min(top_k, MAXK) largest logits
 //     are found by an exact radix select (4 passes of 8-bit digits over order-preserving keys), sorted (bitonic),
 //     softmaxed with the temperature, cut to the smallest prefix whose probability reaches top_p, and sampled with
@@ -24,6 +25,7 @@ layout(push_constant) uniform Push {
   U32Buf rng;           // uint [B] PCG state (mode 1)
   U32Buf host_tokens;   // int64 [B], host-visible (flags & 1)
   CoherentU32 scratch;  // mode 0 with C > 1: [B, C] (max bits, index) pairs, then [B] counters (0 between steps)
+  U32Buf mask;          // flags & 2: [B, ceil(V / 32)] allowed tokens (bit i % 32 of word i / 32)
   uint V, mode, top_k, flags;
   float top_p, temperature;
 } p;
@@ -34,6 +36,13 @@ shared float cand_val[MAXK];
 shared uint cand_idx[MAXK];
 shared float red_v[T];
 shared uint red_i[T];
+
+// Logit i of row b; a token the mask excludes (flags & 2) counts as the lowest logit.
+float logit_at(uint b, uint i) {
+  float x = float(p.logits.v[b * p.V + i]);
+  if ((p.flags & 2u) != 0 && ((p.mask.v[b * ((p.V + 31) / 32) + (i >> 5)] >> (i & 31)) & 1u) == 0) x = -3.0e38;
+  return x;
+}
 
 uint key_of(float f) {  // larger float -> larger key
   uint u = floatBitsToUint(f);
@@ -86,7 +95,7 @@ void argmax_row(uint b) {
   uint best_i = NONE;
   for (uint i0 = lo + tid; i0 < hi; i0 += 8 * T) {  // indices rise within a thread: strict > keeps the first
     float x[8];
-    for (uint k = 0; k < 8; k++) x[k] = i0 + k * T < hi ? float(p.logits.v[b * p.V + i0 + k * T]) : 0.0;
+    for (uint k = 0; k < 8; k++) x[k] = i0 + k * T < hi ? logit_at(b, i0 + k * T) : 0.0;
     for (uint k = 0; k < 8; k++)
       if (i0 + k * T < hi && (best_i == NONE || x[k] > best)) {
         best = x[k];
@@ -129,7 +138,7 @@ uint kth_key(uint b, uint k) {
     uint mask_hi = pass == 3 ? 0u : (0xffffffffu << (shift + 8));
     uint prefix = sh_prefix;
     for (uint i = tid; i < p.V; i += T) {
-      uint key = key_of(float(p.logits.v[b * p.V + i]));
+      uint key = key_of(logit_at(b, i));
       if ((key & mask_hi) == (prefix & mask_hi)) atomicAdd(hist[(key >> shift) & 0xffu], 1u);
     }
     barrier();
@@ -160,12 +169,12 @@ void sample_row(uint b) {
   for (uint i = tid; i < MAXK; i += T) { cand_val[i] = -1.0 / 0.0; cand_idx[i] = 0xffffffffu; }
   barrier();
   for (uint i = tid; i < p.V; i += T) {
-    float x = float(p.logits.v[b * p.V + i]);
+    float x = logit_at(b, i);
     if (key_of(x) > threshold) { uint slot = atomicAdd(sh_count, 1u); cand_val[slot] = x; cand_idx[slot] = i; }
   }
   barrier();
   for (uint i = tid; i < p.V; i += T) {  // ties at the threshold fill the remaining slots
-    float x = float(p.logits.v[b * p.V + i]);
+    float x = logit_at(b, i);
     if (key_of(x) == threshold) {
       uint slot = atomicAdd(sh_count, 1u);
       if (slot < k) { cand_val[slot] = x; cand_idx[slot] = i; }
@@ -200,7 +209,7 @@ void sample_row(uint b) {
   // whole vocabulary without it (so the nucleus is exact whenever it fits in MAXK candidates).
   float part = 0.0;
   if (p.top_k == 0)
-    for (uint i = tid; i < p.V; i += T) part += exp((float(p.logits.v[b * p.V + i]) - top) / t);
+    for (uint i = tid; i < p.V; i += T) part += exp((logit_at(b, i) - top) / t);
   red_v[tid] = part;
   barrier();
   for (uint w = T / 2; w > 0; w /= 2) {

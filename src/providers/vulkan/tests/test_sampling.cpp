@@ -77,6 +77,55 @@ TEST_F(VulkanSamplingTest, SpreadArgmaxMatchesTheCpuAndWritesTheHostCopy) {
   }
 }
 
+// A token mask (structured output): masked argmax equals the CPU's argmax over the allowed tokens (single and
+// spread over chunks), and sampling never picks a masked token.
+TEST_F(VulkanSamplingTest, TokenMaskLeavesOnlyAllowedTokens) {
+  for (int64_t V : {int64_t(5003), int64_t(128256 + 37)}) {
+    const int64_t B = 3, W = (V + 31) / 32;
+    auto logits = random_values(B * V, 77, -10, 10);
+    std::vector<int32_t> mask(B * W, 0);
+    std::vector<int64_t> want(B, -1);
+    for (int64_t b = 0; b < B; b++) {
+      for (int64_t i = b; i < V; i += 7 + b) mask[b * W + i / 32] |= (int32_t)(1u << (i % 32));  // sparse allowed set
+      float best = -1e30f;
+      for (int64_t i = 0; i < V; i++)
+        if ((mask[b * W + i / 32] >> (i % 32) & 1) && logits[b * V + i] > best) best = logits[b * V + i], want[b] = i;
+      logits[b * V + (want[b] + 1) % V] = 50;  // a larger logit on a masked token must lose
+    }
+    TensorView mv = upload_i32(mask, {B, W});
+    int64_t words = kernels::argmax_scratch_words(B, V);
+    TensorView scratch = empty(DType::i32, {words});
+    for (bool spread : {false, true}) {
+      TensorView lv = upload(logits, DType::f32, {B, V}), tokens = empty(DType::i64, {B});
+      CommandRecorder rec(ctx());
+      rec.begin();
+      kernels::sample_tokens(rec, {}, lv, tokens, tokens, nullptr, spread ? &scratch : nullptr, &mv);
+      rec.end();
+      rec.run();
+      Tensor h = ctx().transfers().download_tensor(tokens);
+      EXPECT_EQ(std::vector<int64_t>(h.data<int64_t>(), h.data<int64_t>() + B), want) << "V " << V << " spread " << spread;
+    }
+    kernels::SamplingParams sp;
+    sp.greedy = false;
+    sp.top_k = 50;
+    for (uint64_t seed = 1; seed <= 5; seed++) {
+      TensorView lv = upload(logits, DType::f32, {B, V}), tokens = empty(DType::i64, {B});
+      auto state = kernels::seed_sampling_state(seed, B);
+      TensorView rng = upload_i32(std::vector<int32_t>(state.begin(), state.end()), {B});
+      CommandRecorder rec(ctx());
+      rec.begin();
+      kernels::sample_tokens(rec, sp, lv, tokens, rng, nullptr, nullptr, &mv);
+      rec.end();
+      rec.run();
+      Tensor h = ctx().transfers().download_tensor(tokens);
+      for (int64_t b = 0; b < B; b++) {
+        int64_t t = h.data<int64_t>()[b];
+        ASSERT_TRUE(t >= 0 && t < V && (mask[b * W + t / 32] >> (t % 32) & 1)) << "row " << b << " picked " << t;
+      }
+    }
+  }
+}
+
 TEST_F(VulkanSamplingTest, TopKOneIsArgmax) {
   int64_t B = 4, V = 777;
   auto logits = random_values(B * V, 91, -5, 5);

@@ -1,0 +1,64 @@
+// Structured output on the Vulkan provider: the token mask is applied by the device sampler (a packed bit mask per
+// step, no logits read back), and greedy tokens equal the CPU provider's host-masked ones on the golden fp32 model
+// (where device greedy equals CPU greedy). Uses the API test folder with the tiny tokenizer
+// (build/api-test-models); skips without it or without a Vulkan device.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include <nlohmann/json.hpp>
+
+#include "genai/generator.h"
+#include "vulkan_test_config.h"
+
+namespace ogx::test {
+namespace {
+
+const std::string kDir = std::string(OGX_BINARY_DIR) + "/api-test-models/llama-fp32-cpu";
+
+std::shared_ptr<genai::Model> load(bool vulkan) {
+  genai::Config c = genai::Config::load(kDir);
+  c.clear_providers();
+  if (vulkan) select_vulkan(c, /*validation=*/true);
+  return genai::Model::load(c);
+}
+
+std::vector<int32_t> generate(const std::shared_ptr<genai::Model>& m, const std::string& schema, bool* on_device) {
+  genai::GeneratorParams p(*m);
+  p.search.max_length = 4 + 120;
+  p.set_guidance("json_schema", schema);
+  genai::Generator g(m, p);
+  *on_device = g.samples_on_device();
+  g.append_tokens({1, 300, 25, 911});
+  while (!g.is_done()) g.generate_next_token();
+  return std::vector<int32_t>(g.sequence().begin() + 4, g.sequence().end());
+}
+
+TEST(GuidanceDevice, vulkan_DeviceMaskGreedyEqualsHostMask) {
+  if (!std::filesystem::exists(kDir + "/genai_config.json")) GTEST_SKIP() << kDir << " is absent (../shared missing)";
+  std::shared_ptr<genai::Model> gpu;
+  try {
+    gpu = load(true);
+  } catch (const std::exception& e) {
+    if (no_vulkan_device(e)) GTEST_SKIP() << e.what();
+    throw;
+  }
+  auto cpu = load(false);
+  const char* schemas[] = {
+      R"({"type":"object","properties":{"n":{"type":"integer","minimum":0,"maximum":99},"b":{"type":"boolean"}},"required":["n","b"],"additionalProperties":false,"x-guidance":{"whitespace_flexible":false}})",
+      R"({"type":"array","items":{"enum":["red","green","blue"]},"minItems":1,"maxItems":3,"x-guidance":{"whitespace_pattern":"[ ]?"}})",
+      R"({"type":"object","properties":{"d":{"type":"string","format":"date"},"s":{"type":"string","maxLength":5}},"required":["d","s"],"additionalProperties":false,"x-guidance":{"whitespace_flexible":false}})",
+  };
+  for (const char* s : schemas) {
+    bool cpu_device = true, gpu_device = false;
+    std::vector<int32_t> want = generate(cpu, s, &cpu_device), got = generate(gpu, s, &gpu_device);
+    EXPECT_FALSE(cpu_device);
+    EXPECT_TRUE(gpu_device) << "guidance should keep device sampling on the Vulkan provider";
+    EXPECT_EQ(got, want) << s;
+    ASSERT_FALSE(want.empty());
+    EXPECT_EQ(want.back(), 2) << "the output should end with EOS";
+  }
+}
+
+}  // namespace
+}  // namespace ogx::test
