@@ -13,11 +13,16 @@ namespace {
 struct NormArgs {
   bool simplified;  // RMSNorm: no mean subtraction, no bias
   float eps;
+  bool scalar_order = false;  // Skip*: ONNX Runtime's scalar loop (skip_layer_norm.cc), not MLAS's 8-lane kernel
 };
 
 // One row: x (fp32, already residual-summed) -> y with gamma/beta, in ONNX Runtime 1.30's CPU arithmetic bit for
-// bit (MLAS's AVX2 LayerNorm/RMSNorm kernel, core/mlas/lib/layernorm_kernel_avx2.cpp, which layer_norm_impl.cc and
-// skip_layer_norm.cc call for fp32 rows): the sum and the sum of squares run in 8 lanes (lane j takes the elements
+// bit (checked node by node with tools/ortgenai_check/graph_diff.sh).
+// Skip(Simplified)LayerNormalization (scalar_order, contrib_ops/cpu/skip_layer_norm.cc's own loop): the sum and the
+// sum of squares in index order, mean = sum / H, dev = sqrt(sumsq / H [- mean^2] + eps), each output
+// (x [- mean]) / dev * gamma [+ beta] — a division.
+// (Simplified)LayerNormalization (MLAS's AVX2 kernel, core/mlas/lib/layernorm_kernel_avx2.cpp, which
+// layer_norm_impl.cc calls for fp32 rows): the sum and the sum of squares run in 8 lanes (lane j takes the elements
 // j, j+8, ...; the squares fused-multiply-added), the lanes are reduced as ((l0+l4)+(l2+l6)) + ((l1+l5)+(l3+l7)),
 // then the tail of H mod 8 elements is added in order; mean = sum / H, dev = sqrt(sumsq / H [- mean^2] + eps),
 // inv = 1 / dev, and each output is (x [- mean]) * inv * gamma [fused + beta].
@@ -25,6 +30,24 @@ struct NormArgs {
 template <typename S>
 inline __attribute__((always_inline)) void norm_row_body(const float* x, int64_t H, const S* gamma, const S* beta,
                                                          S* y, const NormArgs& a, float* mean_out, float* inv_out) {
+  if (a.scalar_order) {
+    float sum = 0.0f, sumsq = 0.0f;
+    for (int64_t h = 0; h < H; h++) {
+      sum += x[h];
+      sumsq += x[h] * x[h];
+    }
+    const float n = (float)H;
+    const float mean = sum / n;
+    const float dev = a.simplified ? std::sqrt(sumsq / n + a.eps) : std::sqrt(sumsq / n - mean * mean + a.eps);
+    for (int64_t h = 0; h < H; h++) {
+      float v = (a.simplified ? x[h] : x[h] - mean) / dev * (float)load(gamma[h]);
+      if (beta) v += (float)load(beta[h]);
+      y[h] = store<S>(v);
+    }
+    if (mean_out) *mean_out = mean;
+    if (inv_out) *inv_out = 1.0f / dev;
+    return;
+  }
   float lsum[8] = {0, 0, 0, 0, 0, 0, 0, 0}, lsq[8] = {0, 0, 0, 0, 0, 0, 0, 0};
   int64_t i = 0;
   for (; i + 8 <= H; i += 8)
@@ -132,7 +155,7 @@ void skip_norm_kernel(KernelContext& ctx, bool simplified) {
   OGX_CHECK(gamma.numel() == H, ctx.node().describe(), ": gamma has ", gamma.numel(), " elements, hidden size is ", H);
   OGX_CHECK(skip.numel() == x.numel() || skip.numel() == H * (x.rank() >= 2 ? x.dim(-2) : 1) || skip.numel() == H,
             ctx.node().describe(), ": skip shape ", shape_str(skip.shape()), " does not fit input ", shape_str(x.shape()));
-  NormArgs a{simplified, ctx.node().attr_float("epsilon", 1e-5f)};
+  NormArgs a{simplified, ctx.node().attr_float("epsilon", 1e-5f), true};
   int64_t rows = H ? x.numel() / H : 0;
   int64_t skip_rows = H ? skip.numel() / H : 1;
   Tensor& y = ctx.output(0, x.dtype(), x.shape());
