@@ -85,11 +85,17 @@ int cmd_generate(const std::vector<std::string>& argv) {
   auto t0 = Clock::now();
   gen.append_tokens(prompt);
   double prefill_ms = ms_since(t0);
+  // --dump-logits: float32 logits after the prompt, then after each generated token is fed back (one row each)
+  std::ofstream dump;
+  auto dump_logits = [&] {
+    if (dump.is_open())
+      dump.write((const char*)gen.logits().data(), (std::streamsize)(gen.logits().size() * sizeof(float)));
+  };
   if (a.has("dump-logits")) {
-    std::ofstream f(a.get("dump-logits"), std::ios::binary);
-    OGX_CHECK(f, "cannot write '", a.get("dump-logits"), "'");
-    f.write((const char*)gen.logits().data(), (std::streamsize)(gen.logits().size() * sizeof(float)));
+    dump.open(a.get("dump-logits"), std::ios::binary);
+    OGX_CHECK(dump, "cannot write '", a.get("dump-logits"), "'");
   }
+  dump_logits();
   std::unique_ptr<tok::TokenizerStream> stream;
   if (tokenizer && !json) stream = std::make_unique<tok::TokenizerStream>(tokenizer, true);
   std::vector<int32_t> out;
@@ -97,6 +103,7 @@ int cmd_generate(const std::vector<std::string>& argv) {
   while (!gen.is_done() && (int)out.size() < max_new) {
     gen.generate_next_token();
     out.push_back(gen.last_token());
+    if (dump.is_open() && !gen.is_done() && (int)out.size() < max_new) dump_logits();  // runs the token first
     if (stream) {
       std::cout << stream->decode(gen.last_token()) << std::flush;
     }
