@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 
 namespace ogx::cpu {
@@ -29,14 +30,25 @@ OGX_INLINE float mlas_exp(float x) {
   p = std::fma(p, r, 0x1.fffff6p-2f);
   p = std::fma(p, r, 1.0f);
   p = std::fma(p, r, 1.0f);
-  return std::ldexp(p, (int)m);  // vscalefps: one rounding
+  // vscalefps: p * 2^m with one rounding. m <= 0 here (the score is max-shifted), >= -150 (the clamp); below the
+  // normal range the exact p * 2^(m+64) is rounded once by the multiplication with 2^-64.
+  const int mi = (int)m;
+  auto pow2 = [](int e) {  // 2^e for -126 <= e <= 127
+    const uint32_t bits = (uint32_t)(e + 127) << 23;
+    float f;
+    std::memcpy(&f, &bits, 4);
+    return f;
+  };
+  return mi >= -126 ? p * pow2(mi) : (p * pow2(mi + 64)) * pow2(-64);
 }
 
-// x[i] <- exp(x[i] - max); returns the sum in MLAS's 16 lanes, reduced as its AVX-512 kernel does.
-OGX_INLINE float sum_exp(float* x, int64_t n, float max) {
+// x[i] <- exp(x[i] - max) for i in [i0, i1) of a block row whose other entries are masked; returns the sum in MLAS's
+// 16 lanes (lane = i mod 16 within the block), reduced as its AVX-512 kernel does. A masked entry's exp is exactly 0
+// (MLAS's exp of the clamped lowest float rounds to 0), so it adds nothing to its lane.
+OGX_INLINE float sum_exp(float* __restrict x, int64_t i0, int64_t i1, float max) {
   const float neg = -max;
   float lane[16] = {};
-  for (int64_t i = 0; i < n; i++) {
+  for (int64_t i = i0; i < i1; i++) {
     x[i] = mlas_exp(x[i] + neg);
     lane[i % 16] += x[i];
   }
@@ -56,34 +68,38 @@ OGX_INLINE int64_t sgemm_stride_k(int64_t N, int64_t K) {
   return sk;
 }
 
-// scores[r][j] = scale * q[r] . k[j] for rows x cols, MLAS SGEMM order: fused chains over the head in depth blocks,
-// the first block times the scale, later ones fused onto it. kt: scratch for the keys transposed [H][cols].
-OGX_INLINE void qk_block(const float* q, int64_t rows, const float* k, int64_t cols, int64_t H, float scale,
-                         float* kt, float* acc, float* scores) {
+// Keys [cols, H] -> kt [H, cols], so a row's scores run across keys in the inner loop.
+OGX_INLINE void transpose_keys(const float* __restrict k, int64_t cols, int64_t H, float* __restrict kt) {
   for (int64_t d = 0; d < H; d++)
     for (int64_t j = 0; j < cols; j++) kt[d * cols + j] = k[j * H + d];
+}
+
+// s[j] = scale * q . k[j] for the visible keys j in [j0, j1), MLAS SGEMM order: fused chains over the head in depth
+// blocks (of the full block's width `cols`), the first block times the scale, later ones fused onto it.
+OGX_INLINE void qk_row(const float* __restrict q, const float* __restrict kt, int64_t cols, int64_t j0, int64_t j1,
+                       int64_t H, float scale, float* __restrict acc, float* __restrict s) {
   const int64_t sk = sgemm_stride_k(cols, H);
-  for (int64_t r = 0; r < rows; r++) {
-    float* s = scores + r * cols;
-    for (int64_t d0 = 0; d0 < H; d0 += sk) {
-      const int64_t d1 = std::min(H, d0 + sk);
-      std::fill(acc, acc + cols, 0.0f);
-      for (int64_t d = d0; d < d1; d++) {
-        const float qd = q[r * H + d];
-        const float* kd = kt + d * cols;
-        for (int64_t j = 0; j < cols; j++) acc[j] = std::fma(qd, kd[j], acc[j]);
-      }
-      if (d0 == 0)
-        for (int64_t j = 0; j < cols; j++) s[j] = acc[j] * scale;
-      else
-        for (int64_t j = 0; j < cols; j++) s[j] = std::fma(acc[j], scale, s[j]);
+  for (int64_t d0 = 0; d0 < H; d0 += sk) {
+    const int64_t d1 = std::min(H, d0 + sk);
+    for (int64_t j = j0; j < j1; j++) acc[j] = 0.0f;
+    for (int64_t d = d0; d < d1; d++) {
+      const float qd = q[d];
+      const float* __restrict kd = kt + d * cols;
+      for (int64_t j = j0; j < j1; j++) acc[j] = std::fma(qd, kd[j], acc[j]);
     }
+    if (d0 == 0)
+      for (int64_t j = j0; j < j1; j++) s[j] = acc[j] * scale;
+    else
+      for (int64_t j = j0; j < j1; j++) s[j] = std::fma(acc[j], scale, s[j]);
   }
 }
 
 // out[r] (+)= p[r] . v over depth `depth` keys, MLAS SGEMM order (alpha 1): accumulate adds onto out.
-OGX_INLINE void pv_block(const float* p, int64_t rows, const float* v, int64_t depth, int64_t H, bool accumulate,
-                         float* acc, float* out) {
+// out[r] (+)= p[r] . v over the block's `depth` keys, MLAS SGEMM order (alpha 1); accumulate: onto out. Row r's
+// nonzero weights lie in [vis[2r], vis[2r+1]); the zeros add nothing to a fused chain and are skipped, except in
+// MLAS's M = 1 kernel (one-row blocks), whose grouping of keys is positional.
+OGX_INLINE void pv_block(const float* __restrict p, int64_t rows, const int64_t* vis, const float* __restrict v,
+                         int64_t depth, int64_t H, bool accumulate, float* __restrict acc, float* __restrict out) {
   if (rows == 1) {  // MLAS's M = 1 kernel: keys in groups of 4 (then 2, 1), each group's rounded products summed
     int64_t t = 0;  // in order, then the previous output added
     bool zero = !accumulate;
@@ -103,17 +119,17 @@ OGX_INLINE void pv_block(const float* p, int64_t rows, const float* v, int64_t d
   }
   const int64_t sk = sgemm_stride_k(H, depth);
   for (int64_t r = 0; r < rows; r++) {
-    float* o = out + r * H;
+    float* __restrict o = out + r * H;
     for (int64_t t0 = 0; t0 < depth; t0 += sk) {
       const int64_t t1 = std::min(depth, t0 + sk);
-      std::fill(acc, acc + H, 0.0f);
-      for (int64_t t = t0; t < t1; t++) {
+      for (int64_t h = 0; h < H; h++) acc[h] = 0.0f;
+      for (int64_t t = std::max(t0, vis[2 * r]); t < std::min(t1, vis[2 * r + 1]); t++) {
         const float pt = p[r * depth + t];
-        const float* vt = v + t * H;
+        const float* __restrict vt = v + t * H;
         for (int64_t h = 0; h < H; h++) acc[h] = std::fma(pt, vt[h], acc[h]);
       }
       if (t0 == 0 && !accumulate)
-        std::copy(acc, acc + H, o);
+        for (int64_t h = 0; h < H; h++) o[h] = acc[h];
       else
         for (int64_t h = 0; h < H; h++) o[h] = o[h] + acc[h];
     }
@@ -132,6 +148,7 @@ OGX_INLINE void prompt_head(const OrtAttentionHead& a, std::vector<float>& scrat
   float* tmp = scores + q_block * kv_block;
   float* kt = tmp + q_block * H;
   float* acc = kt + H * kv_block;
+  std::vector<int64_t> vis((size_t)(2 * q_block));  // [q_block, 2]: each row's visible keys in the block
   for (int64_t q0 = 0; q0 < a.S; q0 += q_block) {
     const int64_t rows = std::min(q_block, a.S - q0);
     std::fill(l, l + rows, 0.0f);
@@ -140,27 +157,27 @@ OGX_INLINE void prompt_head(const OrtAttentionHead& a, std::vector<float>& scrat
     const int64_t causal_end = a.past + q0 + rows;  // no key at or past this is visible to the block
     for (int64_t ir = 0; ir < a.total && ir < causal_end; ir += kv_block) {
       const int64_t cols = std::min(kv_block, a.total - ir);
-      qk_block(a.q + q0 * H, rows, a.k + ir * H, cols, H, a.scale, kt, acc, scores);
+      transpose_keys(a.k + ir * H, cols, H, kt);
       for (int64_t r = 0; r < rows; r++) {
         float* p = scores + r * cols;
-        if (a.bias)
-          for (int64_t j = 0; j < cols; j++) p[j] = p[j] + a.bias[(q0 + r) * a.bias_stride + ir + j];
-        // keys [0, limit) are causal; a right-padded prompt's padding rows (past the row's total) see the real
-        // keys, the window counted back from the last one (as the reference kernel; their outputs are unused)
+        // keys [wstart, limit) are visible (causal, local window); a right-padded prompt's padding rows (past the
+        // row's total) see the real keys, the window counted back from the last (their outputs are unused).
         const int64_t limit = std::min(a.past + q0 + r + 1, a.total);
         const int64_t wstart = a.window >= 0 && limit > a.window ? limit - a.window : 0;
-        for (int64_t j = 0; j < cols; j++)
-          if (ir + j >= limit || ir + j < wstart) p[j] = kLowest;
+        const int64_t j0 = std::clamp<int64_t>(wstart - ir, 0, cols), j1 = std::clamp<int64_t>(limit - ir, 0, cols);
+        vis[2 * r] = j0;
+        vis[2 * r + 1] = std::max(j0, j1);
+        std::fill(p, p + cols, 0.0f);
+        if (j0 >= j1) continue;  // the whole row is masked in this block: no state update
+        qk_row(a.q + (q0 + r) * H, kt, cols, j0, j1, H, a.scale, acc, p);
+        if (a.bias)
+          for (int64_t j = j0; j < j1; j++) p[j] = p[j] + a.bias[(q0 + r) * a.bias_stride + ir + j];
         float rowmax = kLowest;
-        for (int64_t j = 0; j < cols; j++) rowmax = std::max(rowmax, p[j]);
-        if (rowmax == kLowest) {
-          std::fill(p, p + cols, 0.0f);
-          continue;
-        }
+        for (int64_t j = j0; j < j1; j++) rowmax = std::max(rowmax, p[j]);
         const float m_old = m[r];
         m[r] = std::max(m[r], rowmax);
         const float m_diff = m_old - m[r];
-        const float rowsum = sum_exp(p, cols, m[r]);
+        const float rowsum = sum_exp(p, j0, j1, m[r]);
         if (ir != 0) {
           const float e = std::exp(m_diff);
           l[r] = e * l[r] + rowsum;
@@ -169,7 +186,7 @@ OGX_INLINE void prompt_head(const OrtAttentionHead& a, std::vector<float>& scrat
           l[r] = rowsum;
         }
       }
-      pv_block(scores, rows, a.v + ir * H, cols, H, ir != 0, acc, tmp);
+      pv_block(scores, rows, vis.data(), a.v + ir * H, cols, H, ir != 0, acc, tmp);
     }
     for (int64_t r = 0; r < rows; r++) {
       const float inv = l[r] > 0.0f ? 1.0f / l[r] : 0.0f;
@@ -203,7 +220,7 @@ OGX_INLINE void decode_head(const OrtAttentionHead& a, std::vector<float>& scrat
     std::fill(a.out, a.out + H, 0.0f);
     return;
   }
-  const float rowsum = sum_exp(scores, T, rowmax);
+  const float rowsum = sum_exp(scores, 0, T, rowmax);
   std::fill(tmp, tmp + H, 0.0f);
   for (int64_t t = 0; t < T; t++)  // MlasGQADecodeSV: a running sum of rounded products
     for (int64_t h = 0; h < H; h++) tmp[h] = tmp[h] + scores[t] * a.v[t * H + h];
