@@ -105,7 +105,7 @@ VulkanGraphSession::VulkanGraphSession(std::shared_ptr<const Model> model, const
 }
 
 VulkanGraphSession::~VulkanGraphSession() {
-  if (ctx_) ctx_->wait_idle();
+  if (ctx_) ctx_->wait_idle_for_teardown();
   plans_.clear();
   kv_.clear();
   ops_.clear();
