@@ -239,8 +239,9 @@ void head_plain(const OrtAttentionHead& a, std::vector<float>& s) { head_body(a,
 }  // namespace
 
 int64_t ort_attention_kv_block(int64_t H) {
-  // ONNX Runtime's Env::GetL2CacheSize() on Linux: sysconf(_SC_LEVEL2_CACHE_SIZE).
-  static const long l2 = sysconf(_SC_LEVEL2_CACHE_SIZE);
+  // ONNX Runtime's Env::GetL2CacheSize() on Linux: sysconf(_SC_LEVEL2_CACHE_SIZE); where the system does not say
+  // (0 or -1), 1 MiB rather than one-key blocks.
+  static const long l2 = sysconf(_SC_LEVEL2_CACHE_SIZE) > 0 ? sysconf(_SC_LEVEL2_CACHE_SIZE) : (1l << 20);
   const int64_t b = (int64_t)(int)l2 / ((int64_t)sizeof(float) * 4 * (H + H));
   return std::max<int64_t>(b, 1);
 }

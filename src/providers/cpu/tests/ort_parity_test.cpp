@@ -10,6 +10,7 @@
 #include <cstring>
 #include <random>
 
+#include "providers/cpu/attention_ort.h"
 #include "providers/cpu/cpu_ops.h"
 #include "providers/cpu/tests/contrib_test_util.h"
 
@@ -116,6 +117,53 @@ TEST(OrtParity, RotaryBitIdenticalToMlasRope) {
           ASSERT_EQ(got[(size_t)(s * H + b)], std::fma(x1, sn, p2)) << "s " << s << " i " << i;
         }
     }
+}
+
+
+// ONNX Runtime's attention order (attention_ort.h) against float64 softmax attention: prompts spanning several query
+// blocks (2H rows) and several key blocks (the L2-sized block, forced small here through a long prompt and a large
+// head), one-row query blocks (MLAS's M = 1 kernel), local windows, decode rows; random data, within 2e-5 (fp32
+// sums of a few hundred terms of magnitude <= 1).
+TEST(OrtParity, AttentionInOrtOrderAgreesWithFloat64) {
+  std::mt19937 rng(53);
+  std::uniform_real_distribution<float> u(-1.f, 1.f);
+  struct Case {
+    int64_t S, past, H, window;
+  };
+  const int64_t big_h = 256;  // key block = L2 / (32 H): 256 keys for a 2 MiB L2
+  const int64_t kvb = cpu::ort_attention_kv_block(big_h);
+  std::vector<Case> cases = {{1, 0, 8, -1},   {2, 0, 16, -1},  {7, 0, 20, 3},          {65, 0, 32, -1},
+                             {129, 0, 32, 6}, {1, 40, 32, -1}, {1, 300, 64, 17},      {33, 0, 64, -1},
+                             {kvb + 37, 0, big_h, -1},         {2 * big_h + 1, 0, big_h, 50}};
+  for (const Case& c : cases) {
+    SCOPED_TRACE(::testing::Message() << "S=" << c.S << " past=" << c.past << " H=" << c.H << " window=" << c.window);
+    const int64_t T = c.past + c.S;
+    std::vector<float> q((size_t)(c.S * c.H)), k((size_t)(T * c.H)), v((size_t)(T * c.H)), out((size_t)(c.S * c.H));
+    for (auto& x : q) x = u(rng);
+    for (auto& x : k) x = u(rng);
+    for (auto& x : v) x = u(rng);
+    const float scale = 1.0f / std::sqrt((float)c.H);
+    cpu::OrtAttentionHead a{q.data(), k.data(), v.data(), nullptr, 0, c.S, c.H, T, c.past, c.window, scale, out.data(), c.H};
+    std::vector<float> scratch;
+    cpu::ort_attention_head(a, scratch);
+    for (int64_t s = 0; s < c.S; s++) {
+      const int64_t limit = c.past + s + 1, start = c.window >= 0 && limit > c.window ? limit - c.window : 0;
+      std::vector<double> w((size_t)T, 0.0);
+      double mx = -1e300, sum = 0;
+      for (int64_t t = start; t < limit; t++) {
+        double d = 0;
+        for (int64_t h = 0; h < c.H; h++) d += (double)q[(size_t)(s * c.H + h)] * k[(size_t)(t * c.H + h)];
+        w[(size_t)t] = d * scale;
+        mx = std::max(mx, w[(size_t)t]);
+      }
+      for (int64_t t = start; t < limit; t++) sum += w[(size_t)t] = std::exp(w[(size_t)t] - mx);
+      for (int64_t h = 0; h < c.H; h++) {
+        double want = 0;
+        for (int64_t t = start; t < limit; t++) want += w[(size_t)t] / sum * v[(size_t)(t * c.H + h)];
+        ASSERT_NEAR(out[(size_t)(s * c.H + h)], want, 2e-5) << "row " << s << " h " << h;
+      }
+    }
+  }
 }
 
 }  // namespace
