@@ -10,7 +10,7 @@ cd "$(dirname "$0")/.."
 secs=${1:-60}
 jobs=${OGX_JOBS:-$(nproc)}
 dir=${OGX_FUZZ_BUILD_DIR:-build-fuzz}
-all=(fuzz_onnx_loader fuzz_genai_config fuzz_tokenizer fuzz_chat_template fuzz_safetensors fuzz_c_api fuzz_adapter_file fuzz_guidance)
+all=(fuzz_onnx_loader fuzz_genai_config fuzz_tokenizer fuzz_tokenizer_text fuzz_chat_template fuzz_safetensors fuzz_c_api fuzz_adapter_file fuzz_guidance)
 read -r -a targets <<< "${OGX_FUZZ_TARGETS:-${all[*]}}"
 
 if ! command -v clang++ >/dev/null || ! compgen -G "/usr/lib/llvm-*/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a" >/dev/null; then

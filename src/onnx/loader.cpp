@@ -126,7 +126,7 @@ namespace {
 
 constexpr int kMaxSubgraphDepth = 16;  // If inside If inside ...: deeper nesting is refused
 
-void load_graph(const onnx::GraphProto& gp, ExternalDataSource& src, Graph& g, int depth);
+void load_graph(const onnx::GraphProto& gp, ExternalDataSource& src, Graph& g, int depth, int64_t ir_version);
 
 AttrValue convert_attr(const onnx::AttributeProto& a, const std::string& node, ExternalDataSource& src, int depth) {
   using A = onnx::AttributeProto;
@@ -143,7 +143,7 @@ AttrValue convert_attr(const onnx::AttributeProto& a, const std::string& node, E
                 " levels");
       auto sub = std::make_shared<Graph>();
       try {
-        load_graph(a.g(), src, *sub, depth + 1);
+        load_graph(a.g(), src, *sub, depth + 1, 0);  // a subgraph's initializers listed as inputs stay constants
       } catch (const Error& e) {
         throw_error("node '", node, "', subgraph '", a.name(), "': ", e.what());
       }
@@ -205,7 +205,7 @@ Tensor constant_node_value(const Node& n) {
 
 // A graph's values, nodes (topologically sorted), inputs and outputs. depth > 0: a subgraph, whose names that no
 // initializer, input or node defines are values of the enclosing graph (Graph::outer_inputs).
-void load_graph(const onnx::GraphProto& gp, ExternalDataSource& src, Graph& g, int depth) {
+void load_graph(const onnx::GraphProto& gp, ExternalDataSource& src, Graph& g, int depth, int64_t ir_version) {
   for (auto& init : gp.initializer()) {
     int id = g.add_value(init.name());
     g.values[id].is_constant = true;
@@ -218,7 +218,7 @@ void load_graph(const onnx::GraphProto& gp, ExternalDataSource& src, Graph& g, i
       // floating-point one is an input with a default, as ONNX Runtime treats it (LoRA adapter inputs default to
       // zero-rank tensors this way): the value is not constant and keeps the initializer in Value::constant, which
       // a run that does not feed the input uses. Integer ones stay constants: shape operands providers need at load.
-      if (model->ir_version < 4 || !is_float(g.values[id].constant.dtype())) continue;
+      if (ir_version < 4 || !is_float(g.values[id].constant.dtype())) continue;
       g.values[id].is_constant = false;
     }
     g.inputs.push_back(convert_value_info(in));
@@ -292,7 +292,7 @@ std::shared_ptr<Model> load_model_proto(const onnx::ModelProto& proto, const std
     std::string d = op.domain() == "ai.onnx" ? "" : op.domain();
     g.opsets[d] = op.version();
   }
-  load_graph(proto.graph(), src, g, 0);
+  load_graph(proto.graph(), src, g, 0, model->ir_version);
   return model;
 }
 

@@ -70,7 +70,7 @@ Runner define_generate(Flags& flags) {
   flags.option("--regex", o->regex, "constrain the output to this regular expression");
   flags.option("--grammar", o->grammar, "constrain the output to this Lark grammar FILE");
   flags.flag("--json-object", o->json_object, "constrain the output to one JSON object");
-  flags.option("--dump-logits", o->dump_logits, "write the prefill's logits (float32) to FILE");
+  flags.option("--dump-logits", o->dump_logits, "write float32 logits to FILE: the prompt's last row, then one row per generated token");
   return [o] { return run_generate(*o); };
 }
 
@@ -124,11 +124,17 @@ int run_generate(const GenerateOptions& o) {
   auto t0 = Clock::now();
   gen.append_tokens(prompt);
   double prefill_ms = ms_since(t0);
+  // --dump-logits: float32 logits after the prompt, then after each generated token is fed back (one row each)
+  std::ofstream dump;
+  auto dump_logits = [&] {
+    if (dump.is_open())
+      dump.write((const char*)gen.logits().data(), (std::streamsize)(gen.logits().size() * sizeof(float)));
+  };
   if (!o.dump_logits.empty()) {
-    std::ofstream f(o.dump_logits, std::ios::binary);
-    OGX_CHECK(f, "cannot write '", o.dump_logits, "'");
-    f.write((const char*)gen.logits().data(), (std::streamsize)(gen.logits().size() * sizeof(float)));
+    dump.open(o.dump_logits, std::ios::binary);
+    OGX_CHECK(dump, "cannot write '", o.dump_logits, "'");
   }
+  dump_logits();
   std::unique_ptr<tok::TokenizerStream> stream;
   if (tokenizer && !json) stream = std::make_unique<tok::TokenizerStream>(tokenizer, true);
   std::vector<int32_t> out;
@@ -136,6 +142,7 @@ int run_generate(const GenerateOptions& o) {
   while (!gen.is_done() && (int)out.size() < max_new) {
     gen.generate_next_token();
     out.push_back(gen.last_token());
+    if (dump.is_open() && !gen.is_done() && (int)out.size() < max_new) dump_logits();  // runs the token first
     if (stream) {
       std::cout << stream->decode(gen.last_token()) << std::flush;
     }

@@ -27,6 +27,9 @@ read -r kvh hd layers < <(/usr/bin/python3 -c "
 import json, sys
 d = json.load(open(sys.argv[1]))['model']['decoder']
 print(d['num_key_value_heads'], d['head_size'], d['num_hidden_layers'])" "$folder/genai_config.json")
+# the KV cache outputs too (rotary and cache writes, apart from the attention arithmetic)
+for ((l = 0; l < layers; l++)); do printf 'present.%d.key\tpresent key\npresent.%d.value\tpresent value\n' $l $l; done \
+  >> "$work/names.txt"
 mkdir -p "$work/ort" "$work/ogx"
 NODE_PATH="$mods" node "$here/run_ort.js" "$work/exposed.onnx" "$work/names.txt" "$ids" "$kvh" "$hd" "$work/ort"
 "$build/graph_diff_ogx" "$work/exposed.onnx" "$work/names.txt" "$ids" "$kvh" "$hd" "$layers" "$work/ogx"

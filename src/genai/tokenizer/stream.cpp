@@ -26,7 +26,12 @@ std::string TokenizerStream::decode(int32_t id) {
     ids_.pop_back();
     throw;
   }
-  if (s.size() <= prefix_.size() || ends_with_replacement(s)) return {};
+  // A text ending in U+FFFD may be a UTF-8 character still arriving byte token by byte token; hold it back, but only
+  // while few tokens are pending: a character spans at most 4 bytes, so past 16 the U+FFFD is final (holding it
+  // longer made every later token re-decode an ever longer window: quadratic time on invalid byte sequences).
+  constexpr size_t kMaxHeld = 16;
+  const bool incomplete = ends_with_replacement(s) && ids_.size() - prefix_index_ <= kMaxHeld;
+  if (s.size() <= prefix_.size() || incomplete) return {};
   std::string out = s.compare(0, prefix_.size(), prefix_) == 0 ? s.substr(prefix_.size()) : s.substr(std::min(prefix_.size(), s.size()));
   size_t new_prefix_index = ids_.size() - prefix_index_;
   ids_.erase(ids_.begin(), ids_.begin() + static_cast<std::ptrdiff_t>(prefix_index_));

@@ -15,6 +15,7 @@
 #include <cstring>
 #include <vector>
 
+#include "providers/cpu/attention_ort.h"
 #include "providers/cpu/cpu_ops.h"
 #include "providers/cpu/rotary.h"
 #include "providers/cpu/simd.h"
@@ -153,7 +154,7 @@ void gqa_compute(KernelContext& ctx, const GqaAttrs& a, const GqaDims& d) {
   int64_t longest = 0;
   for (int64_t b = 0; b < B; b++) longest = std::max<int64_t>(longest, (int64_t)seqlens[b] + 1);
   ctx.pool().parallel_for_cost(B * N, (double)(S * longest * H * 4 + longest * H * 2), [&](int64_t i0, int64_t i1) {
-    std::vector<float> kf, vf, score, acc(H);
+    std::vector<float> kf, vf, score, acc(H), ort_scratch;
     for (int64_t i = i0; i < i1; i++) {
       int64_t b = i / N, h = i % N, kvh = h / group;
       int64_t total_b = (int64_t)seqlens[b] + 1;
@@ -172,6 +173,19 @@ void gqa_compute(KernelContext& ctx, const GqaAttrs& a, const GqaDims& d) {
           vf[t] = (float)load(vbase[t]);
         }
         kp = kf.data(), vp = vf.data();
+      }
+      if constexpr (std::is_same_v<T, float>) {  // ONNX Runtime's own arithmetic, bit for bit (attention_ort.h)
+        if (!a.smooth_softmax && !sink && a.softcap <= 0) {
+          OrtAttentionHead oh{q.data() + (b * N + h) * S * H, kp, vp, nullptr, 0, S, H, total_b, past_len,
+                              a.local_window, alpha, out.data<float>() + b * S * N * H + h * H, N * H};
+          if (bias) {
+            int64_t bb = bias->dim(0) == 1 ? 0 : b, bh = bias->dim(1) == 1 ? 0 : h;
+            oh.bias = bias->data<float>() + (bb * bias->dim(1) + bh) * bias->dim(2) * bias->dim(3);
+            oh.bias_stride = bias->dim(3);
+          }
+          ort_attention_head(oh, ort_scratch);
+          continue;
+        }
       }
       score.resize(total_b);
       for (int64_t s = 0; s < S; s++) {

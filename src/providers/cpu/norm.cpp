@@ -13,31 +13,90 @@ namespace {
 struct NormArgs {
   bool simplified;  // RMSNorm: no mean subtraction, no bias
   float eps;
+  bool scalar_order = false;  // Skip*: ONNX Runtime's scalar loop (skip_layer_norm.cc), not MLAS's 8-lane kernel
 };
 
-// One row: x (fp32, already residual-summed) -> y with gamma/beta.
+// One row: x (fp32, already residual-summed) -> y with gamma/beta, in ONNX Runtime 1.30's CPU arithmetic bit for
+// bit (checked node by node with tools/ortgenai_check/graph_diff.sh).
+// Skip(Simplified)LayerNormalization (scalar_order, contrib_ops/cpu/skip_layer_norm.cc's own loop): the sum and the
+// sum of squares in index order, mean = sum / H, dev = sqrt(sumsq / H [- mean^2] + eps), each output
+// (x [- mean]) / dev * gamma [+ beta] — a division.
+// (Simplified)LayerNormalization (MLAS's AVX2 kernel, core/mlas/lib/layernorm_kernel_avx2.cpp, which
+// layer_norm_impl.cc calls for fp32 rows): the sum and the sum of squares run in 8 lanes (lane j takes the elements
+// j, j+8, ...; the squares fused-multiply-added), the lanes are reduced as ((l0+l4)+(l2+l6)) + ((l1+l5)+(l3+l7)),
+// then the tail of H mod 8 elements is added in order; mean = sum / H, dev = sqrt(sumsq / H [- mean^2] + eps),
+// inv = 1 / dev, and each output is (x [- mean]) * inv * gamma [fused + beta].
+// Compiled with -ffp-contract=off (CMakeLists.txt): every * and + here rounds unless written as std::fma.
+template <typename S>
+inline __attribute__((always_inline)) void norm_row_body(const float* x, int64_t H, const S* gamma, const S* beta,
+                                                         S* y, const NormArgs& a, float* mean_out, float* inv_out) {
+  if (a.scalar_order) {
+    float sum = 0.0f, sumsq = 0.0f;
+    for (int64_t h = 0; h < H; h++) {
+      sum += x[h];
+      sumsq += x[h] * x[h];
+    }
+    const float n = (float)H;
+    const float mean = sum / n;
+    const float dev = a.simplified ? std::sqrt(sumsq / n + a.eps) : std::sqrt(sumsq / n - mean * mean + a.eps);
+    for (int64_t h = 0; h < H; h++) {
+      float v = (a.simplified ? x[h] : x[h] - mean) / dev * (float)load(gamma[h]);
+      if (beta) v += (float)load(beta[h]);
+      y[h] = store<S>(v);
+    }
+    if (mean_out) *mean_out = mean;
+    if (inv_out) *inv_out = 1.0f / dev;
+    return;
+  }
+  float lsum[8] = {0, 0, 0, 0, 0, 0, 0, 0}, lsq[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+  int64_t i = 0;
+  for (; i + 8 <= H; i += 8)
+    for (int j = 0; j < 8; j++) {
+      lsum[j] += x[i + j];
+      lsq[j] = std::fma(x[i + j], x[i + j], lsq[j]);
+    }
+  auto reduce = [](const float* l) {
+    float r0 = l[0] + l[4], r1 = l[1] + l[5], r2 = l[2] + l[6], r3 = l[3] + l[7];
+    return (r0 + r2) + (r1 + r3);
+  };
+  float sum = reduce(lsum), sumsq = reduce(lsq);
+  for (; i < H; i++) {
+    sum += x[i];
+    sumsq = std::fma(x[i], x[i], sumsq);
+  }
+  const float n = (float)H;
+  const float mean = sum / n;
+  const float dev = a.simplified ? std::sqrt(sumsq / n + a.eps) : std::sqrt(sumsq / n - mean * mean + a.eps);
+  const float inv = 1.0f / dev;
+  if (a.simplified) {
+    for (int64_t h = 0; h < H; h++) y[h] = store<S>(x[h] * inv * (float)load(gamma[h]));
+  } else if (!beta) {
+    for (int64_t h = 0; h < H; h++) y[h] = store<S>((x[h] - mean) * inv * (float)load(gamma[h]));
+  } else {
+    for (int64_t h = 0; h < H; h++)
+      y[h] = store<S>(std::fma((x[h] - mean) * inv, (float)load(gamma[h]), (float)load(beta[h])));
+  }
+  if (mean_out) *mean_out = mean;
+  if (inv_out) *inv_out = inv;
+}
+
+// The same arithmetic with the fused operations as instructions where the CPU has FMA (else libm's fmaf).
+template <typename S>
+__attribute__((target("avx2,fma"))) void norm_row_fma(const float* x, int64_t H, const S* gamma, const S* beta, S* y,
+                                                      const NormArgs& a, float* mean_out, float* inv_out) {
+  norm_row_body<S>(x, H, gamma, beta, y, a, mean_out, inv_out);
+}
+template <typename S>
+void norm_row_plain(const float* x, int64_t H, const S* gamma, const S* beta, S* y, const NormArgs& a,
+                    float* mean_out, float* inv_out) {
+  norm_row_body<S>(x, H, gamma, beta, y, a, mean_out, inv_out);
+}
 template <typename S>
 void norm_row(const float* x, int64_t H, const S* gamma, const S* beta, S* y, const NormArgs& a, float* mean_out,
               float* inv_out) {
-  double mean = 0;
-  if (!a.simplified) {
-    for (int64_t h = 0; h < H; h++) mean += x[h];
-    mean /= (double)H;
-  }
-  double var = 0;
-  for (int64_t h = 0; h < H; h++) {
-    double d = x[h] - mean;
-    var += d * d;
-  }
-  var /= (double)H;
-  float inv = 1.0f / std::sqrt((float)var + a.eps);
-  for (int64_t h = 0; h < H; h++) {
-    float v = ((float)(x[h] - mean)) * inv * (float)load(gamma[h]);
-    if (beta) v += (float)load(beta[h]);
-    y[h] = store<S>(v);
-  }
-  if (mean_out) *mean_out = (float)mean;
-  if (inv_out) *inv_out = inv;
+  static const bool has_fma = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  if (has_fma) norm_row_fma<S>(x, H, gamma, beta, y, a, mean_out, inv_out);
+  else norm_row_plain<S>(x, H, gamma, beta, y, a, mean_out, inv_out);
 }
 
 // Normalized size H (product of dims from `axis` on) and the shape of the per-row statistics outputs.
@@ -96,7 +155,7 @@ void skip_norm_kernel(KernelContext& ctx, bool simplified) {
   OGX_CHECK(gamma.numel() == H, ctx.node().describe(), ": gamma has ", gamma.numel(), " elements, hidden size is ", H);
   OGX_CHECK(skip.numel() == x.numel() || skip.numel() == H * (x.rank() >= 2 ? x.dim(-2) : 1) || skip.numel() == H,
             ctx.node().describe(), ": skip shape ", shape_str(skip.shape()), " does not fit input ", shape_str(x.shape()));
-  NormArgs a{simplified, ctx.node().attr_float("epsilon", 1e-5f)};
+  NormArgs a{simplified, ctx.node().attr_float("epsilon", 1e-5f), true};
   int64_t rows = H ? x.numel() / H : 0;
   int64_t skip_rows = H ? skip.numel() / H : 1;
   Tensor& y = ctx.output(0, x.dtype(), x.shape());

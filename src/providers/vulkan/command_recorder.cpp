@@ -8,7 +8,7 @@ namespace ogx::vk {
 CommandRecorder::CommandRecorder(Context& ctx) : ctx_(ctx) { cb_ = ctx.allocate_command_buffer(); }
 
 CommandRecorder::~CommandRecorder() {
-  if (last_submit_) ctx_.wait(last_submit_);
+  if (last_submit_) ctx_.wait_for_teardown(last_submit_);
   ctx_.free_command_buffer(cb_);
 }
 

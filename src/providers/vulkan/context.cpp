@@ -1,12 +1,28 @@
 #include "providers/vulkan/context.h"
 
+#include <atomic>
 #include <chrono>
 #include <cstring>
+#include <sstream>
 
 #include "common/log.h"
 #include "providers/vulkan/transfer.h"
 
 namespace ogx::vk {
+
+namespace {
+
+std::string fmt_mb(double mb) {
+  std::ostringstream os;
+  os << mb;
+  return os.str();
+}
+
+std::atomic<int> g_injected_device_losses{0};  // test hook: submissions left to fail with VK_ERROR_DEVICE_LOST
+
+}  // namespace
+
+void inject_device_loss_for_tests() { g_injected_device_losses++; }
 
 std::unique_ptr<Context> Context::create(const std::map<std::string, std::string>& provider_options,
                                          const InstanceOptions& instance) {
@@ -32,6 +48,8 @@ Context::Context(const ContextOptions& options) : options_(options) {
   VkPhysicalDeviceMemoryProperties mem;
   vkGetPhysicalDeviceMemoryProperties(physical[chosen], &mem);
   allocator_ = std::make_unique<DeviceAllocator>(device_, mem, options.block_bytes);
+  if (const auto& mb = options.provider.device_memory_budget_mb)
+    allocator_->set_budget((VkDeviceSize)(*mb * 1048576.0), "provider option device_memory_budget_mb=" + fmt_mb(*mb));
   pipelines_ = std::make_unique<PipelineLibrary>(device_);
   transfers_ = std::make_unique<TransferRing>(*this, options.staging_bytes, options.readback_bytes);
 }
@@ -108,8 +126,21 @@ Context::~Context() {
   vkDestroyDevice(device_, nullptr);
 }
 
+void Context::check_not_lost() const {
+  if (lost_)
+    throw_error("the Vulkan device '", info_.name, "' was lost earlier (VK_ERROR_DEVICE_LOST): this model can no ",
+                "longer run on it; load the model again (a new model opens the device anew)");
+}
+
+void Context::fail_device_lost(const char* where) {
+  lost_ = true;
+  throw_error("the Vulkan device '", info_.name, "' was lost (VK_ERROR_DEVICE_LOST from ", where, ": the driver ",
+              "reset the device or it failed); this model can no longer run on it, load the model again");
+}
+
 uint64_t Context::submit(VkCommandBuffer cb) {
-  uint64_t value = ++next_value_;
+  check_not_lost();
+  uint64_t value = next_value_ + 1;
   VkTimelineSemaphoreSubmitInfo ti{VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO};
   ti.signalSemaphoreValueCount = 1;
   ti.pSignalSemaphoreValues = &value;
@@ -119,19 +150,28 @@ uint64_t Context::submit(VkCommandBuffer cb) {
   si.pCommandBuffers = &cb;
   si.signalSemaphoreCount = 1;
   si.pSignalSemaphores = &timeline_;
-  OGX_VK(vkQueueSubmit(queue_, 1, &si, VK_NULL_HANDLE));
+  int injected = g_injected_device_losses.load();
+  while (injected > 0 && !g_injected_device_losses.compare_exchange_weak(injected, injected - 1)) {
+  }
+  const VkResult r = injected > 0 ? VK_ERROR_DEVICE_LOST : vkQueueSubmit(queue_, 1, &si, VK_NULL_HANDLE);
+  if (r == VK_ERROR_DEVICE_LOST) fail_device_lost("vkQueueSubmit");
+  if (r != VK_SUCCESS) throw_error("vkQueueSubmit failed: ", result_name(r));
+  next_value_ = value;
   submits_++;
   return value;
 }
 
 void Context::wait(uint64_t value) {
+  check_not_lost();
   // Poll the timeline for up to kSpinWaitUs first: a decode step takes about a millisecond, and a blocking wait
   // that sleeps costs its wake-up on every token. Longer work (prompts, uploads) then blocks. Not on a CPU driver,
   // whose threads need the cores the poll would take.
   auto deadline = std::chrono::steady_clock::now() + std::chrono::microseconds(kSpinWaitUs);
   for (uint32_t i = 0; info_.type != DeviceType::cpu; i++) {
     uint64_t reached = 0;
-    OGX_VK(vkGetSemaphoreCounterValue(device_, timeline_, &reached));
+    const VkResult r = vkGetSemaphoreCounterValue(device_, timeline_, &reached);
+    if (r == VK_ERROR_DEVICE_LOST) fail_device_lost("vkGetSemaphoreCounterValue");
+    if (r != VK_SUCCESS) throw_error("vkGetSemaphoreCounterValue failed: ", result_name(r));
     if (reached >= value) return;
     if ((i & 63) == 63 && std::chrono::steady_clock::now() > deadline) break;
   }
@@ -139,10 +179,24 @@ void Context::wait(uint64_t value) {
   wi.semaphoreCount = 1;
   wi.pSemaphores = &timeline_;
   wi.pValues = &value;
-  OGX_VK(vkWaitSemaphores(device_, &wi, UINT64_MAX));
+  const VkResult r = vkWaitSemaphores(device_, &wi, UINT64_MAX);
+  if (r == VK_ERROR_DEVICE_LOST) fail_device_lost("vkWaitSemaphores");
+  if (r != VK_SUCCESS) throw_error("vkWaitSemaphores failed: ", result_name(r));
 }
 
 void Context::wait_idle() { wait(next_value_); }
+
+void Context::wait_for_teardown(uint64_t value) noexcept {
+  if (lost_) {  // a lost device completes nothing more: vkDeviceWaitIdle returns at once (it drains a device that
+    vkDeviceWaitIdle(device_);  // only the test hook declared lost), so buffers are not freed while pending
+    return;
+  }
+  try {
+    wait(value);
+  } catch (const Error& e) {
+    log_warning(std::string("Vulkan provider teardown: ") + e.what());
+  }
+}
 
 VkCommandBuffer Context::allocate_command_buffer() {
   VkCommandBufferAllocateInfo ai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};

@@ -48,11 +48,17 @@ class Context {
   TransferRing& transfers() { return *transfers_; }
 
   // Submits one command buffer, signalling the timeline; returns the value that marks its completion.
+  // VK_ERROR_DEVICE_LOST (from the submit or a wait): ogx::Error saying so, and the context is lost for good: every
+  // later submit or wait fails at once with an error naming the loss (a new model opens a new device).
   uint64_t submit(VkCommandBuffer cb);
   // Host waits until the timeline reaches value: polls for up to kSpinWaitUs, then blocks.
   void wait(uint64_t value);
   static constexpr uint32_t kSpinWaitUs = 20000;
   void wait_idle();           // everything submitted so far
+  // For destructors: waits as wait() but never throws (returns at once on a lost device, logs other errors).
+  void wait_for_teardown(uint64_t value) noexcept;
+  void wait_idle_for_teardown() noexcept { wait_for_teardown(next_value_); }
+  bool device_lost() const { return lost_; }
   uint64_t submit_count() const { return submits_; }
 
   VkCommandBuffer allocate_command_buffer();
@@ -60,6 +66,8 @@ class Context {
 
  private:
   void create_device(VkPhysicalDevice physical);
+  void check_not_lost() const;
+  [[noreturn]] void fail_device_lost(const char* where);
 
   ContextOptions options_;
   std::shared_ptr<Instance> instance_;
@@ -72,10 +80,15 @@ class Context {
   VkSemaphore timeline_ = VK_NULL_HANDLE;
   uint64_t next_value_ = 0;  // last value a submission signals
   uint64_t submits_ = 0;
+  bool lost_ = false;  // VK_ERROR_DEVICE_LOST was seen: nothing runs on this device any more
   bool coopmat_f16_ = false;
   std::unique_ptr<DeviceAllocator> allocator_;
   std::unique_ptr<PipelineLibrary> pipelines_;
   std::unique_ptr<TransferRing> transfers_;
 };
+
+// Test hook: the next submission of any context fails as with VK_ERROR_DEVICE_LOST (tests of device loss on a
+// driver that never loses its device).
+void inject_device_loss_for_tests();
 
 }  // namespace ogx::vk

@@ -1,5 +1,7 @@
 #include "providers/vulkan/device_selection.h"
 
+#include <cstdlib>
+
 #include <algorithm>
 #include <sstream>
 
@@ -93,6 +95,12 @@ ProviderOptions parse_provider_options(const std::map<std::string, std::string>&
       o.disable_metacommands = parse_bool(key, value);
     } else if (key == "enable_graph_capture") {
       o.enable_graph_capture = parse_bool(key, value);
+    } else if (key == "device_memory_budget_mb") {
+      char* end = nullptr;
+      const double mb = std::strtod(value.c_str(), &end);
+      if (value.empty() || *end != 0 || !(mb > 0) || mb > (double)(1ll << 40))
+        throw_error("invalid value '", value, "' for provider option device_memory_budget_mb (expected MiB > 0)");
+      o.device_memory_budget_mb = mb;
     } else {
       log_warning("unknown provider option '" + key + "' for the vulkan (dml) provider is ignored");
     }

@@ -24,6 +24,9 @@ struct ProviderOptions {
   std::optional<uint32_t> hardware_vendor_id;                  // PCI vendor id filter
   bool disable_metacommands = false;                           // portable kernels only
   bool enable_graph_capture = true;                            // record a decode step once, replay per token
+  // device_memory_budget_mb: device-local memory ogx may take (MiB, fractions allowed), below what the heap has;
+  // past it allocations fail as on a full device (for tests of out-of-memory, and to leave room to others).
+  std::optional<double> device_memory_budget_mb;
 };
 
 // Parses string key/values. Unknown keys: a warning (log_warning) and ignored. Invalid values: ogx::Error

@@ -93,6 +93,11 @@ DeviceAllocator::~DeviceAllocator() {
   for (auto& b : blocks_) b.buf.destroy();
 }
 
+void DeviceAllocator::set_budget(VkDeviceSize bytes, std::string what) {
+  budget_ = bytes;
+  budget_name_ = std::move(what);
+}
+
 VkDeviceSize DeviceAllocator::bytes_reserved() const {
   VkDeviceSize total = 0;
   for (auto& b : blocks_) total += b.buf.size;
@@ -183,6 +188,14 @@ DeviceBuffer DeviceAllocator::allocate(const std::string& name, VkDeviceSize byt
     if (try_place(b, need, &offset)) block = b;
   if (block < 0) {
     VkDeviceSize size = std::max(need, block_bytes_);
+    if (budget_) {  // a new block only within the budget, smaller than usual where that is what is left
+      const VkDeviceSize reserved = bytes_reserved(), left = budget_ > reserved ? budget_ - reserved : 0;
+      if (need > left)
+        throw_error("out of device memory for tensor '", name, "': needs ", bytes, " bytes, the device memory budget (",
+                    budget_name_, ", ", budget_, " bytes) has ", left, " bytes left (", in_use_,
+                    " bytes in use in blocks of ", reserved, ")");
+      size = std::min(size, left);
+    }
     Block blk;
     try {
       blk.buf = create_buffer(name, size, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT, 0);

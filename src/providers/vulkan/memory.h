@@ -112,6 +112,9 @@ class DeviceAllocator {
 
   VkDeviceSize bytes_in_use() const { return in_use_; }
   VkDeviceSize bytes_reserved() const;  // sum of block sizes
+  // Caps the device-local bytes held in blocks (0: the heap's size is the only limit); `what` names the setting in
+  // errors (the provider option).
+  void set_budget(VkDeviceSize bytes, std::string what);
 
  private:
   struct FreeRange {
@@ -129,6 +132,8 @@ class DeviceAllocator {
   VkDeviceSize block_bytes_;
   std::vector<Block> blocks_;
   VkDeviceSize in_use_ = 0;
+  VkDeviceSize budget_ = 0;  // bytes, 0 = none
+  std::string budget_name_;
 };
 
 }  // namespace ogx::vk

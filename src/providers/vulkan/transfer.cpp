@@ -37,7 +37,7 @@ TransferRing::TransferRing(Context& ctx, VkDeviceSize staging_bytes, VkDeviceSiz
 }
 
 TransferRing::~TransferRing() {
-  ctx_.wait_idle();
+  ctx_.wait_idle_for_teardown();
   for (auto& s : slots_) ctx_.free_command_buffer(s.cb);
   ctx_.free_command_buffer(readback_slot_.cb);
   staging_.destroy();

@@ -1,4 +1,5 @@
 // TokenizerStream: concatenated chunks equal the full decode, for every golden string on all three tokenizers.
+#include <chrono>
 #include <random>
 
 #include "test_util.h"
@@ -53,6 +54,19 @@ TEST_P(Stream, OutOfRangeIdThrowsAndResetWorks) {
   std::string out;
   for (int32_t id : ids) out += s.decode(id);
   EXPECT_EQ(out, "Hello world");
+}
+
+// Byte tokens that never form UTF-8 (fuzz_tokenizer's regression stream-held-replacement-chars): the stream emits
+// the final U+FFFDs instead of re-decoding an ever longer window (quadratic time), and still equals the full decode.
+TEST(StreamLimits, InvalidByteRunStreamsInLinearTime) {
+  OGX_REQUIRE_GOLDEN("llama2");
+  auto tok = golden_tokenizer("llama2");
+  const int32_t lead = tok->token_to_id("<0xC3>");  // a lead byte that no continuation byte follows
+  ASSERT_GE(lead, 0);
+  std::vector<int32_t> ids(20000, lead);
+  auto t0 = std::chrono::steady_clock::now();
+  EXPECT_EQ(stream_all(tok, ids, true), tok->decode(ids, true));
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 5.0);
 }
 
 INSTANTIATE_TEST_SUITE_P(Tokenizers, Stream, ::testing::Values("llama2", "llama3", "qwen3"));

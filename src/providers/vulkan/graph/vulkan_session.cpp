@@ -122,7 +122,7 @@ VulkanGraphSession::VulkanGraphSession(std::shared_ptr<const Model> model, const
 }
 
 VulkanGraphSession::~VulkanGraphSession() {
-  if (ctx_) ctx_->wait_idle();
+  if (ctx_) ctx_->wait_idle_for_teardown();
   plans_.clear();
   if (pool_) pool_->free_memory();  // generators' states may outlive the session: the memory goes with it
   kv_.clear();

@@ -1,0 +1,125 @@
+// The Vulkan provider out of device memory and after a lost device (issue 17), on lavapipe: a device-memory budget
+// (provider option device_memory_budget_mb) smaller than a model fails its load with an error naming the budget and a
+// tensor; a sequence whose KV cache (and attention scratch) cannot grow within it fails the step that needs it; a device lost at a submission
+// (inject_device_loss_for_tests) fails that step and every later one at once, without hanging. In each case the
+// process then loads and runs a model as usual. Skips without a Vulkan device or ../shared.
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <string>
+
+#include "genai/generator.h"
+#include "shared_dir.h"
+#include "vulkan_test_config.h"
+#ifdef OGX_HAVE_VULKAN
+#include "providers/vulkan/context.h"
+#endif
+
+namespace ogx::test {
+namespace {
+
+std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "<no error>";
+}
+
+std::string golden_llama(const std::string& variant) { return shared_dir() + "/golden/models/llama/" + variant; }
+
+// The fp16 llama golden on the Vulkan provider with the given extra option (empty: none); null when no Vulkan device.
+std::shared_ptr<genai::Model> load_vulkan(const std::string& key = "", const std::string& value = "") {
+  genai::Config c = genai::Config::load(golden_llama("fp16-dml"));
+  select_vulkan(c, /*validation=*/false);
+  if (!key.empty()) c.set_provider_option("dml", key, value);
+  return genai::Model::load(c);
+}
+
+// Generates n tokens after a short prompt: the model (and the process) still work.
+void expect_runs(const std::shared_ptr<genai::Model>& m, int n = 4) {
+  genai::GeneratorParams p(*m);
+  p.search.max_length = 8 + n;
+  genai::Generator g(m, p);
+  g.append_tokens({1, 15, 27, 99});
+  for (int i = 0; i < n; i++) g.generate_next_token();
+  EXPECT_EQ(g.token_count(), 4u + n);
+}
+
+TEST(VulkanLimits, vulkan_model_larger_than_the_memory_budget_fails_then_a_model_loads) {
+  OGX_REQUIRE_SHARED();
+  std::string msg;
+  try {
+    load_vulkan("device_memory_budget_mb", "0.25");  // 256 KiB: the fp16 golden's weights are 820 KiB
+    msg = "<no error>";
+  } catch (const Error& e) {
+    if (no_vulkan_device(e)) GTEST_SKIP() << e.what();
+    msg = e.what();
+  }
+  EXPECT_NE(msg.find("device_memory_budget_mb=0.25"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("out of device memory for tensor '"), std::string::npos) << msg;
+  EXPECT_NE(error_of([] { load_vulkan("device_memory_budget_mb", "-1"); }).find("device_memory_budget_mb"),
+            std::string::npos);
+  expect_runs(load_vulkan());  // the same process loads and runs the model without the budget
+}
+
+TEST(VulkanLimits, vulkan_kv_cache_that_cannot_grow_fails_the_step_then_the_model_runs_shorter) {
+  OGX_REQUIRE_SHARED();
+  std::shared_ptr<genai::Model> m;
+  try {
+    // 2 MiB: the weights, the step's values and a KV cache of a few hundred positions fit; 4096 positions do not
+    // (the cache grows in steps of 256 positions, 64 KiB each for this model).
+    m = load_vulkan("device_memory_budget_mb", "2");
+  } catch (const Error& e) {
+    if (no_vulkan_device(e)) GTEST_SKIP() << e.what();
+    throw;
+  }
+  genai::GeneratorParams p(*m);
+  p.search.max_length = 4096;
+  std::string msg = "<no error>";
+  {
+    // Chunks of 200 tokens: each step's activations stay small while the sequence, and with it the KV cache and the
+    // attention scratch sized by its length, grows past the budget; whichever of them fails first is named.
+    genai::Generator g(m, p);
+    for (int chunk = 0; chunk < 20 && msg == "<no error>"; chunk++) {
+      std::vector<int32_t> ids(200);
+      for (size_t i = 0; i < ids.size(); i++) ids[i] = (int32_t)(3 + (chunk * 200 + i) * 7 % 2000);
+      msg = error_of([&] { g.append_tokens(ids); });
+    }
+  }
+  EXPECT_NE(msg.find("out of device memory for tensor '"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("device_memory_budget_mb=2"), std::string::npos) << msg;
+  expect_runs(m);  // the same model still runs a short sequence within its budget
+}
+
+#ifdef OGX_HAVE_VULKAN
+TEST(VulkanLimits, vulkan_lost_device_fails_the_step_and_later_ones_then_a_new_model_runs) {
+  OGX_REQUIRE_SHARED();
+  std::shared_ptr<genai::Model> m;
+  try {
+    m = load_vulkan();
+  } catch (const Error& e) {
+    if (no_vulkan_device(e)) GTEST_SKIP() << e.what();
+    throw;
+  }
+  genai::GeneratorParams p(*m);
+  p.search.max_length = 16;
+  {
+    genai::Generator g(m, p);
+    vk::inject_device_loss_for_tests();
+    std::string msg = error_of([&] { g.append_tokens({1, 15, 27}); });
+    EXPECT_NE(msg.find("VK_ERROR_DEVICE_LOST"), std::string::npos) << msg;
+  }
+  {
+    genai::Generator g(m, p);  // the lost model refuses at once, naming the loss
+    std::string msg = error_of([&] { g.append_tokens({1, 15, 27}); });
+    EXPECT_NE(msg.find("was lost earlier"), std::string::npos) << msg;
+  }
+  m.reset();                   // released without hanging
+  expect_runs(load_vulkan());  // a new model opens the device anew
+}
+#endif
+
+}  // namespace
+}  // namespace ogx::test
