@@ -13,6 +13,24 @@ namespace {
 
 #define OGX_AVX2 __attribute__((target("avx2,fma")))
 
+// exp(x) for x <= 0 (attention's softmax): clamped at -87 so 2^n stays a normal number.
+OGX_AVX2 inline __m256 exp_nonpos(__m256 x) {
+  x = _mm256_max_ps(x, _mm256_set1_ps(-87.f));
+  const __m256 fx = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(1.44269504088896341f)),
+                                    _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  __m256 r = _mm256_fnmadd_ps(fx, _mm256_set1_ps(0.693359375f), x);  // x - n ln2, ln2 in two parts
+  r = _mm256_fnmadd_ps(fx, _mm256_set1_ps(-2.12194440e-4f), r);
+  __m256 p = _mm256_set1_ps(1.9875691500e-4f);
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.3981999507e-3f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(8.3334519073e-3f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(4.1665795894e-2f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.6666665459e-1f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(5.0000001201e-1f));
+  p = _mm256_fmadd_ps(p, _mm256_mul_ps(r, r), _mm256_add_ps(r, _mm256_set1_ps(1.f)));
+  const __m256i n = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(fx), _mm256_set1_epi32(127)), 23);
+  return _mm256_mul_ps(p, _mm256_castsi256_ps(n));
+}
+
 // ONNX Runtime's logistic (MLAS, core/mlas/lib/logistic.cpp constants, x86-64 kernel LogisticKernelFma3.S): x
 // clamped to [-18, 18], an odd degree-9 numerator over an even degree-10 denominator in x^2 (Horner with fused
 // multiply-adds), p / q + 0.5, clamped at 0. Bit for bit the same as ONNX Runtime's Sigmoid on x86-64.
