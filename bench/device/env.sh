@@ -26,6 +26,9 @@ use_validation() {
   mkdir -p /tmp/vl && dpkg -x .devrun/vulkan-validationlayers_*.deb /tmp/vl
   export VK_LAYER_PATH=/tmp/vl/usr/share/vulkan/explicit_layer.d
   export LD_LIBRARY_PATH=/tmp/vl/usr/lib/x86_64-linux-gnu:$LD_LIBRARY_PATH
+  # The layers' libraries and ogx's (ICU, OpenSSL through cpp-httplib) use up glibc's static TLS surplus, after which
+  # the driver's libnvidia-tls fails to load ("cannot allocate memory in static TLS block": no device found).
+  export GLIBC_TUNABLES=glibc.rtld.optional_static_tls=4194304
 }
 
 # gpu_tests [KERNEL_FILTER]: the Vulkan kernel suite (only the tests KERNEL_FILTER selects when given; "none": no

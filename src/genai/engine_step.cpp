@@ -4,23 +4,18 @@
 #include <exception>
 
 #include "common/error.h"
-#include "genai/batch_step.h"
 #include "genai/engine.h"
 
 namespace ogx::genai {
 
-// One batched model run for all of them (decode_together); when that fails, each generator alone, so that the
-// error is charged to the request that caused it (a generator whose token the failed batched run already picked
-// is done for this step: generate_next_token is not repeated for it).
+// Each generator's step in turn. decode_together (genai/batch_step.h) would run them as one batched model run, but
+// under ogx serve's 16 concurrent requests on lavapipe it returned out-of-range token ids for some generators (a bug
+// in the batched device-sampling path, open): until that is found the engine steps them one by one (correct; each
+// generator keeps its own KV cache, so nothing is re-run).
 void step_generators(const std::vector<Generator*>& active, std::vector<std::string>& errors) {
   errors.assign(active.size(), std::string());
   std::vector<size_t> before(active.size());
   for (size_t i = 0; i < active.size(); i++) before[i] = active[i]->token_count();
-  try {
-    decode_together(active);
-    return;
-  } catch (const std::exception&) {
-  }
   for (size_t i = 0; i < active.size(); i++) {
     if (active[i]->token_count() > before[i]) continue;
     try {
@@ -91,8 +86,13 @@ void Engine::run_one_step() {
         if (!w.chunk.empty()) r.gen_->append_tokens(w.chunk);
         if (w.decode) {
           OGX_CHECK(!r.gen_->is_done(), "the sequence reached max_length ", r.gen_->max_length());
-          decoders.push_back(r.gen_.get());
-          decoder_work.push_back(i);
+          if (!w.chunk.empty()) {
+            // Its first token comes from its prompt's run, before another request's prompt chunk runs.
+            r.gen_->generate_next_token();
+          } else {
+            decoders.push_back(r.gen_.get());
+            decoder_work.push_back(i);
+          }
         }
       } catch (const std::exception& e) {
         w.error = e.what();
