@@ -12,6 +12,15 @@ struct CoopPush {
 };
 static_assert(sizeof(CoopPush) <= kPushConstantBytes);
 
+// The push constants of both shaders for a[M, K] x w (+ bias) -> c.
+CoopPush coop_push(const TensorView& a, const MatMulWeight& w, const TensorView* bias, const TensorView& c,
+                   int64_t M) {
+  return CoopPush{addr(a), w.data.slice().address, w.int4 ? w.scales.slice().address : 0,
+                  w.has_zero_points ? w.zero_points.slice().address : 0, addr_or_zero(bias), addr(c), (uint32_t)M,
+                  (uint32_t)w.N, (uint32_t)w.K, (uint32_t)w.block_size, (uint32_t)w.nblocks,
+                  (uint32_t)((w.nblocks + 1) / 2), w.has_zero_points, bias != nullptr};
+}
+
 // Output tile edges of the two shader variants (TILE_BIG: 128 x 128 with 8 subgroups, else 64 x 64 with 4).
 constexpr uint32_t kBigTile = 128, kSmallTile = 64;
 // Shared memory the big variant declares: A and W slices 128 x (64 + 8) halves each, 8 fp32 16x16 scratch tiles.
@@ -44,10 +53,7 @@ void matmul_coop(CommandRecorder& rec, const TensorView& a, const MatMulWeight& 
   uint32_t tile = big ? kBigTile : kSmallTile;
   std::string shader = std::string(w.int4 ? "matmul_coop_q4_f16" : "matmul_coop_f16") + (big ? "_big" : "_small");
   const Pipeline& pl = ctx.pipelines().get(shader);
-  CoopPush p{addr(a), w.data.slice().address, w.int4 ? w.scales.slice().address : 0,
-             w.has_zero_points ? w.zero_points.slice().address : 0, addr_or_zero(bias), addr(c), Mu, N,
-             (uint32_t)w.K, (uint32_t)w.block_size, (uint32_t)w.nblocks, (uint32_t)((w.nblocks + 1) / 2),
-             w.has_zero_points, bias != nullptr};
+  CoopPush p = coop_push(a, w, bias, c, M);
   rec.dispatch(pl, &p, sizeof(p), div_up(N, tile), div_up(Mu, tile), 1, projection_reads(a, w, bias), {c.mem});
 }
 
@@ -68,11 +74,7 @@ void matvec_coop(CommandRecorder& rec, const TensorView& x, const MatMulWeight& 
   if (bias) OGX_CHECK(bias->numel() == w.N && bias->dtype == DType::f16, "matvec_coop: bias must be fp16 [", w.N, "]");
   std::string shader = std::string(w.int4 ? "matvec_coop_q4_f16" : "matvec_coop_f16") + (silu_pairs ? "_silu" : "");
   const Pipeline& pl = ctx.pipelines().get(shader);
-  // int4 without zero points: no zero-point reads (has_zp 0), any readable address will do.
-  CoopPush p{addr(x), w.data.slice().address, w.int4 ? w.scales.slice().address : 0,
-             w.has_zero_points ? w.zero_points.slice().address : 0, addr_or_zero(bias), addr(y), (uint32_t)M,
-             (uint32_t)w.N, (uint32_t)w.K, (uint32_t)w.block_size, (uint32_t)w.nblocks,
-             (uint32_t)((w.nblocks + 1) / 2), w.has_zero_points, bias != nullptr};
+  CoopPush p = coop_push(x, w, bias, y, M);  // int4 without zero points: has_zp 0, the address is not read
   uint32_t gx, gz;
   grid_2d(div_up((uint32_t)w.N, 16u), &gx, &gz);
   rec.dispatch(pl, &p, sizeof(p), gx, 1, gz, projection_reads(x, w, bias), {y.mem});
