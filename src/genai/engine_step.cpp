@@ -14,10 +14,7 @@ namespace ogx::genai {
 // generator keeps its own KV cache, so nothing is re-run).
 void step_generators(const std::vector<Generator*>& active, std::vector<std::string>& errors) {
   errors.assign(active.size(), std::string());
-  std::vector<size_t> before(active.size());
-  for (size_t i = 0; i < active.size(); i++) before[i] = active[i]->token_count();
   for (size_t i = 0; i < active.size(); i++) {
-    if (active[i]->token_count() > before[i]) continue;
     try {
       active[i]->generate_next_token();
     } catch (const std::exception& e) {
