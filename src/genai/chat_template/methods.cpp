@@ -309,6 +309,7 @@ Value get_attribute_path(Interp& in, const Value& obj, const std::string& path) 
     std::string part = path.substr(b, e == std::string::npos ? std::string::npos : e - b);
     bool digits = !part.empty() && std::all_of(part.begin(), part.end(), [](char c) { return std::isdigit((unsigned char)c); });
     if (cur.is_undefined()) return cur;
+    if (digits && part.size() > 18) in.fail("attribute index '" + part + "' is out of range");
     cur = get_item(in, cur, digits ? Value::integer(std::stoll(part)) : Value::string(part));
     if (e == std::string::npos) return cur;
     b = e + 1;
@@ -334,7 +335,12 @@ std::string py_format(Interp& in, const std::string& fmt, CallArgs& args) {
     if (size_t colon = field.find(':'); colon != std::string::npos) { spec = field.substr(colon + 1); field = field.substr(0, colon); }
     const Value* v = nullptr;
     if (field.empty()) v = auto_idx < args.args.size() ? &args.args[auto_idx++] : nullptr;
-    else if (std::isdigit((unsigned char)field[0])) { size_t i = std::stoul(field); v = i < args.args.size() ? &args.args[i] : nullptr; }
+    else if (std::isdigit((unsigned char)field[0])) {
+      size_t i = 0, n = 0;
+      while (n < field.size() && std::isdigit((unsigned char)field[n]) && i < (size_t(1) << 32)) i = i * 10 + (field[n++] - '0');
+      if (n != field.size()) in.fail("format: bad field '" + field + "'");
+      v = i < args.args.size() ? &args.args[i] : nullptr;
+    }
     else v = args.get(field, size_t(-1));
     if (!v) in.fail("format: missing argument '" + field + "'");
     std::string s = to_str(*v);

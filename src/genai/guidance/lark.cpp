@@ -58,7 +58,12 @@ std::vector<Tok> tokenize(const std::string& s) {
           else if (e == 'x' || e == 'u') {
             size_t n = e == 'x' ? 2 : 4;
             if (i + n > s.size()) fail("invalid escape in string");
-            uint32_t cp = (uint32_t)std::stoul(s.substr(i, n), nullptr, 16);
+            uint32_t cp = 0;
+            for (size_t k = 0; k < n; k++) {
+              const char h = s[i + k];
+              if (!std::isxdigit((unsigned char)h)) fail("invalid \\" + std::string(1, e) + " escape in string");
+              cp = cp * 16 + (uint32_t)(h <= '9' ? h - '0' : (h | 0x20) - 'a' + 10);
+            }
             i += n;
             if (cp < 0x80) v += (char)cp;
             else if (cp < 0x800) v += (char)(0xC0 | (cp >> 6)), v += (char)(0x80 | (cp & 0x3F));

@@ -145,8 +145,8 @@ std::vector<std::string> nonneg_decimals(const Dec& L, bool sl, const std::optio
 }  // namespace
 
 std::string integer_range_regex(std::optional<Bound> lo, std::optional<Bound> hi) {
-  if (lo && std::fabs(lo->value) >= kHuge) lo.reset();
-  if (hi && std::fabs(hi->value) >= kHuge) hi.reset();
+  if (lo && !(std::fabs(lo->value) < kHuge)) lo.reset();  // also NaN
+  if (hi && !(std::fabs(hi->value) < kHuge)) hi.reset();
   const bool has_lo = lo.has_value(), has_hi = hi.has_value();
   int64_t a = 0, b = 0;
   if (has_lo) a = (int64_t)(lo->exclusive ? std::floor(lo->value) + 1 : std::ceil(lo->value));
@@ -167,8 +167,8 @@ std::string integer_range_regex(std::optional<Bound> lo, std::optional<Bound> hi
 }
 
 std::string number_range_regex(std::optional<Bound> lo, std::optional<Bound> hi) {
-  if (lo && std::fabs(lo->value) >= kHuge) lo.reset();
-  if (hi && std::fabs(hi->value) >= kHuge) hi.reset();
+  if (lo && !(std::fabs(lo->value) < kHuge)) lo.reset();  // also NaN
+  if (hi && !(std::fabs(hi->value) < kHuge)) hi.reset();
   if (!lo && !hi)
     return "-?(?:0|[1-9][0-9]{0," + std::to_string(kMaxIntDigits - 1) + "})" + kAnyFrac + "(?:[eE][+-]?[0-9]{1,2})?";
   OGX_CHECK(!lo || !hi || lo->value < hi->value || (lo->value == hi->value && !lo->exclusive && !hi->exclusive),

@@ -451,6 +451,10 @@ class Compiler {
   }
 
   int32_t compile(const Node& n, int32_t next) {
+    // Empty sub-patterns add no states, so nested bounded repeats of them ((){0,9}){0,9}... would run forever
+    // under the state budget alone: count the visits too.
+    OGX_CHECK(++visits_ <= 4 * nfa_.max_states, "regex automaton: pattern too deeply repeated (more than ",
+              4 * nfa_.max_states, " compile steps)");
     switch (n.kind) {
       case Node::kEmpty: return next;
       case Node::kClass: return klass(n.ranges, next);
@@ -465,18 +469,20 @@ class Compiler {
       case Node::kRepeat: {
         const Node& k = n.kids[0];
         int32_t tail = next;
+        int min = n.min;
         if (n.max == kInf) {
           int32_t loop = split(-1, next);
           int32_t body = compile(k, loop);
           nfa_.states[loop].out = body;
           tail = loop;
+          if (min > 0) tail = body, min--;  // x+ is one copy of x looping back (nested (x+)+ stays linear)
         } else {
           for (int i = 0; i < n.max - n.min; i++) {  // nested optionals, each may skip to `next`
             int32_t body = compile(k, tail);
             tail = split(body, next);
           }
         }
-        for (int i = 0; i < n.min; i++) tail = compile(k, tail);
+        for (int i = 0; i < min; i++) tail = compile(k, tail);
         return tail;
       }
     }
@@ -486,6 +492,7 @@ class Compiler {
  private:
   Nfa& nfa_;
   const RegexOptions& opts_;
+  size_t visits_ = 0;
 };
 
 }  // namespace

@@ -68,7 +68,8 @@ std::vector<std::string> TokenTrie::tokenizer_bytes(const tok::Tokenizer& t, int
     } catch (const Error&) {
       continue;  // a hole in the vocabulary
     }
-    if (piece.size() == 6 && piece.compare(0, 3, "<0x") == 0 && piece[5] == '>') {  // byte fallback
+    if (piece.size() == 6 && piece.compare(0, 3, "<0x") == 0 && piece[5] == '>' &&
+        std::isxdigit((unsigned char)piece[3]) && std::isxdigit((unsigned char)piece[4])) {  // byte fallback
       out[id] = std::string(1, (char)std::stoi(piece.substr(3, 2), nullptr, 16));
       continue;
     }

@@ -161,6 +161,13 @@ TEST(GuidanceLexer, InvalidRegexesFailCleanly) {
   }
   Lexer big;
   EXPECT_THROW(big.add("(?:[a-z]{3000}){1000}"), ogx::Error);  // the automaton budget
+  Lexer empties;  // empty bodies add no states: the compile-step budget stops these
+  EXPECT_THROW(empties.add("((((((((((){0,9}){0,9}){0,9}){0,9}){0,9}){0,9}){0,9}){0,9}){0,9}){0,9}"), ogx::Error);
+  // Repeated '+' was compiled as x x*, doubling per level (a fuzzer input ran out of memory); now linear.
+  OneRegex plus("a" + std::string(200, '+') + "b");
+  EXPECT_TRUE(plus.match("ab"));
+  EXPECT_TRUE(plus.match("aaab"));
+  EXPECT_FALSE(plus.match("b"));
   // A DFA that grows exponentially is stopped by the state and work budgets, with an error, mid-lexing.
   for (int budget = 0; budget < 2; budget++) {
     Lexer lx;
