@@ -4,17 +4,27 @@
 #include <exception>
 
 #include "common/error.h"
+#include "genai/batch_step.h"
 #include "genai/engine.h"
 
 namespace ogx::genai {
 
-// Each generator's step in turn. decode_together (genai/batch_step.h) would run them as one batched model run, but
-// under ogx serve's 16 concurrent requests on lavapipe it returned out-of-range token ids for some generators (a bug
-// in the batched device-sampling path, open): until that is found the engine steps them one by one (correct; each
-// generator keeps its own KV cache, so nothing is re-run).
+// One batched model run for all of them (decode_together); when that fails, each generator that did not get its
+// token alone, so that the error is charged to the request that caused it. (Session 8 stepped them one by one:
+// decode_together gave garbage token ids under 16 concurrent serve requests. The cause was the Vulkan argmax's
+// counters, placed after the batch's rows in a scratch shared by every batch size: when a request left, the smaller
+// batch read the larger one's results as counters. Fixed in sample.comp; VulkanSamplingTest.SpreadArgmax* covers it.)
 void step_generators(const std::vector<Generator*>& active, std::vector<std::string>& errors) {
   errors.assign(active.size(), std::string());
+  std::vector<size_t> before(active.size());
+  for (size_t i = 0; i < active.size(); i++) before[i] = active[i]->token_count();
+  try {
+    decode_together(active);
+    return;
+  } catch (const std::exception&) {
+  }
   for (size_t i = 0; i < active.size(); i++) {
+    if (active[i]->token_count() > before[i]) continue;
     try {
       active[i]->generate_next_token();
     } catch (const std::exception& e) {

@@ -8,7 +8,7 @@ namespace ogx::vk::kernels {
 
 uint32_t argmax_chunks(int64_t V) { return (uint32_t)std::clamp<int64_t>((V + 2047) / 2048, 1, 64); }
 
-int64_t argmax_scratch_words(int64_t B, int64_t V) { return B * (2 * (int64_t)argmax_chunks(V) + 1); }
+int64_t argmax_scratch_words(int64_t B, int64_t V) { return kArgmaxMaxRows + B * 2 * (int64_t)argmax_chunks(V); }
 
 void sample_tokens(CommandRecorder& rec, const SamplingParams& params, const TensorView& logits,
                    const TensorView& tokens, const TensorView& rng_state, const TensorView* host_tokens,
@@ -28,6 +28,7 @@ void sample_tokens(CommandRecorder& rec, const SamplingParams& params, const Ten
     OGX_CHECK(dtype_size(argmax_scratch->dtype) == 4 && argmax_scratch->numel() >= argmax_scratch_words(B, V),
               "sampling: the argmax scratch must hold ", argmax_scratch_words(B, V), " 32-bit words");
     chunks = argmax_chunks(V);
+    OGX_CHECK(B <= kArgmaxMaxRows, "sampling: the spread argmax takes at most ", kArgmaxMaxRows, " rows, not ", B);
   }
   OGX_CHECK(!token_mask || (dtype_size(token_mask->dtype) == 4 && token_mask->numel() >= B * ((V + 31) / 32)),
             "sampling: the token mask must be uint32 [", B, ", ", (V + 31) / 32, "]");

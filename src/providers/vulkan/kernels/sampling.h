@@ -18,13 +18,15 @@ struct SamplingParams {
 // logits: [B, V] f32/f16; tokens: int64 [B]; rng_state: uint32 [B] (seed it with seed_sampling_state; advanced
 // on each sampling call). host_tokens (optional): int64 [B] in host-visible memory, written with the same ids (the
 // host reads them after the submission completes, no copy command). argmax_scratch (optional, greedy): uint32
-// [argmax_scratch_words(B, V)], zero before its first use and left zero by every call: the argmax then spreads
-// each row over argmax_chunks(V) workgroups instead of one. token_mask (optional): uint32 [B, ceil(V / 32)], bit t
+// [argmax_scratch_words(B, V)] for the largest B it serves, zero before its first use and left zero by every call
+// (calls of any batch up to that B may share it): the argmax then spreads each row over argmax_chunks(V) workgroups
+// instead of one. token_mask (optional): uint32 [B, ceil(V / 32)], bit t
 // of word t / 32 set for the tokens a row may pick (structured output); the others count as the lowest logit.
 void sample_tokens(CommandRecorder& rec, const SamplingParams& params, const TensorView& logits,
                    const TensorView& tokens, const TensorView& rng_state, const TensorView* host_tokens = nullptr,
                    const TensorView* argmax_scratch = nullptr, const TensorView* token_mask = nullptr);
 
+constexpr int64_t kArgmaxMaxRows = 256;  // rows of one spread argmax (the shader's MAX_ROWS: its counters' words)
 uint32_t argmax_chunks(int64_t V);  // workgroups per row of the spread argmax (~2,048 logits each, at most 64)
 int64_t argmax_scratch_words(int64_t B, int64_t V);
 

@@ -3,7 +3,9 @@
 // the token without a copy command.
 //   mode 0: argmax (lowest index among equal maxima). Workgroup (b, c) of a (B, C) grid scans chunk c of row b,
 //     8 loads in flight per thread; with C > 1 each chunk's (max, index) goes to the scratch and the last chunk to
-//     finish (an atomic counter, reset by it for the next step) merges them.
+//     finish (an atomic counter, reset by it for the next step) merges them. The counters sit at fixed words
+//     [0, MAX_ROWS) whatever B is: one scratch serves steps of every batch (counters placed after B rows' pairs
+//     moved with B, so a smaller batch read a larger one's pairs as counters and never merged: garbage tokens).
 //   flags & 2: a token mask (structured output) leaves only the tokens whose bit is set.
 //   mode 1: top-k / top-p / temperature sampling, one workgroup per row. The k = min(top_k, MAXK) largest logits
 //     are found by an exact radix select (4 passes of 8-bit digits over order-preserving keys), sorted (bitonic),
@@ -16,6 +18,7 @@
 
 layout(local_size_x = 256) in;
 const uint T = 256, MAXK = 1024;
+const uint MAX_ROWS = 256;  // kernels::kArgmaxMaxRows (sampling.h)
 
 layout(buffer_reference, std430, buffer_reference_align = 4) coherent buffer CoherentU32 { uint v[]; };
 
@@ -24,7 +27,7 @@ layout(push_constant) uniform Push {
   U32Buf tokens;        // int64 [B]
   U32Buf rng;           // uint [B] PCG state (mode 1)
   U32Buf host_tokens;   // int64 [B], host-visible (flags & 1)
-  CoherentU32 scratch;  // mode 0 with C > 1: [B, C] (max bits, index) pairs, then [B] counters (0 between steps)
+  CoherentU32 scratch;  // mode 0 with C > 1: [MAX_ROWS] counters (0 between steps), then [B, C] (max bits, index)
   U32Buf mask;          // flags & 2: [B, ceil(V / 32)] allowed tokens (bit i % 32 of word i / 32)
   uint V, mode, top_k, flags;
   float top_p, temperature;
@@ -108,10 +111,10 @@ void argmax_row(uint b) {
     return;
   }
   if (tid == 0) {
-    p.scratch.v[2 * (b * C + c)] = floatBitsToUint(red_v[0]);
-    p.scratch.v[2 * (b * C + c) + 1] = red_i[0];
+    p.scratch.v[MAX_ROWS + 2 * (b * C + c)] = floatBitsToUint(red_v[0]);
+    p.scratch.v[MAX_ROWS + 2 * (b * C + c) + 1] = red_i[0];
     memoryBarrierBuffer();
-    last_sh = atomicAdd(p.scratch.v[2 * gl_NumWorkGroups.x * C + b], 1u) == C - 1 ? 1u : 0u;
+    last_sh = atomicAdd(p.scratch.v[b], 1u) == C - 1 ? 1u : 0u;
   }
   barrier();
   if (last_sh == 0) return;
@@ -119,11 +122,12 @@ void argmax_row(uint b) {
   best = -1.0 / 0.0;
   best_i = NONE;
   for (uint k = tid; k < C; k += T)
-    take_better(best, best_i, uintBitsToFloat(p.scratch.v[2 * (b * C + k)]), p.scratch.v[2 * (b * C + k) + 1]);
+    take_better(best, best_i, uintBitsToFloat(p.scratch.v[MAX_ROWS + 2 * (b * C + k)]),
+                p.scratch.v[MAX_ROWS + 2 * (b * C + k) + 1]);
   reduce_argmax(best, best_i);
   if (tid == 0) {
     write_token(b, red_i[0]);
-    p.scratch.v[2 * gl_NumWorkGroups.x * C + b] = 0u;
+    p.scratch.v[b] = 0u;
   }
 }
 
