@@ -94,8 +94,10 @@ void Engine::run_one_step() {
         if (w.decode) {
           OGX_CHECK(!r.gen_->is_done(), "the sequence reached max_length ", r.gen_->max_length());
           if (!w.chunk.empty()) {
-            // Its first token comes from its prompt's run, before another request's prompt chunk runs.
-            r.gen_->generate_next_token();
+            // Its first token comes from its prompt's run, before another request's prompt chunk runs (through
+            // decode_together: the generator is marked batched, so it queues no step ahead that the next
+            // batched step would drop).
+            decode_together({r.gen_.get()});
           } else {
             decoders.push_back(r.gen_.get());
             decoder_work.push_back(i);
