@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Model-level differential check over every architecture ogx builds: for each of the six architecture shapes in
-# src/builder/tests/data/arch/*.json (hidden 64, 2 layers, random weights) x {fp32, fp16, int4} x {cpu, dml}
-# (36 folders), `ogx build` makes the folder and `ogx check` runs it on the CPU provider and on the Vulkan provider
+# Model-level differential check over every architecture ogx builds: for each of the seven architecture shapes in
+# src/builder/tests/data/arch/*.json and tests/data/arch/*.json (2 layers, random weights) x {fp32, fp16, int4} x
+# {cpu, dml} (42 folders), `ogx build` makes the folder and `ogx check` runs it on the CPU provider and on the Vulkan provider
 # side by side (greedy tokens, teacher-forced logits, top-2 margin at every divergence; see tools/ogx/cmd_check.cpp).
 # A FAILURE (a divergence beyond the precision's tolerance, or the Vulkan generation parting from the CPU's tokens
 # before any divergence) fails the test; NEAR-TIEs are listed. A folder that falls back to the CPU provider for some
@@ -21,7 +21,9 @@ require_no_fallback=${OGX_CHECK_REQUIRE_NO_FALLBACK:-0}
 lengths=1,7,33
 new_tokens=16
 device=cpu
-shapes=("$src"/src/builder/tests/data/arch/*.json)
+# The builder's architecture shapes, plus tests/data/arch (variants without a PyTorch reference of their own:
+# phi4mini, partial rotary with longrope).
+shapes=("$src"/src/builder/tests/data/arch/*.json "$src"/tests/data/arch/*.json)
 while [ $# -gt 0 ]; do
   case $1 in
     --require-no-fallback) require_no_fallback=1 ;;

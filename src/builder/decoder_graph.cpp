@@ -8,6 +8,7 @@
 #include "builder/rope.h"
 #include "builder/tensor_fill.h"
 #include "common/error.h"
+#include "common/log.h"
 
 namespace ogx::builder {
 
@@ -239,6 +240,9 @@ class Decoder {
   void rope_caches() {
     if (rope_made_) return;
     rope_made_ = true;
+    if (s_.fused_rope() && (c_.rotary_dim() / 2) % 8 != 0)
+      log_warning("ogx build: the rotary caches are [*, " + std::to_string(c_.rotary_dim() / 2) + "]: ogx runs this "
+                  "folder, but ONNX Runtime's GroupQueryAttention (do_rotary) requires a multiple of 8 there");
     auto all = std::make_shared<const std::vector<RopeCache>>(builder::rope_caches(c_));
     if (all->size() == 1 || !s_.fused_rope()) {
       cache_initializer("cos_cache", all, false);
@@ -359,10 +363,14 @@ class Decoder {
     rope_caches();
     if (!s_.fused_rope()) {
       const std::string pos = long_rope_position_ids();
+      // Partial rotary (the reference builder's attributes): rotary_embedding_dim and, for the 3-D input, the heads.
+      const bool partial = c_.rotary_dim() != c_.head_dim;
       for (auto [name, t] : {std::pair<const char*, std::string*>{"q_rotary", &q}, {"k_rotary", &k}}) {
         const std::string out = A + "/" + name + "/RotaryEmbedding/output_0";
+        const int64_t heads = std::string(name) == "k_rotary" ? c_.kv_heads : c_.heads;
         g_.node("RotaryEmbedding", kMS, A + "/" + name + "/RotaryEmbedding", {*t, pos, "cos_cache", "sin_cache"},
-                {out}, {Attr::i("interleaved", 0), Attr::i("num_heads", 0), Attr::i("rotary_embedding_dim", 0)});
+                {out}, {Attr::i("interleaved", 0), Attr::i("num_heads", partial ? heads : 0),
+                        Attr::i("rotary_embedding_dim", partial ? c_.rotary_dim() : 0)});
         *t = out;
       }
     }

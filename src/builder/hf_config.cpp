@@ -147,12 +147,19 @@ void parse_rope(const json& c, HfConfig& h) {
   if (type == "longrope" && r.original_max_position > h.max_position)
     throw_error("config.json: original_max_position_embeddings ", r.original_max_position,
                 " exceeds max_position_embeddings ", h.max_position);
-  if (h.rope.partial_factor != 1.0) throw_error("config.json: partial_rotary_factor != 1 is not supported");
+  if (!(h.rope.partial_factor > 0.0 && h.rope.partial_factor <= 1.0))
+    throw_error("config.json: partial_rotary_factor must be in (0, 1], got ", h.rope.partial_factor);
+  if (h.rope.partial_factor != 1.0 && h.arch != Arch::phi3)  // (transformers rotates the whole head of the others)
+    throw_error("config.json: partial_rotary_factor ", h.rope.partial_factor, " is supported for phi3 (Phi-4-mini) "
+                "only among the architectures ogx builds, not ", h.architecture);
+  if (h.rotary_dim() < 2 || h.rotary_dim() % 2 != 0)
+    throw_error("config.json: partial_rotary_factor ", h.rope.partial_factor, " x head_dim ", h.head_dim,
+                " gives ", h.rotary_dim(), " rotary dimensions (must be even and >= 2)");
   if (type == "longrope") {
-    const size_t half = (size_t)(h.head_dim / 2);
+    const size_t half = (size_t)(h.rotary_dim() / 2);
     if (r.short_factor.size() != half || r.long_factor.size() != half)
-      throw_error("config.json: rope_scaling short_factor and long_factor need ", half, " entries (head_dim / 2), got ",
-                  r.short_factor.size(), " and ", r.long_factor.size());
+      throw_error("config.json: rope_scaling short_factor and long_factor need ", half,
+                  " entries (rotary dimensions / 2), got ", r.short_factor.size(), " and ", r.long_factor.size());
     for (double f : r.short_factor) if (!(f > 0)) throw_error("config.json: rope_scaling short_factor must be positive");
     for (double f : r.long_factor) if (!(f > 0)) throw_error("config.json: rope_scaling long_factor must be positive");
   }

@@ -37,6 +37,9 @@ struct HfConfig {
   int64_t max_position = 0;
   double rms_eps = 1e-6;
   RopeConfig rope;
+  // Dimensions of a head that rotate: head_dim * partial_rotary_factor (Phi-4-mini 0.75, GPT-NeoX style: the
+  // leading dims rotate, the rest pass through), even; head_dim when the factor is 1.
+  int64_t rotary_dim() const { return (int64_t)((double)head_dim * rope.partial_factor); }
   bool tie_embeddings = false;
   std::string hidden_act = "silu";
   // GroupQueryAttention local_window_size: absent key -> -1 attribute; null -> no attribute; N -> N on sliding

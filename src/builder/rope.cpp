@@ -86,7 +86,7 @@ RopeCache longrope(const HfConfig& c, int64_t dim, bool long_factors) {
 }  // namespace
 
 std::vector<RopeCache> rope_caches(const HfConfig& c) {
-  const int64_t dim = (int64_t)(c.head_dim * c.rope.partial_factor);
+  const int64_t dim = c.rotary_dim();
   if (c.rope.type == "yarn") return {yarn(c, dim)};
   if (c.rope.type == "longrope") return {longrope(c, dim, false), longrope(c, dim, true)};
   RopeCache one;

@@ -110,6 +110,25 @@ TEST_F(BuilderErrors, UnsupportedRopeScaling) {
   EXPECT_THAT(build_error(dir_), ::testing::HasSubstr("unsupported rope_scaling type dynamic"));
 }
 
+// partial_rotary_factor: phi3 only (Phi-4-mini; transformers rotates the whole head of the others), in (0, 1], and
+// giving an even number >= 2 of rotating dims.
+TEST_F(BuilderErrors, PartialRotaryOutsidePhi3OrOutOfRange) {
+  json c = json::parse(llama_config_text());
+  c["partial_rotary_factor"] = 0.5;
+  write_text(dir_ + "/config.json", c.dump());
+  EXPECT_THAT(build_error(dir_), ::testing::HasSubstr("is supported for phi3 (Phi-4-mini) only"));
+  c["architectures"] = {"Phi3ForCausalLM"};
+  for (double bad : {0.0, 1.5, -0.25}) {
+    c["partial_rotary_factor"] = bad;
+    write_text(dir_ + "/config.json", c.dump());
+    EXPECT_THAT(build_error(dir_), ::testing::HasSubstr("partial_rotary_factor must be in (0, 1]")) << bad;
+  }
+  const int64_t head = c["hidden_size"].get<int64_t>() / c["num_attention_heads"].get<int64_t>();
+  c["partial_rotary_factor"] = 1.0 / (double)head;  // one rotating dim: not a pair
+  write_text(dir_ + "/config.json", c.dump());
+  EXPECT_THAT(build_error(dir_), ::testing::HasSubstr("must be even and >= 2"));
+}
+
 TEST_F(BuilderErrors, ShardedIndexNamesMissingShardTensor) {
   write_safetensors(dir_ + "/a.safetensors", {{"model.embed_tokens.weight", "F32", {2048, 64}}});
   json idx = {{"weight_map", {{"model.embed_tokens.weight", "a.safetensors"}, {"model.norm.weight", "a.safetensors"}}}};

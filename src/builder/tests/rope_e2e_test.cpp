@@ -1,5 +1,6 @@
 // Long-context rotary variants end to end: a random-weight checkpoint per variant (data/rope: small configs with
-// rope_scaling set: linear, llama3, yarn on llama and qwen2, longrope on phi3 with original_max_position_embeddings 8) built by
+// rope_scaling set: linear, llama3, yarn on llama and qwen2, longrope on phi3 with original_max_position_embeddings 8,
+// and longrope with partial_rotary_factor 0.75 as Phi-4-mini) built by
 // `ogx build` as fp32-cpu (GroupQueryAttention rotates; longrope switches caches with an If on the total length)
 // and fp32-dml (RotaryEmbedding nodes; longrope reads one concatenated table with shifted position ids).
 // Checks: the two folders give the same logits on the CPU provider (two different graphs of one model; for
@@ -129,7 +130,7 @@ TEST_P(RopeVariant, CpuAndDmlFoldersAgreeOnBothProviders) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Types, RopeVariant,
-                         ::testing::Values("linear", "llama3", "yarn_llama", "yarn_qwen2", "longrope"),
+                         ::testing::Values("linear", "llama3", "yarn_llama", "yarn_qwen2", "longrope", "partial_longrope"),
                          [](const auto& i) { return std::string(i.param); });
 
 }  // namespace

@@ -57,9 +57,10 @@ Dims check(const GqaParams& pr, const GqaTensors& t) {
   d.max_seq = (d.max_seq + kKvBlock - 1) / kKvBlock * kKvBlock;  // the kernels' table stride: whole blocks
   OGX_CHECK(t.pages.table.size >= (VkDeviceSize)(d.B * d.Hkv * (d.max_seq / kKvBlock) * 8),
             "GroupQueryAttention: the block table must hold [B, Hkv, ", d.max_seq / kKvBlock, "] block addresses");
-  if (pr.do_rotary)
-    OGX_CHECK(t.cos_cache && t.sin_cache && t.cos_cache->shape.back() * 2 == d.D,
-              "GroupQueryAttention: do_rotary needs cos/sin caches [max_pos, ", d.D / 2, "]");
+  if (pr.do_rotary)  // [max_pos, R / 2] with R <= D (partial rotary: R < D)
+    OGX_CHECK(t.cos_cache && t.sin_cache && t.cos_cache->shape.size() == 2 && t.cos_cache->shape == t.sin_cache->shape &&
+                  t.cos_cache->shape.back() >= 1 && t.cos_cache->shape.back() * 2 <= d.D,
+              "GroupQueryAttention: do_rotary needs cos/sin caches [max_pos, R / 2] with R <= head size ", d.D);
   return d;
 }
 
@@ -105,9 +106,12 @@ void combine(CommandRecorder& rec, const Dims& d, const char* ty, const BufferSl
   rec.dispatch(pl, &p, sizeof(p), (uint32_t)d.Hq, (uint32_t)(d.B * d.S), 1, {partials}, {output.mem});
 }
 
-// The rotary flags the attention shaders read (gqa_rotary.glsl): 1 rotary, 2 interleaved, 4 position_ids given.
-uint32_t rotary_flags(const GqaParams& pr, bool pos) {
-  return (pr.do_rotary ? 1u : 0u) | (pr.rotary_interleaved ? 2u : 0u) | (pos ? 4u : 0u);
+// The rotary flags the attention shaders read (gqa_rotary.glsl): 1 rotary, 2 interleaved, 4 position_ids given,
+// bits 8 and up: R / 2 of a partial rotary (R < head size), else 0.
+uint32_t rotary_flags(const GqaParams& pr, const GqaTensors& t, int64_t D, bool pos) {
+  uint32_t half = 0;  // R / 2 when the rotation covers part of the head (partial rotary), else 0
+  if (pr.do_rotary && t.cos_cache && t.cos_cache->shape.back() * 2 < D) half = (uint32_t)t.cos_cache->shape.back();
+  return (pr.do_rotary ? 1u : 0u) | (pr.rotary_interleaved ? 2u : 0u) | (pos ? 4u : 0u) | (half << 8);
 }
 
 // What a one-token decode dispatch reads: packed QKV, caches, lengths, rotary caches and positions when used.
@@ -143,7 +147,7 @@ void decode_group(CommandRecorder& rec, const GqaParams& pr, const GqaTensors& t
       partials.address, counters.address, addr(t.output), pr.do_rotary ? addr(*t.cos_cache) : 0,
       pr.do_rotary ? addr(*t.sin_cache) : 0, pos ? addr(*t.position_ids) : 0, (uint32_t)d.Hkv, (uint32_t)d.D,
       (uint32_t)d.max_seq, (uint32_t)t.query.shape[2],
-      rotary_flags(pr, pos),
+      rotary_flags(pr, t, d.D, pos),
       pr.do_rotary ? (uint32_t)t.cos_cache->shape[0] : 0, t.pages.k_off, t.pages.v_off, scale, pr.softcap,
       (int32_t)pr.local_window_size};
   static_assert(sizeof(p) <= 128, "push constants");
@@ -178,7 +182,7 @@ void decode_fused(CommandRecorder& rec, const GqaParams& pr, const GqaTensors& t
       partials.address, pr.do_rotary ? addr(*t.cos_cache) : 0, pr.do_rotary ? addr(*t.sin_cache) : 0,
       pos ? addr(*t.position_ids) : 0, (uint32_t)d.B, 1u, (uint32_t)d.Hq, (uint32_t)d.Hkv, (uint32_t)d.D,
       (uint32_t)d.max_seq, nsplit, (uint32_t)t.query.shape[2],
-      rotary_flags(pr, pos),
+      rotary_flags(pr, t, d.D, pos),
       pr.do_rotary ? (uint32_t)t.cos_cache->shape[0] : 0, t.pages.k_off, t.pages.v_off, scale, pr.softcap,
       (int32_t)pr.local_window_size};
   static_assert(sizeof(p) <= 128, "push constants");
@@ -234,7 +238,7 @@ void group_query_attention(CommandRecorder& rec, const GqaParams& pr, const GqaT
     if (pos)
       OGX_CHECK(t.position_ids->dtype == DType::i64 && t.position_ids->numel() == d.B * d.S,
                 "GroupQueryAttention: position_ids must be int64 [B, S]");
-    uint32_t flags = rotary_flags(pr, pos);
+    uint32_t flags = rotary_flags(pr, t, d.D, pos);
     struct {
       uint64_t q, k, v, seqlens, total, cos_c, sin_c, q_out, kv_table, pos_ids;
       uint32_t B, S, Hq, Hkv, D, max_seq, q_row, kv_row, flags, max_pos, k_off, v_off;

@@ -1,10 +1,12 @@
 // Rotary embedding of element j of a head starting at src[base], at `position`, as GroupQueryAttention's do_rotary
-// applies it (flags & 1: rotary on, flags & 2: interleaved pairs; cos/sin caches [max_pos, D / 2]). Included after
-// the push-constant block `p` of a shader that declares flags, D, max_pos, cos_c and sin_c.
+// applies it (flags & 1: rotary on, flags & 2: interleaved pairs; cos/sin caches [max_pos, R / 2]; flags >> 8: R / 2
+// when R < D — partial rotary, as Phi-4-mini: the first R elements rotate, the others pass through — else 0).
+// Included after the push-constant block `p` of a shader that declares flags, D, max_pos, cos_c and sin_c.
 float rotate(ActBuf src, uint base, uint j, int position) {
   float xj = float(src.v[base + j]);
   if ((p.flags & 1u) == 0) return xj;
-  uint half_dim = p.D / 2;
+  uint half_dim = (p.flags >> 8) != 0 ? (p.flags >> 8) : p.D / 2;
+  if (j >= 2 * half_dim) return xj;
   bool first;
   uint idx, pair;
   if ((p.flags & 2u) != 0) {

@@ -12,13 +12,14 @@ struct GqaReference {
   float scale, softcap;
   int64_t window;
   bool rotary, interleaved;
-  std::vector<float> cos_c, sin_c;  // [max_pos, D/2]
+  std::vector<float> cos_c, sin_c;  // [max_pos, R/2]
+  int64_t rot_dim = 0;              // R: dims that rotate (partial rotary: R < D; the rest pass through); 0: D
 };
 
 inline void rotate_head(const GqaReference& r, const float* in, int64_t position, bool rot, double* out) {
-  int64_t half = r.D / 2;
+  const int64_t R = r.rot_dim ? r.rot_dim : r.D, half = R / 2;
   for (int64_t j = 0; j < r.D; j++) {
-    if (!rot) { out[j] = in[j]; continue; }
+    if (!rot || j >= R) { out[j] = in[j]; continue; }
     bool first;
     int64_t idx, pair;
     if (r.interleaved) idx = j / 2, first = j % 2 == 0, pair = first ? j + 1 : j - 1;

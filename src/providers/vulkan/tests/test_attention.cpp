@@ -76,6 +76,7 @@ struct GqaCase {
   int64_t window;
   float softcap, scale;
   DType dtype;
+  int64_t rot_dim = 0;  // partial rotary: R < D rotate (cos/sin caches [max_seq, R/2]); 0: the whole head
 };
 
 class VulkanGqaTest : public VulkanTest, public ::testing::WithParamInterface<GqaCase> {};
@@ -86,7 +87,9 @@ TEST_P(VulkanGqaTest, MatchesReference) {
   auto rnd = [&](float x) { return round_to({x}, dt)[0]; };
   GqaReference r{c.B, c.S, c.Hq, c.Hkv, c.D, c.max_seq, c.scale != 0 ? c.scale : 1.0f / std::sqrt((float)c.D),
                  c.softcap, c.window, c.rotary, c.interleaved, {}, {}};
-  rope_caches(c.max_seq, c.D, r.cos_c, r.sin_c);
+  const int64_t R = c.rot_dim ? c.rot_dim : c.D;
+  r.rot_dim = R;
+  rope_caches(c.max_seq, R, r.cos_c, r.sin_c);
   r.cos_c = round_to(r.cos_c, dt), r.sin_c = round_to(r.sin_c, dt);
   uint32_t seed = (uint32_t)(c.S * 31 + c.Hq * 7 + c.Hkv + c.D + c.window + (int)c.softcap);
   auto q = round_to(random_values(c.B * c.S * c.Hq * c.D, seed), dt);
@@ -115,7 +118,7 @@ TEST_P(VulkanGqaTest, MatchesReference) {
     kv = upload(k, dt, {c.B, c.S, c.Hkv * c.D});
     vv = upload(v, dt, {c.B, c.S, c.Hkv * c.D});
   }
-  TensorView cosv = upload(r.cos_c, dt, {c.max_seq, c.D / 2}), sinv = upload(r.sin_c, dt, {c.max_seq, c.D / 2});
+  TensorView cosv = upload(r.cos_c, dt, {c.max_seq, R / 2}), sinv = upload(r.sin_c, dt, {c.max_seq, R / 2});
   kernels::GqaTensors t;
   t.query = qv;
   if (!c.packed) t.key = &kv, t.value = &vv;
@@ -178,7 +181,13 @@ INSTANTIATE_TEST_SUITE_P(
         GqaCase{4, 1, 8, 2, 32, 600, {600, 3, 257, 513}, false, true, false, true, -1, 0, 0, DType::f32},
         GqaCase{16, 1, 8, 4, 64, 96, {1, 96, 2, 50, 17, 33, 64, 65, 90, 5, 8, 77, 31, 40, 12, 70}, false, true, false,
                 false, -1, 0, 0, DType::f32},
-        GqaCase{7, 1, 4, 2, 32, 300, {280, 1, 9, 140, 299, 33, 70}, false, false, false, false, -1, 0, 0, DType::f16}));
+        GqaCase{7, 1, 4, 2, 32, 300, {280, 1, 9, 140, 299, 33, 70}, false, false, false, false, -1, 0, 0, DType::f16},
+        // partial rotary (Phi-4-mini: R = 0.75 D): the first R dims rotate, the rest pass through — one-dispatch
+        // decode, split decode, prompt (plain and matrix-unit), interleaved pairs
+        GqaCase{1, 1, 24, 8, 128, 200, {150}, false, true, false, true, -1, 0, 0, DType::f16, 96},
+        GqaCase{2, 1, 8, 2, 64, 300, {40, 290}, false, true, false, false, -1, 0, 0, DType::f32, 48},
+        GqaCase{1, 37, 8, 2, 64, 96, {37}, true, true, false, true, -1, 0, 0, DType::f16, 16},
+        GqaCase{2, 20, 4, 2, 32, 64, {20, 13}, true, true, true, false, -1, 0, 0, DType::f32, 24}));
 
 }  // namespace
 }  // namespace ogx::vk::test
