@@ -1,15 +1,75 @@
 // Generator behaviour: KV modes agree, growth of the shared cache, rewind, seeded sampling, search options.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <limits>
 
 #include <random>
 
 #include "genai/generator.h"
+#include "genai/search.h"
 #include "shared_dir.h"
 
 namespace ogx::test {
 namespace {
+
+// The sampler's candidate set (temperature, top-k, softmax, top-p nucleus) against a reference that sorts the whole
+// vocabulary: the same dense distribution for random logits (with ties) over vocabularies below and above the
+// sorted prefix the nucleus search starts with (256) and k from 1 to past V. Probabilities within 1e-12.
+std::vector<double> reference_distribution(std::vector<float> l, int top_k, double top_p, double temperature) {
+  const size_t V = l.size();
+  for (float& x : l) x /= (float)temperature;
+  std::vector<int32_t> idx(V);
+  for (size_t i = 0; i < V; i++) idx[i] = (int32_t)i;
+  std::sort(idx.begin(), idx.end(), [&](int32_t a, int32_t b) { return l[a] > l[b] || (l[a] == l[b] && a < b); });
+  size_t k = top_k > 0 ? std::min<size_t>((size_t)top_k, V) : V;
+  double sum = 0;
+  std::vector<double> p(k);
+  for (size_t i = 0; i < k; i++) sum += p[i] = std::exp((double)l[idx[i]] - (double)l[idx[0]]);
+  size_t keep = k;
+  if (top_p < 1.0) {
+    double cum = 0;
+    keep = 0;
+    while (keep < k) {
+      cum += p[keep++] / sum;
+      if (cum >= top_p) break;
+    }
+  }
+  double kept = 0;
+  for (size_t i = 0; i < keep; i++) kept += p[i];
+  std::vector<double> dense(V, 0.0);
+  for (size_t i = 0; i < keep; i++) dense[(size_t)idx[i]] = p[i] / kept;
+  return dense;
+}
+
+TEST(SamplerFilter, MatchesAWholeVocabularySort) {
+  std::mt19937 rng(11);
+  for (size_t V : {size_t(1), size_t(7), size_t(300), size_t(5000)}) {
+    std::vector<float> logits(V);
+    std::normal_distribution<float> n(0.0f, 3.0f);
+    for (float& x : logits) x = std::round(n(rng) * 4.0f) / 4.0f;  // quarter steps: many ties
+    for (int top_k : {0, 1, 5, 50, (int)V + 3}) {
+      for (double top_p : {1.0, 0.999, 0.9, 0.3}) {
+        for (double temperature : {0.5, 1.0, 2.0}) {
+          genai::SearchConfig s;
+          s.do_sample = true;
+          s.top_k = top_k;
+          s.top_p = top_p;
+          s.temperature = temperature;
+          genai::Sampler sampler(s, {0});
+          std::vector<float> l = logits;
+          std::vector<double> got = sampler.distribution(l.data(), (int64_t)V, {1});
+          std::vector<double> want = reference_distribution(logits, top_k, top_p, temperature);
+          ASSERT_EQ(got.size(), want.size());
+          for (size_t t = 0; t < V; t++)
+            ASSERT_NEAR(got[t], want[t], 1e-12) << "V " << V << " top_k " << top_k << " top_p " << top_p
+                                                 << " temperature " << temperature << " token " << t;
+        }
+      }
+    }
+  }
+}
 
 std::string golden(const std::string& m = "llama") { return shared_dir() + "/golden/models/" + m + "/fp32-cpu"; }
 
