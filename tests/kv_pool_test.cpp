@@ -187,6 +187,48 @@ TEST_P(KvPool, InterleavedSamplingGeneratorsEqualAlone) {
   for (size_t i = 0; i < gens.size(); i++) EXPECT_EQ(gens[i]->sequence(0), want[i]) << "generator " << i;
 }
 
+// Generators that sample on the device decode together with greedy ones: one run per step for all of them (each
+// row picks with its own top-k / top-p / temperature and random state), the tokens each generator samples alone.
+TEST_P(KvPool, DecodeTogetherOfSamplingGeneratorsEqualsAlone) {
+  Loaded l = load("fp32-cpu", GetParam());
+  if (!l.skip.empty()) GTEST_SKIP() << l.skip;
+  const int N = 12;
+  std::vector<Request> reqs = requests(5);
+  auto params = [&](size_t i) {
+    genai::GeneratorParams p = params_of(*l.model, reqs[i], N);
+    if (i == 2) return p;  // greedy
+    p.search.do_sample = true;
+    p.search.top_k = i == 3 ? 0 : 10 + (int)i;
+    p.search.top_p = i == 3 ? 0.9 : 1.0;
+    p.search.temperature = 0.8 + 0.3 * (double)i;
+    p.search.random_seed = 21 + (int)i;
+    return p;
+  };
+  std::vector<Seq> want;
+  for (size_t i = 0; i < reqs.size(); i++) {
+    genai::Generator g(l.model, params(i));
+    g.append_tokens(reqs[i].prompt);
+    while (!g.is_done()) g.generate_next_token();
+    want.push_back(g.sequence(0));
+  }
+  std::vector<std::unique_ptr<genai::Generator>> gens;
+  std::vector<genai::Generator*> ptrs;
+  for (size_t i = 0; i < reqs.size(); i++) {
+    gens.push_back(std::make_unique<genai::Generator>(l.model, params(i)));
+    gens.back()->append_tokens(reqs[i].prompt);
+    ptrs.push_back(gens.back().get());
+  }
+  const double runs_before = stat(*l.model, "runs");
+  int calls = 0;
+  for (bool any = true; any; calls++) {
+    genai::decode_together(ptrs);
+    any = false;
+    for (auto* g : ptrs) any = any || !g->is_done();
+  }
+  for (size_t i = 0; i < gens.size(); i++) EXPECT_EQ(gens[i]->sequence(0), want[i]) << "generator " << i;
+  if (GetParam()) EXPECT_LE(stat(*l.model, "runs") - runs_before, calls);  // prompts ran before: one run per step
+}
+
 TEST_P(KvPool, DecodeTogetherEqualsAloneForOneToEightGenerators) {
   for (const char* variant : {"fp32-cpu", "fp16-dml"}) {
     if (!GetParam() && std::string(variant) == "fp16-dml") continue;  // a DirectML folder: Vulkan only

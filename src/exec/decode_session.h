@@ -25,9 +25,12 @@ class KvState {
 };
 
 // Rows of one run: all rows of `state`, which holds `total` positions after the run (its length() is the past).
+// `sampling` (optional): how these rows pick their next tokens on the device when it differs from the run's
+// (generators decoding together, each with its own search options and seed); null: DecodeRun::sampling.
 struct KvRows {
   KvState* state = nullptr;
   int64_t total = 0;
+  const DeviceSampling* sampling = nullptr;
 };
 
 struct DecodeRun {

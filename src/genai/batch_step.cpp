@@ -34,7 +34,7 @@ Tensor stack_rows(const std::vector<const Tensor*>& parts, const std::string& na
 }  // namespace
 
 bool Generator::can_decode_together() const {
-  if (!kv_.on_provider() || spec_ || guidance_ || (device_sampling_ && !sampling_.greedy)) return false;
+  if (!kv_.on_provider() || spec_ || guidance_) return false;
   std::vector<NamedTensor> extra_in, extra_out;
   extra_io_.add_inputs(extra_in);
   extra_io_.add_outputs(extra_out);
@@ -76,7 +76,20 @@ void decode_together(const std::vector<Generator*>& generators) {
   DeviceSampling greedy;
   greedy.greedy = true;
   if (device_rows && !run[0]->kv_.decoder()->can_sample(greedy, rows)) {
-    // more rows than the device picks at once: every row's logits come to the host
+    // More rows than the device picks at once: every row's logits come to the host, except those of generators
+    // sampling on the device, which step alone (their random state lives there: a host pick would change their
+    // tokens).
+    std::vector<Generator*> kept, sampled_alone;
+    for (Generator* g : run) (g->device_sampling_ && !g->sampling_.greedy ? sampled_alone : kept).push_back(g);
+    if (!sampled_alone.empty()) {
+      for (Generator* g : sampled_alone) g->generate_next_token();
+      if (kept.empty()) return;
+      if (kept.size() == 1) return kept[0]->generate_next_token();
+      run = kept;
+      rows = 0;
+      for (Generator* g : run) rows += g->rows();
+      on_device.assign(run.size(), false);
+    }
     std::fill(on_device.begin(), on_device.end(), false);
     device_rows = false;
     host_rows = true;
@@ -84,11 +97,14 @@ void decode_together(const std::vector<Generator*>& generators) {
   // The inputs of each generator's step, stacked row after row.
   std::vector<std::vector<NamedTensor>> each;
   DecodeRun r;
-  for (Generator* g : run) {
+  for (size_t i = 0; i < run.size(); i++) {
+    Generator* g = run[i];
     const int64_t past = g->kv_.length(), total = past + 1;
     OGX_CHECK(total <= g->max_length_, "sequence of ", total, " tokens exceeds max_length ", g->max_length_);
     each.push_back(g->step_inputs(g->pending_, g->rows(), 1, past));
-    r.kv.push_back({g->kv_.state(), total});
+    // A generator sampling on the device picks with its own settings and random state (the run's default: argmax).
+    const bool own = on_device[i] && !g->sampling_.greedy;
+    r.kv.push_back({g->kv_.state(), total, own ? &g->sampling_ : nullptr});
   }
   std::vector<NamedTensor> in;
   for (size_t k = 0; k < each[0].size(); k++) {

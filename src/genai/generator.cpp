@@ -341,7 +341,10 @@ void Generator::append_token_sequences(const std::vector<std::vector<int32_t>>& 
   if (rows() == 1) {  // one sequence: appended to what it holds (a later chat turn)
     std::vector<int32_t> run_ids = pending_;
     run_ids.insert(run_ids.end(), prompts[0].begin(), prompts[0].end());
-    run(run_ids, 1, (int64_t)run_ids.size());
+    // The first token is picked on the host from these logits. A greedy device pick here is harmless (and lets the
+    // next step be queued); a sampling one would advance the device's random state once per append, so a prompt
+    // appended in chunks (the engine's prefill) would sample other tokens than the same prompt appended at once.
+    run(run_ids, 1, (int64_t)run_ids.size(), true, /*sample=*/sampling_.greedy);
     seqs_[0].insert(seqs_[0].end(), prompts[0].begin(), prompts[0].end());
     pending_.clear();
     return;

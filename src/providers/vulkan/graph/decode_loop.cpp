@@ -74,7 +74,7 @@ void VulkanGraphSession::bind_kv(const DecodeRun& r, int64_t batch, int64_t tota
   (void)total;
 }
 
-void VulkanGraphSession::bind_rng(const std::vector<RunRows>& rows, const DeviceSampling& s) {
+void VulkanGraphSession::bind_rng(const std::vector<RunRows>& rows, const std::vector<uint64_t>& seeds) {
   // The random state of each sampling row lives in rng_ (the recorded steps read it there). When another state's
   // rows sample, the rows held there are saved into their (live) states and the new rows' loaded or seeded.
   bool same = rows.size() == rng_rows_.size();
@@ -89,10 +89,11 @@ void VulkanGraphSession::bind_rng(const std::vector<RunRows>& rows, const Device
       if (VulkanKvState* st = pool_->live(rr.state, rr.serial)) st->rng.assign(w + rr.first, w + rr.first + rr.rows);
   }
   std::vector<uint32_t> words(kMaxSampleRows, 0);
-  for (const RunRows& rr : rows) {
+  for (size_t i = 0; i < rows.size(); i++) {
+    const RunRows& rr = rows[i];
     VulkanKvState* st = pool_->live(rr.state, rr.serial);
     std::vector<uint32_t> seed = st && (int64_t)st->rng.size() == rr.rows ? st->rng
-                                                                            : kernels::seed_sampling_state(s.seed, rr.rows);
+                                                                            : kernels::seed_sampling_state(seeds[i], rr.rows);
     std::copy(seed.begin(), seed.end(), words.begin() + rr.first);
   }
   ctx_->transfers().upload(rng_.slice(), 0, words.data(), words.size() * 4);

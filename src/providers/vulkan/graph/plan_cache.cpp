@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "providers/vulkan/graph/session_impl.h"
+#include "providers/vulkan/kernels/sampling.h"
 
 namespace ogx::vk::graph {
 namespace {
@@ -60,10 +61,40 @@ VulkanGraphSession::Prepared VulkanGraphSession::prepare(const std::vector<Named
     OGX_CHECK(rows == batch, "the run's KV states hold ", rows, " rows, its inputs ", batch);
   }
   sampling_ = r.sampling != nullptr;
+  row_sampling_ = false;
+  std::vector<uint64_t> seeds;  // per KV state: the seed of its rows' random state
+  bool any_sampled = false;     // some row samples (not argmax): the random states are bound
   if (sampling_) {
     OGX_CHECK(can_sample(*r.sampling, batch), "device sampling of ", batch, " rows: top_p must be in (0, 1], "
               "temperature > 0, top_k >= 0, at most ", kMaxSampleRows, " rows");
     sampling_params_ = *r.sampling;
+    for (const KvRows& k : r.kv) row_sampling_ = row_sampling_ || k.sampling != nullptr;
+    any_sampled = !sampling_params_.greedy;
+    for (const KvRows& k : r.kv) {
+      const DeviceSampling& s = k.sampling ? *k.sampling : *r.sampling;
+      seeds.push_back(s.seed);
+      any_sampled = any_sampled || !s.greedy;
+    }
+    if (row_sampling_) {  // each row's settings, read by the sampling kernel when the step runs (not recorded)
+      OGX_CHECK(!sampling_params_.token_mask, "per-row device sampling with a token mask is not supported");
+      if (!row_params_.slice().size)
+        row_params_ = HostVisibleBuffer(ctx_->memory(), "sampling settings per row", kMaxSampleRows * 16);
+      std::vector<uint32_t> words((size_t)(batch * 4), 0);
+      int64_t row = 0;
+      for (const KvRows& k : r.kv) {
+        const DeviceSampling& s = k.sampling ? *k.sampling : *r.sampling;
+        OGX_CHECK(can_sample(s, batch) && !s.token_mask, "device sampling of a decode run's rows: top_p must be in "
+                  "(0, 1], temperature > 0, top_k >= 0, no token mask");
+        kernels::SamplingParams sp;
+        sp.greedy = s.greedy;
+        sp.top_k = (uint32_t)s.top_k;
+        sp.top_p = s.top_p;
+        sp.temperature = s.temperature;
+        for (int i = 0; i < k.state->rows(); i++, row++) kernels::write_row_params(sp, &words[(size_t)(row * 4)]);
+      }
+      row_params_.write(words.data(), (VkDeviceSize)(words.size() * 4));
+      sampling_params_.greedy = true;  // the recorded kernel's default; each row's own settings come from row_params_
+    }
   }
   // Requested outputs and the signature of this run.
   std::vector<int> wanted;
@@ -83,7 +114,9 @@ VulkanGraphSession::Prepared VulkanGraphSession::prepare(const std::vector<Named
   // Host values are checked where the op needs it (token ids against the table), as the CPU kernels check them.
   for (auto& [v, use] : step_value_uses_)
     if (host[v]) ops_[use.first]->check_step_input(use.second, *host[v]);
-  if (sampling_)
+  if (sampling_ && row_sampling_)
+    sig << " sample_rows";
+  else if (sampling_)
     sig << " sample" << sampling_params_.greedy << "," << sampling_params_.top_k << "," << sampling_params_.top_p << ","
         << sampling_params_.temperature << (sampling_params_.token_mask ? ",mask" : "");
   sig << weight_input_signature(host);
@@ -117,7 +150,7 @@ VulkanGraphSession::Prepared VulkanGraphSession::prepare(const std::vector<Named
   pr.plan = it->second.get();
   pr.plan->last_used = runs_;
   if (!kv_.empty()) bind_kv(r, batch, total, *pr.plan, pr.kv_table, pr.rows);  // throws before anything ran
-  if (sampling_ && !sampling_params_.greedy) bind_rng(pr.rows, sampling_params_);
+  if (sampling_ && any_sampled) bind_rng(pr.rows, seeds);
   return pr;
 }
 

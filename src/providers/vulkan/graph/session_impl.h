@@ -175,7 +175,8 @@ class VulkanGraphSession : public Session, public DecodeSession {
                std::vector<RunRows>& rows);
   VulkanKvState& own(KvState& kv) const;  // a state of this session's, else an error
   // Swaps the device random state of sampling rows to the run's states (non-greedy sampling, decode_loop.cpp).
-  void bind_rng(const std::vector<RunRows>& rows, const DeviceSampling& s);
+  // seeds: per entry of rows, the seed of a state whose rows have no random state yet.
+  void bind_rng(const std::vector<RunRows>& rows, const std::vector<uint64_t>& seeds);
   struct ReplayStats {                      // per plan signature
     double runs = 0, run_us = 0, wait_us = 0;
     std::vector<float> run_samples, gpu_samples;  // per replay (the first 4096): host time of run(), GPU step time
@@ -291,6 +292,8 @@ class VulkanGraphSession : public Session, public DecodeSession {
   Plan* last_plan_ = nullptr;                // the plan of the last run
   bool sampling_ = false;                    // the run being prepared samples (DecodeRun::sampling)
   DeviceSampling sampling_params_;           // its way of sampling
+  bool row_sampling_ = false;                // its rows pick in their own ways (KvRows::sampling): row_params_
+  HostVisibleBuffer row_params_;             // uint32 [kMaxSampleRows, 4]: kernels::write_row_params per row
   DeviceBuffer rng_;                         // uint32 [32] random state of device sampling, of rng_rows_' rows
   std::vector<RunRows> rng_rows_;            // whose rows' random state rng_ holds (non-greedy sampling)
   DeviceBuffer argmax_scratch_;              // uint32, zero between steps: the spread argmax's chunk results

@@ -332,8 +332,10 @@ void VulkanGraphSession::record_sampling(Plan& p, int64_t batch) {
     ensure_token_mask((V + 31) / 32);
     mask = token_mask_.view(DType::i32, {B, token_mask_words_});
   }
+  TensorView row_params;
+  if (row_sampling_) row_params = row_params_.view(DType::i32, {B, 4});  // written by prepare() before each run
   kernels::sample_tokens(p.tail(), sp, rows, tokens, rng_.view(DType::i32, {B}), &host_tokens, &scratch,
-                         sampling_params_.token_mask ? &mask : nullptr);
+                         sampling_params_.token_mask ? &mask : nullptr, row_sampling_ ? &row_params : nullptr);
   p.samples = true;
   p.sample_rows = B;
   (void)batch;

@@ -1,6 +1,7 @@
 #include "providers/vulkan/kernels/sampling.h"
 
 #include <algorithm>
+#include <cstring>
 
 #include "providers/vulkan/kernels/kernel_util.h"
 
@@ -12,7 +13,7 @@ int64_t argmax_scratch_words(int64_t B, int64_t V) { return kArgmaxMaxRows + B *
 
 void sample_tokens(CommandRecorder& rec, const SamplingParams& params, const TensorView& logits,
                    const TensorView& tokens, const TensorView& rng_state, const TensorView* host_tokens,
-                   const TensorView* argmax_scratch, const TensorView* token_mask) {
+                   const TensorView* argmax_scratch, const TensorView* token_mask, const TensorView* row_params) {
   const char* t = storage_suffix(logits.dtype, "sampling");
   OGX_CHECK(logits.shape.size() >= 1, "sampling: logits must be [B, V]");
   int64_t V = logits.shape.back(), B = logits.numel() / V;
@@ -32,21 +33,34 @@ void sample_tokens(CommandRecorder& rec, const SamplingParams& params, const Ten
   }
   OGX_CHECK(!token_mask || (dtype_size(token_mask->dtype) == 4 && token_mask->numel() >= B * ((V + 31) / 32)),
             "sampling: the token mask must be uint32 [", B, ", ", (V + 31) / 32, "]");
+  OGX_CHECK(!row_params || (dtype_size(row_params->dtype) == 4 && row_params->numel() >= B * 4),
+            "sampling: the row settings must be uint32 [", B, ", 4]");
+  const bool rng = !params.greedy || row_params;  // (per-row settings: some row may sample)
+  OGX_CHECK(!rng || (rng_state.numel() >= B && dtype_size(rng_state.dtype) == 4), "sampling: rng_state must be uint32 [",
+            B, "]");
   struct {
-    uint64_t logits, tokens, rng, host_tokens, scratch, mask;
+    uint64_t logits, tokens, rng, host_tokens, scratch, mask, row_params;
     uint32_t V, mode, top_k, flags;
     float top_p, temperature;
-  } p{addr(logits), addr(tokens), params.greedy ? 0 : addr(rng_state), host_tokens ? addr(*host_tokens) : 0,
-      chunks > 1 ? addr(*argmax_scratch) : 0, token_mask ? addr(*token_mask) : 0, (uint32_t)V,
-      params.greedy ? 0u : 1u, params.top_k, (host_tokens ? 1u : 0u) | (token_mask ? 2u : 0u), params.top_p,
-      params.temperature};
+  } p{addr(logits), addr(tokens), rng ? addr(rng_state) : 0, host_tokens ? addr(*host_tokens) : 0,
+      chunks > 1 ? addr(*argmax_scratch) : 0, token_mask ? addr(*token_mask) : 0, row_params ? addr(*row_params) : 0,
+      (uint32_t)V, params.greedy ? 0u : 1u, params.top_k,
+      (host_tokens ? 1u : 0u) | (token_mask ? 2u : 0u) | (row_params ? 4u : 0u), params.top_p, params.temperature};
   const Pipeline& pl = rec.context().pipelines().get(std::string("sample_") + t);
   std::vector<BufferSlice> reads{logits.mem}, writes{tokens.mem};
-  if (!params.greedy) reads.push_back(rng_state.mem), writes.push_back(rng_state.mem);
+  if (rng) reads.push_back(rng_state.mem), writes.push_back(rng_state.mem);
+  if (row_params) reads.push_back(row_params->mem);
   if (host_tokens) writes.push_back(host_tokens->mem);
   if (chunks > 1) reads.push_back(argmax_scratch->mem), writes.push_back(argmax_scratch->mem);
   if (token_mask) reads.push_back(token_mask->mem);
   rec.dispatch(pl, &p, sizeof(p), (uint32_t)B, chunks, 1, reads, writes);
+}
+
+void write_row_params(const SamplingParams& params, uint32_t out[4]) {
+  out[0] = params.greedy ? 0u : 1u;
+  out[1] = params.top_k;
+  std::memcpy(&out[2], &params.top_p, 4);
+  std::memcpy(&out[3], &params.temperature, 4);
 }
 
 std::vector<uint32_t> seed_sampling_state(uint64_t seed, int64_t B) {

@@ -22,9 +22,14 @@ struct SamplingParams {
 // (calls of any batch up to that B may share it): the argmax then spreads each row over argmax_chunks(V) workgroups
 // instead of one. token_mask (optional): uint32 [B, ceil(V / 32)], bit t
 // of word t / 32 set for the tokens a row may pick (structured output); the others count as the lowest logit.
+// row_params (optional): uint32 [B, 4] from write_row_params, read when the kernel runs: each row's own way of
+// picking (rows of generators decoding together); `params` then only decides whether any row samples (rng_state).
 void sample_tokens(CommandRecorder& rec, const SamplingParams& params, const TensorView& logits,
                    const TensorView& tokens, const TensorView& rng_state, const TensorView* host_tokens = nullptr,
-                   const TensorView* argmax_scratch = nullptr, const TensorView* token_mask = nullptr);
+                   const TensorView* argmax_scratch = nullptr, const TensorView* token_mask = nullptr,
+                   const TensorView* row_params = nullptr);
+// The 4 words of one row of row_params.
+void write_row_params(const SamplingParams& params, uint32_t out[4]);
 
 constexpr int64_t kArgmaxMaxRows = 256;  // rows of one spread argmax (the shader's MAX_ROWS: its counters' words)
 uint32_t argmax_chunks(int64_t V);  // workgroups per row of the spread argmax (~2,048 logits each, at most 64)

@@ -7,6 +7,9 @@
 //     [0, MAX_ROWS) whatever B is: one scratch serves steps of every batch (counters placed after B rows' pairs
 //     moved with B, so a smaller batch read a larger one's pairs as counters and never merged: garbage tokens).
 //   flags & 2: a token mask (structured output) leaves only the tokens whose bit is set.
+//   flags & 4: per-row settings (generators decoding together, each with its own search options): row b reads
+//     (mode, top_k, top_p, temperature) from row_params[b] instead of the push constants; on a (B, C) grid the
+//     sampling rows use workgroup c = 0 only.
 //   mode 1: top-k / top-p / temperature sampling, one workgroup per row. The k = min(top_k, MAXK) largest logits
 //     are found by an exact radix select (4 passes of 8-bit digits over order-preserving keys), sorted (bitonic),
 //     softmaxed with the temperature, cut to the smallest prefix whose probability reaches top_p, and sampled with
@@ -29,6 +32,7 @@ layout(push_constant) uniform Push {
   U32Buf host_tokens;   // int64 [B], host-visible (flags & 1)
   CoherentU32 scratch;  // mode 0 with C > 1: [MAX_ROWS] counters (0 between steps), then [B, C] (max bits, index)
   U32Buf mask;          // flags & 2: [B, ceil(V / 32)] allowed tokens (bit i % 32 of word i / 32)
+  U32Buf row_params;    // flags & 4: [B, 4] mode, top_k, top_p (float bits), temperature (float bits)
   uint V, mode, top_k, flags;
   float top_p, temperature;
 } p;
@@ -165,9 +169,9 @@ uint pcg_next(inout uint state) {
   return (word >> 22u) ^ word;
 }
 
-void sample_row(uint b) {
+void sample_row(uint b, uint top_k, float top_p, float temperature) {
   uint tid = gl_LocalInvocationID.x;
-  uint k = min(p.top_k == 0 ? MAXK : min(p.top_k, MAXK), p.V);
+  uint k = min(top_k == 0 ? MAXK : min(top_k, MAXK), p.V);
   uint threshold = kth_key(b, k);
   if (tid == 0) sh_count = 0;
   for (uint i = tid; i < MAXK; i += T) { cand_val[i] = -1.0 / 0.0; cand_idx[i] = 0xffffffffu; }
@@ -207,12 +211,12 @@ void sample_row(uint b) {
       barrier();
     }
   }
-  float t = max(p.temperature, 1e-6);
+  float t = max(temperature, 1e-6);
   float top = cand_val[0];
   // Softmax denominator: over the k candidates with top_k (top-p then applies to the renormalised top-k), over the
   // whole vocabulary without it (so the nucleus is exact whenever it fits in MAXK candidates).
   float part = 0.0;
-  if (p.top_k == 0)
+  if (top_k == 0)
     for (uint i = tid; i < p.V; i += T) part += exp((logit_at(b, i) - top) / t);
   red_v[tid] = part;
   barrier();
@@ -222,7 +226,7 @@ void sample_row(uint b) {
   }
   if (tid == 0) {
     float total = 0.0;
-    if (p.top_k != 0)
+    if (top_k != 0)
       for (uint i = 0; i < k; i++) total += exp((cand_val[i] - top) / t);
     else
       total = red_v[0];
@@ -230,7 +234,7 @@ void sample_row(uint b) {
     float cum = 0.0;
     for (uint i = 0; i < k; i++) {
       cum += exp((cand_val[i] - top) / t) / total;
-      if (cum >= p.top_p) { keep = i + 1; break; }
+      if (cum >= top_p) { keep = i + 1; break; }
     }
     float kept = 0.0;
     for (uint i = 0; i < keep; i++) kept += exp((cand_val[i] - top) / t);
@@ -248,6 +252,17 @@ void sample_row(uint b) {
 }
 
 void main() {
-  if (p.mode == 0) argmax_row(gl_WorkGroupID.x);
-  else sample_row(gl_WorkGroupID.x);
+  uint b = gl_WorkGroupID.x;
+  if ((p.flags & 4u) == 0) {
+    if (p.mode == 0) argmax_row(b);
+    else sample_row(b, p.top_k, p.top_p, p.temperature);
+    return;
+  }
+  uint mode = p.row_params.v[4 * b];
+  if (mode == 0) {
+    argmax_row(b);
+  } else if (gl_WorkGroupID.y == 0) {
+    sample_row(b, p.row_params.v[4 * b + 1], uintBitsToFloat(p.row_params.v[4 * b + 2]),
+               uintBitsToFloat(p.row_params.v[4 * b + 3]));
+  }
 }

@@ -129,6 +129,55 @@ TEST_F(VulkanSamplingTest, TokenMaskLeavesOnlyAllowedTokens) {
   }
 }
 
+// Per-row settings (generators decoding together): one dispatch over rows that each pick their own way — argmax
+// (spread over the scratch's chunks), top-k 1, top-k / top-p / temperature sampling — equals each row picked alone
+// with its settings and random state, over three calls on one scratch (random states advance only on sampling
+// rows, the argmax counters return to zero).
+TEST_F(VulkanSamplingTest, PerRowSettingsEqualEachRowAlone) {
+  const int64_t B = 5, V = 128256 + 37;
+  std::vector<kernels::SamplingParams> rows(B);
+  rows[1].greedy = false, rows[1].top_k = 1;
+  rows[2].greedy = false, rows[2].top_k = 50, rows[2].top_p = 0.9f, rows[2].temperature = 0.7f;
+  rows[3].greedy = false, rows[3].top_p = 0.95f, rows[3].temperature = 1.3f;  // top-p alone
+  std::vector<uint32_t> words(B * 4);
+  for (int64_t b = 0; b < B; b++) kernels::write_row_params(rows[b], &words[b * 4]);
+  TensorView params = upload_i32(std::vector<int32_t>(words.begin(), words.end()), {B, 4});
+  TensorView scratch = empty(DType::i32, {kernels::argmax_scratch_words(B, V)});
+  auto seeds = kernels::seed_sampling_state(42, B);
+  std::vector<uint32_t> state(seeds.begin(), seeds.end());  // each row's random state, as the host tracks it
+  TensorView rng = upload_i32(std::vector<int32_t>(seeds.begin(), seeds.end()), {B});
+  for (int call = 0; call < 3; call++) {
+    auto logits = random_values(B * V, 200 + call, -6, 6);
+    TensorView lv = upload(logits, DType::f32, {B, V}), tokens = empty(DType::i64, {B});
+    CommandRecorder rec(ctx());
+    rec.begin();
+    kernels::sample_tokens(rec, {}, lv, tokens, rng, nullptr, &scratch, nullptr, &params);
+    rec.end();
+    rec.run();
+    Tensor h = ctx().transfers().download_tensor(tokens);
+    for (int64_t b = 0; b < B; b++) {
+      std::vector<float> one(logits.begin() + b * V, logits.begin() + (b + 1) * V);
+      std::vector<int64_t> alone = run(rows[b], one, 1, V, DType::f32);  // seed 1: replaced below for sampling rows
+      if (!rows[b].greedy) {
+        TensorView l1 = upload(one, DType::f32, {1, V}), t1 = empty(DType::i64, {1});
+        TensorView r1 = upload_i32({(int32_t)state[b]}, {1});
+        CommandRecorder r(ctx());
+        r.begin();
+        kernels::sample_tokens(r, rows[b], l1, t1, r1);
+        r.end();
+        r.run();
+        alone = {ctx().transfers().download_tensor(t1).data<int64_t>()[0]};
+        state[b] = (uint32_t)ctx().transfers().download_tensor(r1).data<int32_t>()[0];
+      }
+      EXPECT_EQ(h.data<int64_t>()[b], alone[0]) << "row " << b << " call " << call;
+    }
+    Tensor after = ctx().transfers().download_tensor(rng);
+    for (int64_t b = 0; b < B; b++) EXPECT_EQ((uint32_t)after.data<int32_t>()[b], state[b]) << "random state of row " << b;
+  }
+  Tensor left = ctx().transfers().download_tensor(scratch);
+  for (int64_t b = 0; b < kernels::kArgmaxMaxRows; b++) EXPECT_EQ(left.data<int32_t>()[b], 0) << "counter " << b;
+}
+
 TEST_F(VulkanSamplingTest, TopKOneIsArgmax) {
   int64_t B = 4, V = 777;
   auto logits = random_values(B * V, 91, -5, 5);
