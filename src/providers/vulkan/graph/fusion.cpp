@@ -241,13 +241,22 @@ class Rewriter {
   std::vector<std::pair<int, Node>> inserts_;
 };
 
-bool same_rotary(const Node& a, const Node& b) {
+// Two RotaryEmbedding nodes GroupQueryAttention's do_rotary can stand for: the same caches and positions, and the
+// whole head rotating or — partial rotary (Phi-4-mini) — rotary_embedding_dim R matching constant caches [*, R/2]
+// (GroupQueryAttention rotates the first 2 x cache width dims).
+bool same_rotary(const Graph& g, const Node& a, const Node& b) {
   for (size_t k = 1; k < 4; k++)
     if (in(a, k) != in(b, k)) return false;
   for (const char* at : {"interleaved", "rotary_embedding_dim", "is_packed_batching"})
     if (a.attr_int(at, 0) != b.attr_int(at, 0)) return false;
-  return a.attr_int("rotary_embedding_dim", 0) == 0 && a.attr_int("is_packed_batching", 0) == 0 &&
-         a.attr_float("scale", 1.0f) == 1.0f && b.attr_float("scale", 1.0f) == 1.0f;
+  if (const int64_t R = a.attr_int("rotary_embedding_dim", 0); R != 0) {
+    const int cos = in(a, 2);
+    if (cos < 0 || !g.values[cos].is_constant || g.values[cos].constant.rank() != 2 ||
+        g.values[cos].constant.dim(1) * 2 != R)
+      return false;
+  }
+  return a.attr_int("is_packed_batching", 0) == 0 && a.attr_float("scale", 1.0f) == 1.0f &&
+         b.attr_float("scale", 1.0f) == 1.0f;
 }
 
 void fuse_qkv(Rewriter& r, FusionCounts& c) {
@@ -263,7 +272,7 @@ void fuse_qkv(Rewriter& r, FusionCounts& c) {
     if (rotary != is_op(g.nodes[rk], "com.microsoft", "RotaryEmbedding")) continue;
     int lq = rq, lk = rk;
     if (rotary) {
-      if (!same_rotary(g.nodes[rq], g.nodes[rk])) continue;
+      if (!same_rotary(g, g.nodes[rq], g.nodes[rk])) continue;
       lq = r.sole_producer(in(g.nodes[rq], 0), rq);
       lk = r.sole_producer(in(g.nodes[rk], 0), rk);
       if (lq < 0 || lk < 0) continue;
