@@ -3,7 +3,8 @@
 # the Vulkan provider, and runs bench/serve_load.py at each concurrency level (aggregate tokens/s, p50/p99 time to
 # first token and latency), then stops the server. Python standard library only on the client side.
 # usage: bench/serve_bench.sh OGX_BINARY (SHAPE.json PRECISION | MODEL_DIR) [CLIENTS=1,8,32,64] [MAX_TOKENS=128]
-#        [PROMPT_TOKENS=128]   (environment: OUT=dir for the JSON and logs, SERVE_ARGS=extra ogx serve arguments)
+#        [PROMPT_TOKENS=128]   (environment: OUT=dir for the JSON and logs, SERVE_ARGS=extra ogx serve arguments,
+#        TEMPERATURE=0.8: the requests' temperature, 0 = greedy)
 # e.g. bash bench/serve_bench.sh .devrun/ogx .devrun/shapes/llama-3.2-1b.json fp16 1,8,32,64
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -35,5 +36,5 @@ done
 [ -n "$url" ] || { echo "ogx serve did not start" >&2; exit 1; }
 echo "serve $tag at $url (clients $clients, prompt $prompt_tokens, max_tokens $max_tokens)"
 python3 "$here/serve_load.py" --url "$url" --clients "$clients" --max-tokens "$max_tokens" \
-  --prompt-tokens "$prompt_tokens" --json "$out/serve-$tag.json"
+  --prompt-tokens "$prompt_tokens" --temperature "${TEMPERATURE:-0.8}" --json "$out/serve-$tag.json"
 kill -TERM $pid; wait $pid || true

@@ -28,11 +28,11 @@ def percentile(values, p):
     return s[min(len(s) - 1, max(0, int(-(-p * len(s) // 100)) - 1))]
 
 
-def one_request(url, prompt, max_tokens, api_key, seed):
+def one_request(url, prompt, max_tokens, api_key, seed, temperature=0.8):
     """Streams one completion; returns (ttft_s, latency_s, completion_tokens, finish_reason)."""
     u = urllib.parse.urlparse(url)
     conn = http.client.HTTPConnection(u.hostname, u.port or 80, timeout=600)
-    body = json.dumps({"model": "bench", "prompt": prompt, "max_tokens": max_tokens, "temperature": 0.8,
+    body = json.dumps({"model": "bench", "prompt": prompt, "max_tokens": max_tokens, "temperature": temperature,
                        "seed": seed, "stream": True, "stream_options": {"include_usage": True}})
     headers = {"Content-Type": "application/json"}
     if api_key:
@@ -81,7 +81,8 @@ def run_level(args, clients):
         for k in range(args.requests):
             prompt = [rng.randrange(10, args.vocab) for _ in range(args.prompt_tokens)]
             try:
-                t, l, n, _ = one_request(args.url, prompt, args.max_tokens, args.api_key, c * 1000 + k)
+                t, l, n, _ = one_request(args.url, prompt, args.max_tokens, args.api_key, c * 1000 + k,
+                                         args.temperature)
                 with lock:
                     ttfts.append(t)
                     latencies.append(l)
@@ -116,6 +117,7 @@ def main():
     ap.add_argument("--max-tokens", type=int, default=128)
     ap.add_argument("--vocab", type=int, default=1000, help="prompt ids are drawn from [10, vocab)")
     ap.add_argument("--api-key", default="")
+    ap.add_argument("--temperature", type=float, default=0.8, help="0: greedy (argmax)")
     ap.add_argument("--json", default="", help="also write the results here")
     args = ap.parse_args()
     results = []

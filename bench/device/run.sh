@@ -27,6 +27,15 @@
 #   llamacpp[:ARGS]              ../shared/llamacpp-bench/device.sh (llama.cpp's Vulkan llama-bench), ARGS with '+'
 #                                for spaces (e.g. 'llamacpp:--no-8b'); needs .devrun/llamacpp/ (a copy of that folder
 #                                with its work/ payload)
+#   serve:SHAPE:PREC[:CLIENTS[:MAX_TOKENS[:TEMPERATURE]]]
+#                                bench/serve_bench.sh on a random-weight folder of SHAPE (CLIENTS default 1,8,32,64,
+#                                128 new tokens, 128-token prompts; TEMPERATURE default 0.8, 0 = greedy)
+#   generators:SHAPE:PREC[:COUNTS[:P[:G]]]
+#                                `ogx bench --generators N` on a real folder for each N of COUNTS (default 16,64):
+#                                N sequences of different prompt lengths decoded together (P=128, G=64)
+#   spec:SHAPE:PREC[:DRAFT_SHAPE]
+#                                `ogx bench --speculative` on a real folder: n-gram on a repetitive prompt (prompt 512,
+#                                period 32, 256 new tokens) against plain decoding, and with DRAFT_SHAPE a draft model
 set -o pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 source "$HERE/env.sh"
@@ -96,11 +105,49 @@ step_llamacpp() {
   grep RESULT $OUT/llamacpp.txt | tee -a "$SUMMARY"
 }
 
+folder_of() {  # folder_of SHAPE PREC: a random-weight dml folder in /dev/shm (built once)
+  local dir=/dev/shm/ogx-$1-$2
+  [ -f $dir/genai_config.json ] || timeout 400 ./.devrun/ogx build --config .devrun/shapes/$1.json --random-weights \
+    -p $2 -e dml -o $dir > /dev/null
+  echo $dir
+}
+
+step_serve() {
+  local shape=$1 prec=$2 clients=${3:-1,8,32,64} max_tokens=${4:-128} temperature=${5:-0.8}
+  OUT=$OUT TEMPERATURE=$temperature timeout 500 bash bench/serve_bench.sh .devrun/ogx "$(folder_of $shape $prec)" \
+    "$clients" "$max_tokens" 128 2>&1 | tail -$(( $(echo $clients | tr ',' '\n' | wc -l) + 3 )) | tee -a "$SUMMARY"
+}
+
+step_generators() {
+  local shape=$1 prec=$2 counts=${3:-16,64} P=${4:-128} G=${5:-64} dir
+  dir=$(folder_of $shape $prec)
+  for n in ${counts//,/ }; do
+    local out=$OUT/generators_${shape}_${prec}_$n
+    timeout 300 ./.devrun/ogx bench $dir --provider dml --prompt-len $P --gen-len $G --generators $n --repeats 1 \
+      --json > $out.json 2> $out.err
+    log "generators $shape $prec N=$n: $(grep -o '"decode_tok_s":[0-9.]*\|"replay_gpu_us_median":[0-9.]*' $out.json | tr '\n' ' ')"
+  done
+}
+
+step_spec() {
+  local shape=$1 prec=$2 draft=$3 dir args out
+  dir=$(folder_of $shape $prec)
+  for mode in plain ngram ${draft:+draft}; do
+    args="--prompt-len 512 --gen-len 256 --prompt-period 32 --repeats 1"
+    [ $mode = ngram ] && args="$args --speculative ngram --draft-tokens 4"
+    [ $mode = draft ] && args="$args --speculative $(folder_of $draft $prec) --draft-tokens 4"
+    out=$OUT/spec_${shape}_${prec}_$mode
+    timeout 300 ./.devrun/ogx bench $dir --provider dml $args --json > $out.json 2> $out.err
+    log "spec $shape $prec $mode: $(grep -o '"decode_tok_s":[0-9.]*\|"accept[a-z_]*":[0-9.]*\|"drafted[a-z_]*":[0-9.]*' $out.json | tr '\n' ' ')"
+  done
+}
+
 for step in "$@"; do
   IFS=: read -r name a1 a2 a3 a4 a5 a6 <<< "$step"
   log "== $step ($(date +%T))"
   case $name in
-    gpu | tests | check | bench | batch | folder | ab | llamacpp) step_$name "$a1" "$a2" "$a3" "$a4" "$a5" "$a6" ;;
+    gpu | tests | check | bench | batch | folder | ab | llamacpp | serve | generators | spec)
+      step_$name "$a1" "$a2" "$a3" "$a4" "$a5" "$a6" ;;
     *) log "unknown step '$name'" ;;
   esac
 done
