@@ -79,6 +79,14 @@ Completion::Completion(ServeContext& ctx, CompletionRequest req)
                             " prompt tokens exceed the model's context of " + std::to_string(context) + " tokens",
                    "invalid_request_error", "max_tokens");
   max_tokens_ = req_.max_tokens ? *req_.max_tokens : room;
+  if (!req_.guidance_type.empty()) {  // compiled once against the vocabulary; the n choices share it
+    try {
+      probe.set_guidance(req_.guidance_type, req_.guidance_data);
+    } catch (const std::exception& e) {
+      throw ApiError(400, std::string("response_format: ") + e.what(), "invalid_request_error", "response_format");
+    }
+    guidance_ = probe.guidance;
+  }
 }
 
 Completion::~Completion() { cancel(); }
@@ -111,6 +119,8 @@ void Completion::start() {
       s.top_k = req_.top_k;
       s.top_p = req_.top_p;
       s.repetition_penalty = req_.repetition_penalty;
+      s.presence_penalty = req_.presence_penalty;
+      s.frequency_penalty = req_.frequency_penalty;
       s.random_seed = req_.seed ? *req_.seed + i : -1;
       s.max_length = (int)prompt_.size() + max_tokens_;
       s.min_length = 0;
@@ -118,6 +128,9 @@ void Completion::start() {
       s.num_return_sequences = 1;
       s.batch_size = 1;
       s.no_repeat_ngram_size = 0;
+      p.guidance = guidance_;
+      p.guidance_type = req_.guidance_type;
+      p.guidance_data = req_.guidance_data;
       Choice& c = choices_[i];
       c.stop = StopMatcher(req_.stop);
       if (ctx_.tokenizer) {

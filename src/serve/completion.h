@@ -14,8 +14,9 @@ namespace ogx::serve {
 
 class Completion {
  public:
-  // Tokenizes the prompt (chat: through the folder's chat template) and checks it against the context; throws
-  // ApiError 400 for a folder without a chat template or tokenizer, a prompt too long, max_tokens past the context.
+  // Tokenizes the prompt (chat: through the folder's chat template), checks it against the context and compiles
+  // response_format's constraint; throws ApiError 400 for a folder without a chat template or tokenizer, a prompt
+  // too long, max_tokens past the context, a schema the structured-output engine refuses (naming the problem).
   Completion(ServeContext& ctx, CompletionRequest req);
   ~Completion();  // removes any unfinished engine request
   Completion(const Completion&) = delete;
@@ -58,6 +59,7 @@ class Completion {
   CompletionRequest req_;
   std::vector<int32_t> prompt_;
   int max_tokens_ = 0;
+  std::shared_ptr<genai::guidance::CompiledGrammar> guidance_;  // response_format's constraint (null: text)
   std::vector<Choice> choices_;
   std::string id_;
   int64_t created_ = 0;
