@@ -15,6 +15,7 @@
 #include "builder/lora.h"
 #include "common/half.h"
 #include "genai/adapters.h"
+#include "genai/engine.h"
 #include "genai/generator.h"
 #include "test_util.h"
 #include "vulkan_test_config.h"
@@ -326,6 +327,35 @@ TEST_P(LoraRuntime, AdapterTokensEqualMergedModel) {
   }
   EXPECT_EQ(ix.tokens, rx.tokens) << "interleaved generator with adapter x";
   EXPECT_EQ(iy.tokens, ry.tokens) << "interleaved generator with adapter y";
+
+  // In an engine (continuous batching, as `ogx serve --adapter` runs it): requests with adapter x, adapter y and
+  // none share the running set; adapters are extra model inputs, so their steps do not share a model run
+  // (batch_step.cpp), and each request's tokens equal its adapter's solo run.
+  {
+    genai::Engine engine(inputs, genai::EngineOptions{8, 256, nullptr});
+    std::vector<std::pair<std::shared_ptr<genai::Request>, const GreedyRun*>> reqs;
+    for (auto [name, want] : {std::pair<const char*, const GreedyRun*>{"x", &rx}, {"y", &ry}, {"", &none}, {"x", &rx}}) {
+      auto r = std::make_shared<genai::Request>(params);
+      if (*name) r->set_active_adapter(adapters, name);
+      EXPECT_EQ(r->adapter_name(), name);
+      r->add_tokens(kPrompt);
+      reqs.emplace_back(r, want);
+    }
+    EXPECT_THROW(reqs[0].first->set_active_adapter(adapters, "y"), Error);  // one adapter per request
+    auto missing = std::make_shared<genai::Request>(params);
+    EXPECT_THROW(missing->set_active_adapter(adapters, "missing"), Error);
+    for (auto& [r, _] : reqs) engine.add_request(r);
+    EXPECT_THROW(reqs[1].first->set_active_adapter(adapters, "x"), Error);  // added already
+    while (engine.step()) {
+    }
+    for (size_t i = 0; i < reqs.size(); i++) {
+      std::vector<int32_t> got;
+      reqs[i].first->take_unseen_tokens(got);
+      EXPECT_NE(reqs[i].first->finish_reason(), genai::FinishReason::error) << reqs[i].first->error();
+      EXPECT_EQ(got, reqs[i].second->tokens) << "engine request " << i << " (adapter '"
+                                             << reqs[i].first->adapter_name() << "')";
+    }
+  }
   if (c.e != Provider::cpu && c.p == Precision::fp32 && std::string(c.arch) == "LlamaForCausalLM") {
     // Vulkan: two generators take turns, on a fresh session each time, with the same adapter (x, x) and with two
     // adapters of one rank (x, and x's file loaded again: other host tensors). Switching adapters every step
