@@ -10,9 +10,10 @@ namespace ogx::genai {
 // One generate_next_token for every generator that is not done (each at its own length, one row or more), with ONE
 // model run for the tokens of all that can share it: generators of one model whose provider keeps KV caches in its
 // memory (Vulkan: rows of their KV states side by side, each row with its own past length), picking greedily on the
-// device or on the host (sampling, penalties, beams), without speculative decoding or extra model inputs. The others
-// run their own step; on a provider whose sessions bind KV tensors (the CPU provider) that is every generator, one
-// run each. Tokens are those each generator picks alone.
+// device or on the host (sampling, penalties, beams), without speculative decoding or extra model inputs other than
+// LoRA adapter weights: generators with the same active adapters (or none) share a run, those weights passed once;
+// each set of adapters is its own run. The others run their own step; on a provider whose sessions bind KV tensors
+// (the CPU provider) that is every generator, one run each. Tokens are those each generator picks alone.
 void decode_together(const std::vector<Generator*>& generators);
 
 }  // namespace ogx::genai

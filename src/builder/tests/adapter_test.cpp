@@ -15,6 +15,7 @@
 #include "builder/lora.h"
 #include "common/half.h"
 #include "genai/adapters.h"
+#include "genai/batch_step.h"
 #include "genai/engine.h"
 #include "genai/generator.h"
 #include "test_util.h"
@@ -328,9 +329,44 @@ TEST_P(LoraRuntime, AdapterTokensEqualMergedModel) {
   EXPECT_EQ(ix.tokens, rx.tokens) << "interleaved generator with adapter x";
   EXPECT_EQ(iy.tokens, ry.tokens) << "interleaved generator with adapter y";
 
+  // decode_together (the engine's step): generators with the same adapter share one model run (the adapter's
+  // tensors passed once), each other adapter (and none) its own; every generator's tokens equal its solo run. On a
+  // provider that keeps KV caches (Vulkan) that is 3 runs per step for x, x, y, none; the CPU runs each alone.
+  {
+    auto session_runs = [&] {
+      for (auto& [k, v] : inputs->session().stats())
+        if (k == "runs") return v;
+      return -1.0;
+    };
+    std::vector<std::unique_ptr<genai::Generator>> gens;
+    std::vector<const GreedyRun*> want;
+    for (auto [name, w] : {std::pair<const char*, const GreedyRun*>{"x", &rx}, {"x", &rx}, {"y", &ry}, {"", &none}}) {
+      gens.push_back(std::make_unique<genai::Generator>(inputs, params));
+      if (*name) gens.back()->set_active_adapter(adapters, name);
+      gens.back()->append_tokens(kPrompt);
+      want.push_back(w);
+    }
+    std::vector<genai::Generator*> ptrs;
+    for (auto& g : gens) ptrs.push_back(g.get());
+    genai::decode_together(ptrs);  // the first tokens, from the prompts' logits
+    const double before = session_runs();
+    int steps = 0;
+    while (!gens[0]->is_done()) {
+      genai::decode_together(ptrs);
+      steps++;
+    }
+    for (size_t i = 0; i < gens.size(); i++) {
+      std::vector<int32_t> got(gens[i]->sequence().begin() + kPrompt.size(), gens[i]->sequence().end());
+      EXPECT_EQ(got, want[i]->tokens) << "decode_together generator " << i;
+    }
+    if (c.e != Provider::cpu) {
+      EXPECT_EQ(session_runs() - before, 3.0 * steps) << "x and x share a run; y and none run on their own";
+    }
+  }
+
   // In an engine (continuous batching, as `ogx serve --adapter` runs it): requests with adapter x, adapter y and
-  // none share the running set; adapters are extra model inputs, so their steps do not share a model run
-  // (batch_step.cpp), and each request's tokens equal its adapter's solo run.
+  // none share the running set (their steps grouped by adapter, as above), and each request's tokens equal its
+  // adapter's solo run.
   {
     genai::Engine engine(inputs, genai::EngineOptions{8, 256, nullptr});
     std::vector<std::pair<std::shared_ptr<genai::Request>, const GreedyRun*>> reqs;
