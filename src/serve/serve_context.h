@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "genai/engine.h"
+#include "genai/guidance/token_trie.h"
 #include "genai/tokenizer/tokenizer.h"
 #include "serve/metrics.h"
 
@@ -15,6 +16,9 @@ namespace ogx::serve {
 struct ServeContext {
   std::shared_ptr<genai::Model> model;
   std::shared_ptr<tok::Tokenizer> tokenizer;  // null: the folder has none (token-id prompts only)
+  // The vocabulary as structured output walks it, built once at start and held so that every response_format
+  // compiles against it (TokenTrie::for_model caches it only while something holds it). Null without a tokenizer.
+  std::shared_ptr<const genai::guidance::TokenTrie> vocabulary;
   std::unique_ptr<genai::Engine> engine;
   Metrics metrics;
   std::string model_name;  // the id /v1/models lists

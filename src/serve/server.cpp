@@ -83,6 +83,15 @@ Server::Server(const genai::Config& config, ServerOptions options) : options_(st
   } catch (const Error& e) {
     std::fprintf(stderr, "ogx serve: no tokenizer (%s): prompts must be token ids\n", e.what());
   }
+  if (ctx_->tokenizer) {
+    const genai::Config& c = ctx_->model->config();  // the key GeneratorParams::set_guidance looks it up by
+    try {
+      ctx_->vocabulary = genai::guidance::TokenTrie::for_model(c.model_dir, ctx_->model->io().vocab_size,
+                                                               c.model.eos_token_ids);
+    } catch (const Error& e) {  // response_format then fails per request, with this message
+      std::fprintf(stderr, "ogx serve: no structured output (%s)\n", e.what());
+    }
+  }
   genai::EngineOptions eo;
   eo.max_batch = options_.max_batch;
   eo.prefill_chunk = options_.prefill_chunk;
