@@ -555,6 +555,12 @@ OGX_EXPORT OgxResult* OgxRequestGetUnseenToken(OgxRequest* request, int32_t* out
 OGX_EXPORT OgxResult* OgxRequestIsTurnComplete(const OgxRequest* request, bool* out);
 /* ogx: why the turn ended: "none" (running), "eos", "length", "error", "removed"; borrowed static string. */
 OGX_EXPORT OgxResult* OgxRequestGetFinishReason(const OgxRequest* request, const char** out);
+/* ogx: activates loaded adapter `adapter_name` (OgxLoadAdapter) for the request, before OgxEngineAddRequest, once:
+ * its sequence runs with that adapter (as OgxSetActiveAdapter on a generator), which stays loaded while the request
+ * lives. Requests with different adapters (or none) share an engine; those with the same adapter share model runs.
+ * Errors: an adapter not loaded, a request already added or already given an adapter; at OgxEngineAddRequest,
+ * adapters of another model than the engine's. */
+OGX_EXPORT OgxResult* OgxRequestSetActiveAdapter(OgxRequest* request, OgxAdapters* adapters, const char* adapter_name);
 
 #ifdef __cplusplus
 }

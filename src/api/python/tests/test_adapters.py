@@ -96,6 +96,42 @@ def test_unload_in_use_and_bad_files(folders):
         og.Adapters(og.Model(str(folders / "base"))).load(path, "x")
 
 
+def test_engine_requests_with_adapters(served):
+    """og.Request.set_active_adapter: requests with two adapters and none in one og.Engine, each with the tokens of a
+    generator with that adapter; an unknown adapter raises, and so does a second adapter or one after add_request."""
+    model = og.Model(str(served / "model"))
+    adapters = og.Adapters(model)
+    adapters.load(str(served / "model" / "red.onnx_adapter"), "red")
+    adapters.load(str(served / "model_blue" / "blue.onnx_adapter"), "blue")
+    params = og.GeneratorParams(model)
+    params.set_search_options(do_sample=False, max_length=len(PROMPT) + N, min_length=len(PROMPT) + N)
+    want = {name: greedy(model, adapters if name else None, name) for name in ("red", "blue", None)}
+    assert want["red"] != want["blue"] != want[None]
+    engine = og.Engine(model)
+    names = ["red", "blue", None, "red", "blue"]
+    requests = []
+    for name in names:
+        r = og.Request(params)
+        if name:
+            r.set_active_adapter(adapters, name)
+        r.add_tokens(np.array(PROMPT, dtype=np.int32))
+        requests.append(r)
+    with pytest.raises(og.OgxError, match="already has adapter"):
+        requests[0].set_active_adapter(adapters, "blue")
+    with pytest.raises(og.OgxError, match="not loaded"):
+        og.Request(params).set_active_adapter(adapters, "green")
+    for r in requests:
+        engine.add_request(r)
+    with pytest.raises(og.OgxError, match="already added"):
+        requests[2].set_active_adapter(adapters, "red")
+    got = {id(r): [] for r in requests}
+    while (ready := engine.step()) is not None:
+        while ready.has_unseen_tokens():
+            got[id(ready)].append(ready.get_unseen_token())
+    for name, r in zip(names, requests):
+        assert got[id(r)] == want[name], name
+
+
 def _ogx():
     tool = os.environ.get("OGX_TOOL") or str(REPO / "build" / "tools" / "ogx" / "ogx")
     if not os.access(tool, os.X_OK):
