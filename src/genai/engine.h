@@ -79,7 +79,8 @@ class Request {
   // Activates loaded adapter `name` (adapters.h) for this request: its generator runs with the adapter's
   // parameters (Generator::set_active_adapter). Only before the request is added to an engine, once; throws when
   // the adapter is not loaded. The adapter cannot be unloaded while the request lives. Requests with different
-  // adapters (or none) share an engine; their steps run the model separately (batch_step.h).
+  // adapters (or none) share an engine: those with the same adapter share model runs, each adapter its own
+  // (decode_together, batch_step.h).
   void set_active_adapter(const std::shared_ptr<Adapters>& adapters, const std::string& name);
   const std::string& adapter_name() const { return adapter_name_; }  // "" : none
 
