@@ -3,7 +3,9 @@
 // the running set around it, however its prompt is chunked, and whichever thread adds or removes requests.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
+#include <map>
 #include <random>
 #include <thread>
 
@@ -284,6 +286,99 @@ TEST(EngineBatching, OtherThreadsAddAndRemoveWhileOneSteps) {
   EXPECT_FALSE(e.has_pending_requests());
 }
 
+// The greedy tokens under OpenAI's presence / frequency penalties, computed here from the unpenalized model's
+// logits along the reference's own tokens (logit[t] -= presence * (count[t] > 0) + frequency * count[t], counts over
+// the generated tokens): an independent check of the search option, through the whole generator.
+std::vector<int32_t> penalized_reference(const std::shared_ptr<genai::Model>& m, const std::vector<int32_t>& ids,
+                                         int max_length, double presence, double frequency) {
+  GeneratorParams p(*m);
+  p.search.max_length = max_length;
+  p.search.do_sample = false;
+  p.search.min_length = 0;
+  p.search.repetition_penalty = 1.0;
+  Generator g(m, p);
+  g.append_tokens(ids);
+  const auto& eos = m->config().model.eos_token_ids;
+  std::vector<int32_t> out;
+  std::map<int32_t, int> count;
+  while (ids.size() + out.size() < (size_t)max_length) {
+    std::vector<float> l = g.logits();
+    for (const auto& [t, c] : count) l[t] = (float)((double)l[t] - (presence + frequency * c));
+    const int32_t t = genai::argmax(l);
+    out.push_back(t);
+    count[t]++;
+    if (std::find(eos.begin(), eos.end(), t) != eos.end()) break;
+    if (ids.size() + out.size() < (size_t)max_length) g.append_tokens({t});
+  }
+  return out;
+}
+
+int most_repeats(const std::vector<int32_t>& tokens) {
+  std::map<int32_t, int> count;
+  int most = 0;
+  for (int32_t t : tokens) most = std::max(most, ++count[t]);
+  return most;
+}
+
+// presence_penalty / frequency_penalty as search options in the engine: a greedy completion that repeats a token
+// changes under a strong frequency penalty and equals the reference above; a presence penalty and a negative
+// frequency penalty likewise (all_penalties; lavapipe runs the first pair only, for time); a request without
+// penalties in the same steps keeps its solo tokens.
+void expect_penalties_in_engine(const std::shared_ptr<genai::Model>& m, bool all_penalties) {
+  auto gparams = [&](int max_length, double presence, double frequency) {
+    GeneratorParams p(*m);
+    p.search.max_length = max_length;
+    p.search.do_sample = false;
+    p.search.min_length = 0;
+    p.search.repetition_penalty = 1.0;
+    p.search.presence_penalty = presence;
+    p.search.frequency_penalty = frequency;
+    return p;
+  };
+  // A prompt whose greedy completion repeats a token at least 3 times.
+  std::vector<int32_t> ids;
+  std::vector<int32_t> plain;
+  int max_length = 0;
+  for (uint32_t seed = 900; seed < 920 && ids.empty(); seed++) {
+    auto cand = prompt(6, seed);
+    max_length = (int)cand.size() + 32;
+    Generator g(m, gparams(max_length, 0, 0));
+    g.append_tokens(cand);
+    std::vector<int32_t> out;
+    while (!g.is_done()) {
+      g.generate_next_token();
+      out.push_back(g.last_token());
+    }
+    if (most_repeats(out) >= 3) ids = cand, plain = out;
+  }
+  ASSERT_FALSE(ids.empty()) << "no prompt of 20 gives a repeating greedy completion";
+  Engine e(m, EngineOptions{8, 256, nullptr});
+  auto add = [&](double presence, double frequency) {
+    auto r = std::make_shared<Request>(gparams(max_length, presence, frequency));
+    r->add_tokens(ids);
+    e.add_request(r);
+    return r;
+  };
+  std::vector<std::pair<double, double>> penalties = {{0, 0}, {0, 2.0}};  // (presence, frequency)
+  if (all_penalties) penalties.insert(penalties.end(), {{1.5, 0}, {0, -0.5}});
+  std::vector<std::shared_ptr<Request>> reqs;
+  for (auto [presence, frequency] : penalties) reqs.push_back(add(presence, frequency));
+  std::map<Request*, std::vector<int32_t>> got;
+  run_all(e, got);
+  for (auto& r : reqs) EXPECT_NE(r->finish_reason(), FinishReason::error) << r->error();
+  EXPECT_EQ(got[reqs[0].get()], plain);
+  for (size_t i = 1; i < reqs.size(); i++) {
+    auto [presence, frequency] = penalties[i];
+    SCOPED_TRACE("presence " + std::to_string(presence) + ", frequency " + std::to_string(frequency));
+    EXPECT_EQ(got[reqs[i].get()], penalized_reference(m, ids, max_length, presence, frequency));
+    if (presence > 0 || frequency > 0) EXPECT_NE(got[reqs[i].get()], plain);
+  }
+  EXPECT_LT(most_repeats(got[reqs[1].get()]), most_repeats(plain));  // frequency 2
+  for (auto& r : reqs) e.remove_request(r);
+}
+
+TEST(EngineBatching, PresenceAndFrequencyPenaltiesFollowOpenAI) { expect_penalties_in_engine(model(), true); }
+
 // On the Vulkan provider (lavapipe) the engine's step is one batched run with device sampling (decode_together):
 // 16 requests of different prompt and output lengths, the second half joining midway, so the batch grows and then
 // shrinks by one or two rows at a time (the case where garbage token ids came back: the argmax scratch's counters
@@ -362,6 +457,21 @@ TEST_P(EngineBatching_vulkan, SixteenRequestsGrowingAndShrinkingEqualSolo) {
 
 INSTANTIATE_TEST_SUITE_P(Picking, EngineBatching_vulkan, ::testing::Values(false, true),
                          [](const auto& i) { return std::string(i.param ? "sampling" : "greedy"); });
+
+// The same on Vulkan (lavapipe): the neutral request samples on the device, the penalized ones pick on the host,
+// in the same batched runs.
+TEST(EngineBatchingPenalties_vulkan, PresenceAndFrequencyPenaltiesFollowOpenAI) {
+  genai::Config c = genai::Config::load(std::string(OGX_SOURCE_DIR) + "/models/ogx-debian-10m/fp16");
+  select_vulkan(c, /*validation=*/false);
+  std::shared_ptr<genai::Model> m;
+  try {
+    m = genai::Model::load(c);
+  } catch (const std::exception& e) {
+    if (!no_vulkan_device(e)) throw;
+    GTEST_SKIP() << "no Vulkan device: " << e.what();
+  }
+  expect_penalties_in_engine(m, false);
+}
 
 }  // namespace
 }  // namespace ogx::test

@@ -159,6 +159,57 @@ TEST(Search, RepetitionPenaltyAndNgramFollowHuggingFace) {
   EXPECT_FLOAT_EQ(l[3], 3.0f);
 }
 
+// OpenAI's rule on random logits: logit[t] -= presence * (count[t] > 0) + frequency * count[t], counts over the
+// generated tokens only (after set_prompt_length), penalties of both signs; a token only in the prompt is untouched.
+TEST(Search, PresenceAndFrequencyPenaltiesFollowOpenAI) {
+  std::mt19937 rng(2024);
+  std::uniform_real_distribution<float> logit(-8.0f, 8.0f);
+  std::uniform_real_distribution<double> penalty(-2.0, 2.0);
+  for (int trial = 0; trial < 50; trial++) {
+    genai::SearchConfig s;
+    s.presence_penalty = penalty(rng);
+    s.frequency_penalty = penalty(rng);
+    const int V = 40 + (int)(rng() % 60);
+    const size_t prompt = 1 + rng() % 10, generated = rng() % 30;
+    std::vector<int32_t> seq;
+    for (size_t i = 0; i < prompt + generated; i++) seq.push_back((int32_t)(rng() % (V / 3)));  // many repeats
+    std::vector<float> l(V);
+    for (float& x : l) x = logit(rng);
+    std::vector<int> count(V, 0);  // the reference: counts over the generated part
+    for (size_t i = prompt; i < seq.size(); i++) count[seq[i]]++;
+    std::vector<float> want = l;
+    for (int t = 0; t < V; t++)
+      want[t] = (float)((double)l[t] - (s.presence_penalty * (count[t] > 0) + s.frequency_penalty * count[t]));
+    genai::Sampler sm(s, {V - 1});
+    sm.set_prompt_length(prompt);
+    EXPECT_FALSE(sm.greedy_without_processing(seq));
+    std::vector<float> got = l;
+    sm.process_logits(got, seq);
+    for (int t = 0; t < V; t++) ASSERT_FLOAT_EQ(got[t], want[t]) << "trial " << trial << " token " << t;
+    // The greedy pick is the reference's argmax.
+    std::vector<float> again = l;
+    EXPECT_EQ(sm.next(again, seq), genai::argmax(want));
+  }
+  // Neutral penalties: no processing, and the picks stay a plain argmax (the device path).
+  genai::SearchConfig neutral;
+  neutral.repetition_penalty = 1.0;
+  EXPECT_FALSE(genai::penalizes_sequence(neutral));
+  neutral.frequency_penalty = 0.1;
+  EXPECT_TRUE(genai::penalizes_sequence(neutral));
+}
+
+TEST(Search, PenaltyOptionsAreRangeChecked) {
+  auto m = genai::Model::load(std::string(OGX_SOURCE_DIR) + "/models/ogx-debian-10m/int4");  // checked in
+  genai::GeneratorParams p(*m);
+  p.set_search_option("presence_penalty", -2.0);
+  p.set_search_option("frequency_penalty", 2.0);
+  EXPECT_EQ(p.search.presence_penalty, -2.0);
+  EXPECT_EQ(p.search.frequency_penalty, 2.0);
+  EXPECT_THROW(p.set_search_option("presence_penalty", 2.5), Error);
+  EXPECT_THROW(p.set_search_option("frequency_penalty", std::nan("")), Error);
+  EXPECT_EQ(p.search.frequency_penalty, 2.0);  // a refused value leaves the params unchanged
+}
+
 TEST(Search, MinLengthSuppressesEos) {
   genai::SearchConfig s;
   s.min_length = 5;

@@ -334,7 +334,9 @@ OGX_EXPORT OgxResult* OgxTokenizerStreamFlush(OgxTokenizerStream* stream, const 
 OGX_EXPORT OgxResult* OgxCreateGeneratorParams(const OgxModel* model, OgxGeneratorParams** out);
 OGX_EXPORT void OgxDestroyGeneratorParams(OgxGeneratorParams* params);
 /* Numeric search options: max_length, min_length, top_k, top_p, temperature, repetition_penalty, random_seed,
- * no_repeat_ngram_size, num_beams, num_return_sequences, length_penalty, diversity_penalty, batch_size.
+ * no_repeat_ngram_size, num_beams, num_return_sequences, length_penalty, diversity_penalty, batch_size,
+ * presence_penalty, frequency_penalty (OpenAI's, in [-2, 2]: logit[t] -= presence * (count[t] > 0) +
+ * frequency * count[t] over the tokens generated after the prompt; non-zero values pick tokens on the host).
  * Unknown names and out-of-range values are errors. */
 OGX_EXPORT OgxResult* OgxGeneratorParamsSetSearchNumber(OgxGeneratorParams* params, const char* name, double value);
 /* Boolean search options: do_sample, past_present_share_buffer, early_stopping. */
@@ -553,6 +555,12 @@ OGX_EXPORT OgxResult* OgxRequestGetUnseenToken(OgxRequest* request, int32_t* out
 OGX_EXPORT OgxResult* OgxRequestIsTurnComplete(const OgxRequest* request, bool* out);
 /* ogx: why the turn ended: "none" (running), "eos", "length", "error", "removed"; borrowed static string. */
 OGX_EXPORT OgxResult* OgxRequestGetFinishReason(const OgxRequest* request, const char** out);
+/* ogx: activates loaded adapter `adapter_name` (OgxLoadAdapter) for the request, before OgxEngineAddRequest, once:
+ * its sequence runs with that adapter (as OgxSetActiveAdapter on a generator), which stays loaded while the request
+ * lives. Requests with different adapters (or none) share an engine; those with the same adapter share model runs.
+ * Errors: an adapter not loaded, a request already added or already given an adapter; at OgxEngineAddRequest,
+ * adapters of another model than the engine's. */
+OGX_EXPORT OgxResult* OgxRequestSetActiveAdapter(OgxRequest* request, OgxAdapters* adapters, const char* adapter_name);
 
 #ifdef __cplusplus
 }

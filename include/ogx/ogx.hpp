@@ -639,6 +639,10 @@ class Request {
     s.Append(tokens);
     AddTokens(s);
   }
+  // ogx: the request runs with loaded adapter `adapter_name` (before Engine::AddRequest).
+  void SetActiveAdapter(Adapters& adapters, const char* adapter_name) {
+    detail::check(OgxRequestSetActiveAdapter(get(), adapters.get(), adapter_name));
+  }
   void Continue(const Sequences& tokens) { detail::check(OgxRequestContinue(get(), tokens.get())); }
   void Continue(std::span<const int32_t> tokens) {
     Sequences s;

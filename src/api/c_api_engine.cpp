@@ -152,6 +152,15 @@ void OgxDestroyRequest(OgxRequest* request) {
   }
 }
 
+OgxResult* OgxRequestSetActiveAdapter(OgxRequest* request, OgxAdapters* adapters, const char* adapter_name) {
+  return guard([&] {
+    auto& r = live(request, "OgxRequestSetActiveAdapter", "request");
+    auto& a = live(adapters, "OgxRequestSetActiveAdapter", "adapters");
+    need(adapter_name, "OgxRequestSetActiveAdapter", "adapter_name");
+    r.request->set_active_adapter(a.adapters, adapter_name);
+  });
+}
+
 OgxResult* OgxRequestSetOpaqueData(OgxRequest* request, void* opaque_data) {
   return guard([&] { live(request, "OgxRequestSetOpaqueData", "request").request->set_opaque_data(opaque_data); });
 }

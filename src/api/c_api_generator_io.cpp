@@ -83,6 +83,8 @@ OgxResult* OgxGeneratorParamsGetSearchNumber(const OgxGeneratorParams* params, c
     else if (n == "top_p") *out = s.top_p;
     else if (n == "temperature") *out = s.temperature;
     else if (n == "repetition_penalty") *out = s.repetition_penalty;
+    else if (n == "presence_penalty") *out = s.presence_penalty;
+    else if (n == "frequency_penalty") *out = s.frequency_penalty;
     else if (n == "random_seed") *out = (double)s.random_seed;
     else if (n == "no_repeat_ngram_size") *out = s.no_repeat_ngram_size;
     else if (n == "num_beams") *out = s.num_beams;
@@ -93,10 +95,10 @@ OgxResult* OgxGeneratorParamsGetSearchNumber(const OgxGeneratorParams* params, c
     else if (n == "chunk_size") *out = 0;  // ogx runs a prompt in one pass
     else
       fail(OgxErrorCode_InvalidArgument, "OgxGeneratorParamsGetSearchNumber: unknown numeric search option '" + n +
-                                             "' (known: batch_size, chunk_size, diversity_penalty, length_penalty, "
-                                             "max_length, min_length, no_repeat_ngram_size, num_beams, "
-                                             "num_return_sequences, random_seed, repetition_penalty, temperature, "
-                                             "top_k, top_p)");
+                                             "' (known: batch_size, chunk_size, diversity_penalty, frequency_penalty, "
+                                             "length_penalty, max_length, min_length, no_repeat_ngram_size, "
+                                             "num_beams, num_return_sequences, presence_penalty, random_seed, "
+                                             "repetition_penalty, temperature, top_k, top_p)");
   });
 }
 

@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <cstring>
+#include <set>
 
 #include "common/error.h"
+#include "genai/adapters.h"
 
 namespace ogx::genai {
 
@@ -33,24 +35,69 @@ Tensor stack_rows(const std::vector<const Tensor*>& parts, const std::string& na
 
 }  // namespace
 
+// Extra inputs (extra_io.h) may join a shared run only when every one is a parameter of one of the generator's
+// active adapters (the very tensor the adapter file holds): weights every row shares, passed once for the run. A
+// caller's own input could hold one value per row, and wanted outputs are per generator: those step alone.
 bool Generator::can_decode_together() const {
   if (!kv_.on_provider() || spec_ || guidance_) return false;
   std::vector<NamedTensor> extra_in, extra_out;
   extra_io_.add_inputs(extra_in);
   extra_io_.add_outputs(extra_out);
-  return extra_in.empty() && extra_out.empty();
+  if (!extra_out.empty()) return false;
+  if (extra_in.empty()) return true;
+  std::set<const void*> adapter_tensors;
+  for (const auto& lease : adapter_leases_)
+    for (const AdapterParameter& p : lease->file().parameters) adapter_tensors.insert(p.tensor.raw());
+  for (const auto& [name, t] : extra_in)
+    if (!adapter_tensors.count(t.raw())) return false;
+  return true;
 }
 
+namespace {
+
+// The shared inputs (adapter weights) of a generator that can decode together: (name, storage), in input order.
+// Generators with equal keys share a run.
+std::vector<std::pair<std::string, const void*>> shared_inputs_key(const ExtraIO& io) {
+  std::vector<NamedTensor> extra;
+  io.add_inputs(extra);
+  std::vector<std::pair<std::string, const void*>> key;
+  for (const auto& [name, t] : extra) key.emplace_back(name, t.raw());
+  return key;
+}
+
+}  // namespace
+
+// One model run for generators that share one (below).
+void decode_group(const std::vector<Generator*>& together);
+
 void decode_together(const std::vector<Generator*>& generators) {
-  std::vector<Generator*> together, alone;
+  // Groups of one model and the same adapter weights (none, or the same adapters) each share a run.
+  std::vector<std::vector<Generator*>> groups;
+  std::vector<std::vector<std::pair<std::string, const void*>>> keys;  // [groups]
+  std::vector<Generator*> alone;
   for (Generator* g : generators) {
     OGX_CHECK(g, "decode_together: a null generator");
     OGX_CHECK(g->token_count() > 0, "decode_together: append a prompt to every generator first");
     if (g->is_done()) continue;
-    bool joins = g->can_decode_together() && (together.empty() || &together[0]->model() == &g->model());
-    (joins ? together : alone).push_back(g);
+    if (!g->can_decode_together()) {
+      alone.push_back(g);
+      continue;
+    }
+    auto key = shared_inputs_key(g->extra_io_);
+    size_t k = 0;
+    while (k < groups.size() && !(&groups[k][0]->model() == &g->model() && keys[k] == key)) k++;
+    if (k == groups.size()) {
+      groups.emplace_back();
+      keys.push_back(std::move(key));
+    }
+    groups[k].push_back(g);
   }
   for (Generator* g : alone) g->generate_next_token();
+  for (const auto& together : groups) decode_group(together);
+}
+
+// One model run for generators that can share it (same model, same shared inputs).
+void decode_group(const std::vector<Generator*>& together) {
   // Generators whose next logits are known already (after a prompt, set_logits) pick now; the rest run together.
   std::vector<Generator*> run;
   for (Generator* g : together) {
@@ -106,6 +153,9 @@ void decode_together(const std::vector<Generator*>& generators) {
     const bool own = on_device[i] && !g->sampling_.greedy;
     r.kv.push_back({g->kv_.state(), total, own ? &g->sampling_ : nullptr});
   }
+  // Each generator's row inputs stacked; the shared inputs (adapter weights, the same tensors in every generator of
+  // the group, after the row inputs: Generator::step_inputs) once.
+  const size_t shared = shared_inputs_key(run[0]->extra_io_).size();
   std::vector<NamedTensor> in;
   for (size_t k = 0; k < each[0].size(); k++) {
     std::vector<const Tensor*> parts;
@@ -114,7 +164,8 @@ void decode_together(const std::vector<Generator*>& generators) {
                 "in their inputs");
       parts.push_back(&e[k].second);
     }
-    in.emplace_back(each[0][k].first, stack_rows(parts, each[0][k].first));
+    if (k >= each[0].size() - shared) in.emplace_back(each[0][k].first, each[0][k].second);
+    else in.emplace_back(each[0][k].first, stack_rows(parts, each[0][k].first));
   }
   if (device_rows) r.sampling = &greedy;
   std::vector<NamedTensor> out;

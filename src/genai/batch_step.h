@@ -11,9 +11,10 @@ namespace ogx::genai {
 // model run for the tokens of all that can share it: generators of one model whose provider keeps KV caches in its
 // memory (Vulkan: rows of their KV states side by side, each row with its own past length), picking on the device
 // (argmax, or sampling with each generator's own top-k / top-p / temperature and random state) or on the host
-// (penalties, beams), without speculative decoding, guidance or extra model inputs. The others
-// run their own step; on a provider whose sessions bind KV tensors (the CPU provider) that is every generator, one
-// run each. Tokens are those each generator picks alone.
+// (penalties, beams), without speculative decoding, guidance or extra model inputs other than LoRA adapter weights:
+// generators with the same active adapters (or none) share a run, those weights passed once; each set of adapters
+// is its own run. The others run their own step; on a provider whose sessions bind KV tensors (the CPU provider)
+// that is every generator, one run each. Tokens are those each generator picks alone.
 void decode_together(const std::vector<Generator*>& generators);
 
 }  // namespace ogx::genai

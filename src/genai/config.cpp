@@ -233,6 +233,8 @@ void read_search(const json& j, SearchConfig& s) {
   r.get("num_return_sequences", s.num_return_sequences);
   r.get("past_present_share_buffer", s.past_present_share_buffer);
   r.get("repetition_penalty", s.repetition_penalty);
+  r.get("presence_penalty", s.presence_penalty);
+  r.get("frequency_penalty", s.frequency_penalty);
   r.get("temperature", s.temperature);
   r.get("top_k", s.top_k);
   r.get("top_p", s.top_p);
@@ -251,6 +253,7 @@ void read_search(const json& j, SearchConfig& s) {
   check_temperature(s.temperature, "genai_config.json: search.temperature");
   OGX_CHECK(s.repetition_penalty > 0 && std::isfinite(s.repetition_penalty),
             "genai_config.json: search.repetition_penalty must be a finite number > 0");
+  check_token_penalties(s, "genai_config.json: search.");
   OGX_CHECK(s.batch_size >= 1, "genai_config.json: search.batch_size must be >= 1");
   OGX_CHECK(s.no_repeat_ngram_size >= 0, "genai_config.json: search.no_repeat_ngram_size must be >= 0");
 }
@@ -336,6 +339,13 @@ void Config::set_provider_option(const std::string& provider, const std::string&
 void check_temperature(double t, const std::string& what) {
   OGX_CHECK(std::isfinite(t) && t >= kMinTemperature, what, " must be a finite number >= ", kMinTemperature, ", got ",
             t, " (for greedy search set do_sample to false)");
+}
+
+void check_token_penalties(const SearchConfig& s, const std::string& prefix) {
+  for (auto [name, v] : {std::pair<const char*, double>{"presence_penalty", s.presence_penalty},
+                         {"frequency_penalty", s.frequency_penalty}})
+    OGX_CHECK(std::isfinite(v) && v >= -kMaxTokenPenalty && v <= kMaxTokenPenalty, prefix, name, " must be in [",
+              -kMaxTokenPenalty, ", ", kMaxTokenPenalty, "], got ", v);
 }
 
 bool is_device_filtering_key(const std::string& key) {

@@ -72,6 +72,9 @@ struct SearchConfig {
   int num_return_sequences = 1;
   bool past_present_share_buffer = true;
   double repetition_penalty = 1.0;
+  // OpenAI's penalties over the tokens generated after the latest prompt (search.h): [-2, 2], 0 = off.
+  double presence_penalty = 0.0;
+  double frequency_penalty = 0.0;
   double temperature = 1.0;
   int top_k = 50;
   double top_p = 1.0;
@@ -87,6 +90,10 @@ struct SearchConfig {
 // (1e-45 would pass "> 0" and sample garbage); greedy search is do_sample=false, not a tiny temperature.
 inline constexpr double kMinTemperature = 1e-6;
 void check_temperature(double t, const std::string& what);  // throws naming `what`
+// presence_penalty / frequency_penalty: finite, in [-kMaxTokenPenalty, kMaxTokenPenalty] (OpenAI's range); throws
+// naming prefix + the option.
+inline constexpr double kMaxTokenPenalty = 2.0;
+void check_token_penalties(const SearchConfig& s, const std::string& prefix);
 
 struct Config {
   std::string model_dir;

@@ -104,6 +104,22 @@ size_t Request::generated_token_count() const {
   return generated_total_;
 }
 
+void Request::set_active_adapter(const std::shared_ptr<Adapters>& adapters, const std::string& name) {
+  OGX_CHECK(adapters != nullptr, "set_active_adapter: no adapters");
+  std::lock_guard<std::mutex> lk(mu_);
+  OGX_CHECK(status_ == RequestStatus::unassigned, "set_active_adapter: the request was already added to an engine");
+  OGX_CHECK(!adapters_, "set_active_adapter: the request already has adapter '", adapter_name_, "'");
+  adapter_lease_ = adapters->acquire(name);  // throws when it is not loaded
+  adapters_ = adapters;
+  adapter_name_ = name;
+}
+
+std::unique_ptr<Generator> Request::make_generator(const std::shared_ptr<const Model>& model) const {
+  auto gen = std::make_unique<Generator>(model, params_);
+  if (adapters_) gen->set_active_adapter(adapters_, adapter_name_);
+  return gen;
+}
+
 void Request::set_opaque_data(void* data) {
   std::lock_guard<std::mutex> lk(mu_);
   opaque_ = data;
@@ -179,6 +195,8 @@ void Engine::add_requests(const std::vector<std::shared_ptr<Request>>& requests)
         OGX_CHECK(requests[j] != requests[i], "add_request: the same request is given twice");
       OGX_CHECK(!r.input_.empty(), "add_request: the request has no tokens (add_tokens first)");
       check_ids(r.input_, model_->io().vocab_size, "add_request");
+      OGX_CHECK(!r.adapters_ || &r.adapters_->model() == model_.get(), "add_request: adapter '", r.adapter_name_,
+                "' was loaded for another model than the engine's");
       const int ml = max_length_of(r.params_);
       OGX_CHECK(r.input_.size() < (size_t)ml, "add_request: the prompt's ", r.input_.size(),
                 " tokens leave no room below max_length ", ml);

@@ -30,6 +30,7 @@
 #include <string>
 #include <vector>
 
+#include "genai/adapters.h"
 #include "genai/generator.h"
 
 namespace ogx::genai {
@@ -75,6 +76,14 @@ class Request {
   size_t input_token_count() const;
   size_t generated_token_count() const;
 
+  // Activates loaded adapter `name` (adapters.h) for this request: its generator runs with the adapter's
+  // parameters (Generator::set_active_adapter). Only before the request is added to an engine, once; throws when
+  // the adapter is not loaded. The adapter cannot be unloaded while the request lives. Requests with different
+  // adapters (or none) share an engine: those with the same adapter share model runs, each adapter its own
+  // (decode_together, batch_step.h).
+  void set_active_adapter(const std::shared_ptr<Adapters>& adapters, const std::string& name);
+  const std::string& adapter_name() const { return adapter_name_; }  // "" : none
+
   // Application data the engine never reads (upstream's opaque data).
   void set_opaque_data(void* data);
   void* opaque_data() const;
@@ -82,7 +91,12 @@ class Request {
 
  private:
   friend class Engine;
+  // Its generator, with its adapter active (the engine calls it on admission, under the model lock).
+  std::unique_ptr<Generator> make_generator(const std::shared_ptr<const Model>& model) const;
   const GeneratorParams params_;
+  std::shared_ptr<Adapters> adapters_;          // set_active_adapter (null: none); fixed once the request is added
+  std::string adapter_name_;
+  std::unique_ptr<AdapterLease> adapter_lease_;  // keeps the adapter loaded while the request lives
   mutable std::mutex mu_;  // everything below; taken after the engine's lock when both are held
   mutable std::condition_variable cv_;
   RequestStatus status_ = RequestStatus::unassigned;

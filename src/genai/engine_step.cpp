@@ -89,7 +89,7 @@ void Engine::run_one_step() {
       Work& w = work[i];
       Request& r = *w.request;
       try {
-        if (!r.gen_) r.gen_ = std::make_unique<Generator>(model_, r.params_);
+        if (!r.gen_) r.gen_ = r.make_generator(model_);
         if (!w.chunk.empty()) r.gen_->append_tokens(w.chunk);
         if (w.decode) {
           OGX_CHECK(!r.gen_->is_done(), "the sequence reached max_length ", r.gen_->max_length());

@@ -51,6 +51,8 @@ void GeneratorParams::set_search_option(const std::string& name, double v) {
   else if (name == "top_p") s.top_p = v;
   else if (name == "temperature") s.temperature = v;
   else if (name == "repetition_penalty") s.repetition_penalty = v;
+  else if (name == "presence_penalty") s.presence_penalty = v;
+  else if (name == "frequency_penalty") s.frequency_penalty = v;
   else if (name == "length_penalty") s.length_penalty = v;
   else if (name == "diversity_penalty") s.diversity_penalty = v;
   else if (name == "random_seed") {
@@ -67,6 +69,7 @@ void GeneratorParams::set_search_option(const std::string& name, double v) {
   check_temperature(s.temperature, "search option 'temperature'");
   OGX_CHECK(s.repetition_penalty > 0 && std::isfinite(s.repetition_penalty),
             "repetition_penalty must be a finite number > 0");
+  check_token_penalties(s, "search option ");
   search = s;
 }
 
@@ -120,8 +123,7 @@ Generator::Generator(std::shared_ptr<const Model> model, const GeneratorParams& 
     OGX_CHECK(!spec_, "guidance with speculative decoding is not supported");
     guidance_ = std::make_unique<guidance::LogitMask>(params.guidance, rows());
   }
-  if (beams_ == 1 && (rows() == 1 || !search_.do_sample) && search_.repetition_penalty == 1.0 &&
-      search_.no_repeat_ngram_size <= 0 && !spec_) {
+  if (beams_ == 1 && (rows() == 1 || !search_.do_sample) && !penalizes_sequence(search_) && !spec_) {
     DeviceSampling ds;
     ds.greedy = !search_.do_sample;
     ds.top_k = search_.top_k;
@@ -338,6 +340,7 @@ void Generator::append_token_sequences(const std::vector<std::vector<int32_t>>& 
   final_step_ = -1;
   if (guidance_) guidance_->reset();  // the constrained output starts after the prompt
   guided_from_ = token_count() + longest;
+  sampler_.set_prompt_length(guided_from_);  // presence / frequency penalties count what follows
   if (rows() == 1) {  // one sequence: appended to what it holds (a later chat turn)
     std::vector<int32_t> run_ids = pending_;
     run_ids.insert(run_ids.end(), prompts[0].begin(), prompts[0].end());
@@ -559,6 +562,7 @@ void Generator::rewind_to(size_t length) {
   logits_on_device_ = false;
   std::fill(eos_seen_.begin(), eos_seen_.end(), false);
   kv_.rewind(std::min<int64_t>(kv_.length(), (int64_t)length));
+  sampler_.set_prompt_length(std::min(sampler_.prompt_length(), length));
   if (guidance_) {  // the constraint again over the generated tokens kept
     guidance_->reset();
     guided_from_ = std::min(guided_from_, length);

@@ -111,6 +111,7 @@ class Generator {
  private:
   friend class SpeculativeDecoder;
   friend void decode_together(const std::vector<Generator*>& generators);  // batch_step.h
+  friend void decode_group(const std::vector<Generator*>& together);       // batch_step.cpp
   // Whether a step of this generator can share a model run with others (batch_step.h).
   bool can_decode_together() const;
   void start_speculative(const SpeculativeOptions& options);  // speculative.cpp

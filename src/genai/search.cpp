@@ -64,9 +64,13 @@ int32_t argmax(const float* v, size_t n) {
 
 int32_t argmax(const std::vector<float>& v) { return argmax(v.data(), v.size()); }
 
+bool penalizes_sequence(const SearchConfig& s) {
+  return s.repetition_penalty != 1.0 || s.presence_penalty != 0.0 || s.frequency_penalty != 0.0 ||
+         s.no_repeat_ngram_size > 0;
+}
+
 bool Sampler::greedy_without_processing(const std::vector<int32_t>& seq) const {
-  return !s_.do_sample && s_.repetition_penalty == 1.0 && s_.no_repeat_ngram_size <= 0 &&
-         (int)seq.size() >= s_.min_length;
+  return !s_.do_sample && !penalizes_sequence(s_) && (int)seq.size() >= s_.min_length;
 }
 
 Sampler::Sampler(const SearchConfig& search, std::vector<int> eos_ids) : s_(search), eos_(std::move(eos_ids)) {
@@ -87,6 +91,13 @@ void Sampler::process_logits(float* logits, int64_t V, const std::vector<int32_t
     float p = (float)s_.repetition_penalty;
     for (int32_t t : seen)
       if (t >= 0 && t < V) logits[t] = logits[t] < 0 ? logits[t] * p : logits[t] / p;
+  }
+  if ((s_.presence_penalty != 0.0 || s_.frequency_penalty != 0.0) && seq.size() > prompt_length_) {
+    std::map<int32_t, int64_t> count;  // generated token -> occurrences (few distinct tokens: a map, not [vocab])
+    for (size_t i = prompt_length_; i < seq.size(); i++) count[seq[i]]++;
+    for (const auto& [t, c] : count)
+      if (t >= 0 && t < V)
+        logits[t] = (float)((double)logits[t] - (s_.presence_penalty + s_.frequency_penalty * (double)c));
   }
   int n = s_.no_repeat_ngram_size;
   if (n > 0 && (int)seq.size() >= n) {  // ban tokens that would repeat an n-gram already in the sequence

@@ -1,5 +1,7 @@
-// Next-token selection for one sequence: logits processing (repetition penalty, no-repeat n-gram, min length)
-// then greedy argmax or sampling (temperature, top-k, top-p) with a seeded generator.
+// Next-token selection for one sequence: logits processing (repetition penalty, presence / frequency penalties,
+// no-repeat n-gram, min length) then greedy argmax or sampling (temperature, top-k, top-p) with a seeded generator.
+// Presence / frequency penalties follow OpenAI: logit[t] -= presence * (count[t] > 0) + frequency * count[t], with
+// count[t] the occurrences of t among the tokens generated after the prompt (set_prompt_length), not the prompt.
 #pragma once
 #include <cstdint>
 #include <random>
@@ -9,16 +11,24 @@
 
 namespace ogx::genai {
 
+// True when the options change logits according to the sequence so far (repetition, presence and frequency
+// penalties, n-gram bans): such a generator picks its tokens on the host.
+bool penalizes_sequence(const SearchConfig& s);
+
 class Sampler {
  public:
   Sampler(const SearchConfig& search, std::vector<int> eos_ids);
+  // Tokens [0, n) of a sequence are its prompt (the latest one appended): presence / frequency penalties count only
+  // the tokens after them.
+  void set_prompt_length(size_t n) { prompt_length_ = n; }
+  size_t prompt_length() const { return prompt_length_; }
   // True when next() would be a plain argmax of the logits (greedy, no penalties, EOS not suppressed).
   bool greedy_without_processing(const std::vector<int32_t>& seq) const;
   // logits: [vocab] (modified in place); sequence: all tokens so far (prompt + generated).
   int32_t next(std::vector<float>& logits, const std::vector<int32_t>& sequence);
   int32_t next(float* logits, int64_t vocab, const std::vector<int32_t>& sequence);
-  // Repetition penalty, no-repeat n-gram bans and EOS suppression before min_length (banned tokens get the lowest
-  // float, as in ONNX Runtime GenAI).
+  // Repetition penalty, presence / frequency penalties, no-repeat n-gram bans and EOS suppression before
+  // min_length (banned tokens get the lowest float, as in ONNX Runtime GenAI).
   void process_logits(std::vector<float>& logits, const std::vector<int32_t>& sequence) const;
   void process_logits(float* logits, int64_t vocab, const std::vector<int32_t>& sequence) const;
   bool is_eos(int32_t id) const;
@@ -34,6 +44,7 @@ class Sampler {
   SearchConfig s_;
   std::vector<int> eos_;
   std::mt19937_64 rng_;
+  size_t prompt_length_ = 0;
 };
 
 // Index of the largest value; the first one on ties (as torch.argmax). AVX2 when present.

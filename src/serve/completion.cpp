@@ -41,13 +41,30 @@ std::vector<int32_t> chat_prompt(const ServeContext& ctx, const CompletionReques
   return ctx.tokenizer->encode(text, !has_bos);
 }
 
+// The adapter a request's "model" selects ("" : the base model). Without adapters any name is the base model (as
+// before adapters: clients send all sorts of names); with them, a name that is neither is a 404.
+std::string adapter_for(const ServeContext& ctx, const std::string& model) {
+  if (!ctx.adapters || model.empty() || model == ctx.model_name) return "";
+  if (std::count(ctx.adapter_names.begin(), ctx.adapter_names.end(), model)) return model;
+  throw ApiError(404, "the model '" + model + "' does not exist (this server has " + served_models(ctx) + ")",
+                 "invalid_request_error", "model");
+}
+
 }  // namespace
+
+std::string served_models(const ServeContext& ctx) {
+  std::string s = "the base model '" + ctx.model_name + "'";
+  for (size_t i = 0; i < ctx.adapter_names.size(); i++)
+    s += (i == 0 ? " and adapters '" : ", '") + ctx.adapter_names[i] + "'";
+  return s;
+}
 
 Completion::Completion(ServeContext& ctx, CompletionRequest req)
     : ctx_(ctx), req_(std::move(req)), start_(std::chrono::steady_clock::now()) {
   id_ = random_id(req_.chat ? "chatcmpl-" : "cmpl-");
   created_ = (int64_t)std::time(nullptr);
   const std::string input = req_.chat ? "messages" : "prompt";
+  adapter_ = adapter_for(ctx_, req_.model);
   if (req_.chat) {
     prompt_ = chat_prompt(ctx_, req_);
   } else if (!req_.prompt_ids.empty()) {
@@ -79,6 +96,14 @@ Completion::Completion(ServeContext& ctx, CompletionRequest req)
                             " prompt tokens exceed the model's context of " + std::to_string(context) + " tokens",
                    "invalid_request_error", "max_tokens");
   max_tokens_ = req_.max_tokens ? *req_.max_tokens : room;
+  if (!req_.guidance_type.empty()) {  // compiled once against the vocabulary; the n choices share it
+    try {
+      probe.set_guidance(req_.guidance_type, req_.guidance_data);
+    } catch (const std::exception& e) {
+      throw ApiError(400, std::string("response_format: ") + e.what(), "invalid_request_error", "response_format");
+    }
+    guidance_ = probe.guidance;
+  }
 }
 
 Completion::~Completion() { cancel(); }
@@ -111,6 +136,8 @@ void Completion::start() {
       s.top_k = req_.top_k;
       s.top_p = req_.top_p;
       s.repetition_penalty = req_.repetition_penalty;
+      s.presence_penalty = req_.presence_penalty;
+      s.frequency_penalty = req_.frequency_penalty;
       s.random_seed = req_.seed ? *req_.seed + i : -1;
       s.max_length = (int)prompt_.size() + max_tokens_;
       s.min_length = 0;
@@ -118,6 +145,9 @@ void Completion::start() {
       s.num_return_sequences = 1;
       s.batch_size = 1;
       s.no_repeat_ngram_size = 0;
+      p.guidance = guidance_;
+      p.guidance_type = req_.guidance_type;
+      p.guidance_data = req_.guidance_data;
       Choice& c = choices_[i];
       c.stop = StopMatcher(req_.stop);
       if (ctx_.tokenizer) {
@@ -126,6 +156,7 @@ void Completion::start() {
         c.stream->decode(prompt_.back());
       }
       c.request = std::make_shared<genai::Request>(p);
+      if (!adapter_.empty()) c.request->set_active_adapter(ctx_.adapters, adapter_);
       c.request->add_tokens(prompt_);
     }
     std::vector<std::shared_ptr<genai::Request>> all;

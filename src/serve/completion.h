@@ -11,11 +11,18 @@
 #include "serve/stop_matcher.h"
 
 namespace ogx::serve {
+// "the base model 'NAME' and adapters 'A', 'B'": for messages.
+std::string served_models(const ServeContext& ctx);
+}  // namespace ogx::serve
+
+namespace ogx::serve {
 
 class Completion {
  public:
-  // Tokenizes the prompt (chat: through the folder's chat template) and checks it against the context; throws
-  // ApiError 400 for a folder without a chat template or tokenizer, a prompt too long, max_tokens past the context.
+  // Tokenizes the prompt (chat: through the folder's chat template), checks it against the context and compiles
+  // response_format's constraint; throws ApiError 400 for a folder without a chat template or tokenizer, a prompt
+  // too long, max_tokens past the context, a schema the structured-output engine refuses (naming the problem);
+  // 404 for a "model" that is neither the base model nor an adapter, when the server has adapters.
   Completion(ServeContext& ctx, CompletionRequest req);
   ~Completion();  // removes any unfinished engine request
   Completion(const Completion&) = delete;
@@ -38,6 +45,8 @@ class Completion {
   size_t prompt_tokens() const { return prompt_.size(); }
   size_t completion_tokens() const;
   const std::string& id() const { return id_; }
+  // The model id the response names: the adapter the request selected, else the base model's.
+  const std::string& model_id() const { return adapter_.empty() ? ctx_.model_name : adapter_; }
   int64_t created() const { return created_; }
   double seconds_to_first_token() const { return ttft_; }  // < 0 until the first token
   double seconds_since_start() const;
@@ -58,6 +67,8 @@ class Completion {
   CompletionRequest req_;
   std::vector<int32_t> prompt_;
   int max_tokens_ = 0;
+  std::shared_ptr<genai::guidance::CompiledGrammar> guidance_;  // response_format's constraint (null: text)
+  std::string adapter_;  // the adapter "model" selected ("" : the base model)
   std::vector<Choice> choices_;
   std::string id_;
   int64_t created_ = 0;

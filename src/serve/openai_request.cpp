@@ -1,5 +1,7 @@
 #include "serve/openai_request.h"
 
+#include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <set>
 
@@ -128,12 +130,73 @@ void prompt(const json& v, CompletionRequest& r) {
   if (r.prompt.empty() && r.prompt_ids.empty()) bad("prompt", "'prompt' must not be empty");
 }
 
+// The whitespace a constrained JSON answer may have between tokens, unless its schema's "x-guidance" says
+// otherwise (whitespace_flexible / whitespace_pattern): one space, or one or two newlines and up to 20 spaces or tabs
+// of indent, as llama.cpp's server (json-schema-to-grammar's space rule). The guidance engine's own default (up to
+// 64 characters per gap) lets a weak model spend max_tokens on whitespace and leave the JSON unfinished.
+constexpr const char* kJsonWhitespace = "[ ]|\\n{1,2}[ \\t]{0,20}";
+
+std::string with_serve_whitespace(nlohmann::ordered_json schema) {
+  nlohmann::ordered_json& x = schema["x-guidance"];
+  if (x.is_null()) x = nlohmann::ordered_json::object();
+  if (x.is_object() && !x.contains("whitespace_flexible") && !x.contains("whitespace_pattern"))
+    x["whitespace_pattern"] = kJsonWhitespace;  // (a non-object x-guidance is the compiler's error to report)
+  return schema.dump();
+}
+
+// OpenAI's response_format onto guidance (see openai_request.h). `ordered` is the same value with its objects' keys
+// in the order sent: a schema's properties are generated in schema order (as OpenAI and llguidance do), which
+// nlohmann::json's sorted objects would lose.
+void response_format(const json& v, const nlohmann::ordered_json& ordered, CompletionRequest& r) {
+  const std::string k = "response_format";
+  if (v.is_null()) return;
+  if (!v.is_object()) bad(k, "'response_format' must be an object {\"type\": ...}, got " + type_name(v));
+  if (!v.contains("type")) bad(k + ".type", "'response_format.type' is required (text, json_object or json_schema)");
+  const std::string type = string(v["type"], k + ".type");
+  auto only = [](const json& obj, const std::string& at, std::initializer_list<const char*> keys) {
+    for (auto& [key, _] : obj.items())
+      if (std::none_of(keys.begin(), keys.end(), [&](const char* x) { return key == x; }))
+        bad(at + "." + key, "unknown field '" + at + "." + key + "'");
+  };
+  auto schema_of = [&](const json& s, const nlohmann::ordered_json& s_ordered, const std::string& at) {
+    if (!s.is_object()) bad(at, "'" + at + "' must be a JSON schema (an object), got " + type_name(s));
+    r.guidance_type = "json_schema";
+    r.guidance_data = with_serve_whitespace(s_ordered);
+  };
+  if (type == "text") {
+    only(v, k, {"type"});
+  } else if (type == "json_object") {
+    only(v, k, {"type", "schema"});
+    // Any JSON object: the schema {"type": "object"} (what guidance's json_object compiles), with serve's whitespace.
+    if (v.contains("schema") && !v["schema"].is_null()) schema_of(v["schema"], ordered["schema"], k + ".schema");
+    else schema_of(json{{"type", "object"}}, nlohmann::ordered_json{{"type", "object"}}, k + ".schema");
+  } else if (type == "json_schema") {
+    only(v, k, {"type", "json_schema"});
+    const std::string at = k + ".json_schema";
+    if (!v.contains("json_schema") || !v["json_schema"].is_object())
+      bad(at, "'" + at + "' must be an object {\"name\", \"schema\", \"strict\"}");
+    const json& js = v["json_schema"];
+    only(js, at, {"name", "description", "schema", "strict"});
+    if (!js.contains("name")) bad(at + ".name", "'" + at + ".name' is required");
+    const std::string name = string(js["name"], at + ".name");
+    if (name.empty() || name.size() > 64 || !std::all_of(name.begin(), name.end(), [](char c) {
+          return std::isalnum((unsigned char)c) || c == '_' || c == '-';
+        }))
+      bad(at + ".name", "'" + at + ".name' must be 1 to 64 characters of a-z, A-Z, 0-9, _ and -");
+    if (js.contains("description")) string(js["description"], at + ".description");
+    if (js.contains("strict") && !js["strict"].is_null()) boolean(js["strict"], at + ".strict");
+    if (!js.contains("schema") || js["schema"].is_null()) bad(at + ".schema", "'" + at + ".schema' is required");
+    schema_of(js["schema"], ordered["json_schema"]["schema"], at + ".schema");
+  } else {
+    bad(k + ".type", "'response_format.type' must be text, json_object or json_schema, got '" + type + "'");
+  }
+}
+
 // Fields accepted only at their neutral value: name -> what it must be.
 bool neutral(const std::string& k, const json& v) {
   if (v.is_null()) return true;
   if (k == "logprobs" || k == "echo" || k == "parallel_tool_calls") return v.is_boolean() && !v.get<bool>();
   if (k == "logit_bias") return v.is_object() && v.empty();
-  if (k == "response_format") return v.is_object() && v.value("type", json()) == "text";
   if (k == "tools" || k == "functions") return v.is_array() && v.empty();
   if (k == "tool_choice" || k == "function_call") return v == "none";
   if (k == "best_of") return v.is_number_integer() && v.get<int64_t>() == 1;
@@ -154,7 +217,7 @@ CompletionRequest parse_completion_request(const std::string& body, bool chat) {
   if (!j.is_object()) throw ApiError(400, "the request body must be a JSON object, got " + type_name(j));
   CompletionRequest r;
   r.chat = chat;
-  static const std::set<std::string> neutral_only = {"logprobs", "echo", "logit_bias", "response_format", "tools",
+  static const std::set<std::string> neutral_only = {"logprobs", "echo", "logit_bias", "tools",
                                                      "functions", "tool_choice", "function_call", "best_of",
                                                      "suffix", "parallel_tool_calls", "top_logprobs"};
   bool has_input = false;
@@ -168,13 +231,12 @@ CompletionRequest parse_completion_request(const std::string& body, bool chat) {
     else if (k == "top_p") r.top_p = v.is_null() ? 1.0 : number(v, k, 0, 1);
     else if (k == "top_k") r.top_k = v.is_null() ? 0 : (int)integer(v, k, -1, 1 << 20);
     else if (k == "repetition_penalty") r.repetition_penalty = v.is_null() ? 1.0 : number(v, k, 0.01, 10);
-    else if (k == "presence_penalty" || k == "frequency_penalty") {
-      if (!v.is_null() && number(v, k, -2, 2) != 0)
-        bad(k, "'" + k + "' is not supported by ogx (its search has no presence/frequency penalties); use "
-                   "'repetition_penalty' (> 1 discourages repeats) or leave it at 0");
-    } else if (k == "seed") {
+    else if (k == "presence_penalty") r.presence_penalty = v.is_null() ? 0.0 : number(v, k, -2, 2);
+    else if (k == "frequency_penalty") r.frequency_penalty = v.is_null() ? 0.0 : number(v, k, -2, 2);
+    else if (k == "seed") {
       if (!v.is_null()) r.seed = integer(v, k, 0, INT64_MAX / 2);
     } else if (k == "stop") r.stop = stops(v);
+    else if (k == "response_format") response_format(v, nlohmann::ordered_json::parse(body)[k], r);
     else if (k == "n") r.n = v.is_null() ? 1 : (int)integer(v, k, 1, kMaxChoices);
     else if (k == "stream") r.stream = v.is_null() ? false : boolean(v, k);
     else if (k == "stream_options") {

@@ -1,8 +1,11 @@
 // The body of POST /v1/completions and /v1/chat/completions, read and checked (OpenAI's fields; anything unknown,
 // mistyped or out of range is an ApiError 400 naming the field). Sampling follows OpenAI's defaults, not the
 // folder's genai_config.json search section: temperature 1, top_p 1, no top-k, no penalty; temperature 0 is greedy.
-// presence_penalty / frequency_penalty are accepted at 0 only (ogx's search has no such penalties; the error says
-// so); repetition_penalty (as vLLM and llama.cpp's server take it) maps to the search option of that name.
+// presence_penalty / frequency_penalty ([-2, 2]) map to the search options of those names (OpenAI's rule, over the
+// generated tokens); repetition_penalty (as vLLM and llama.cpp's server take it) to the search option of that name.
+// response_format: {"type": "text"}, {"type": "json_object"} (llama.cpp's server: with a "schema" it is that schema)
+// and {"type": "json_schema", "json_schema": {"name", "description", "schema", "strict"}} map onto guidance; the
+// schema itself is checked when it is compiled (Completion), also a 400 naming response_format.
 #pragma once
 #include <cstdint>
 #include <optional>
@@ -24,7 +27,13 @@ struct CompletionRequest {
   double top_p = 1.0;
   int top_k = 0;                      // 0: off
   double repetition_penalty = 1.0;
+  double presence_penalty = 0.0;      // [-2, 2]
+  double frequency_penalty = 0.0;     // [-2, 2]
   std::optional<int64_t> seed;
+  // response_format mapped onto structured output (genai/guidance): "" (text) or "json_schema" with the schema's
+  // JSON text in guidance_data (json_object: {"type": "object"}), with serve's JSON whitespace rule added
+  // (openai_request.cpp) unless the schema's "x-guidance" sets one.
+  std::string guidance_type, guidance_data;
   std::vector<std::string> stop;
   int n = 1;
   bool stream = false;

@@ -2,6 +2,7 @@
 
 #include <httplib.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -82,6 +83,15 @@ Server::Server(const genai::Config& config, ServerOptions options) : options_(st
   } catch (const Error& e) {
     std::fprintf(stderr, "ogx serve: no tokenizer (%s): prompts must be token ids\n", e.what());
   }
+  if (ctx_->tokenizer) {
+    const genai::Config& c = ctx_->model->config();  // the key GeneratorParams::set_guidance looks it up by
+    try {
+      ctx_->vocabulary = genai::guidance::TokenTrie::for_model(c.model_dir, ctx_->model->io().vocab_size,
+                                                               c.model.eos_token_ids);
+    } catch (const Error& e) {  // response_format then fails per request, with this message
+      std::fprintf(stderr, "ogx serve: no structured output (%s)\n", e.what());
+    }
+  }
   genai::EngineOptions eo;
   eo.max_batch = options_.max_batch;
   eo.prefill_chunk = options_.prefill_chunk;
@@ -93,6 +103,16 @@ Server::Server(const genai::Config& config, ServerOptions options) : options_(st
     std::filesystem::path p = std::filesystem::path(config.model_dir).lexically_normal();
     if (p.filename().empty()) p = p.parent_path();
     ctx_->model_name = p.filename().string();
+  }
+  if (!options_.adapters.empty()) {
+    ctx_->adapters = genai::Adapters::create(ctx_->model);
+    for (const auto& [name, file] : options_.adapters) {
+      OGX_CHECK(!name.empty(), "--adapter ", file, ": the adapter needs a name (NAME=FILE)");
+      OGX_CHECK(name != ctx_->model_name, "--adapter ", name, "=", file, ": the name is the base model's (",
+                ctx_->model_name, "); choose another");
+      ctx_->adapters->load(file, name);  // throws naming the file (and a name given twice)
+      ctx_->adapter_names.push_back(name);
+    }
   }
   http_ = std::make_unique<httplib::Server>();
   const size_t threads =
@@ -208,16 +228,22 @@ void Server::routes() {
                                            ctx.max_batch, ctx.max_queue),
                     "text/plain; version=0.0.4");
   });
-  auto model_json = [&ctx] {
-    return json{{"id", ctx.model_name}, {"object", "model"}, {"created", 0}, {"owned_by", "ogx"}};
+  // The base model, then each adapter (its parent: the base model), as vLLM lists LoRA modules.
+  auto model_json = [&ctx](const std::string& id) {
+    json m = {{"id", id}, {"object", "model"}, {"created", 0}, {"owned_by", "ogx"}};
+    m["parent"] = id == ctx.model_name ? json() : json(ctx.model_name);
+    return m;
   };
-  s.Get("/v1/models", [model_json](const httplib::Request&, httplib::Response& res) {
-    send_json(res, 200, {{"object", "list"}, {"data", json::array({model_json()})}});
+  s.Get("/v1/models", [model_json, &ctx](const httplib::Request&, httplib::Response& res) {
+    json data = json::array({model_json(ctx.model_name)});
+    for (const std::string& a : ctx.adapter_names) data.push_back(model_json(a));
+    send_json(res, 200, {{"object", "list"}, {"data", data}});
   });
   s.Get(R"(/v1/models/(.+))", [model_json, &ctx](const httplib::Request& req, httplib::Response& res) {
-    if (req.matches[1] == ctx.model_name) return send_json(res, 200, model_json());
-    send_error(res, ApiError(404, "no model '" + std::string(req.matches[1]) + "' (this server has '" +
-                                      ctx.model_name + "')",
+    const std::string id = req.matches[1];
+    if (id == ctx.model_name || std::count(ctx.adapter_names.begin(), ctx.adapter_names.end(), id))
+      return send_json(res, 200, model_json(id));
+    send_error(res, ApiError(404, "no model '" + id + "' (this server has " + served_models(ctx) + ")",
                              "not_found_error", "model"));
   });
 
@@ -231,7 +257,7 @@ void Server::routes() {
       } catch (const ApiError& e) {
         return send_error(res, e);
       }
-      const std::string model = ctx.model_name;
+      const std::string model = c->model_id();
       if (!c->request().stream) {
         std::vector<std::string> texts(c->choices()), deltas;
         std::vector<size_t> counts;

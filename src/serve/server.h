@@ -9,6 +9,8 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <utility>
+#include <vector>
 
 #include "genai/config.h"
 
@@ -24,6 +26,9 @@ struct ServerOptions {
   std::string host = "127.0.0.1";
   int port = 8080;             // 0: any free port (printed)
   std::string model_name;      // the id /v1/models lists ("" : the folder's name)
+  // LoRA adapters (.onnx_adapter files) loaded at start, as (name, file): a request selects one with "model": name
+  // (vLLM's convention; /v1/models lists them after the base model). With adapters, an unknown "model" is a 404.
+  std::vector<std::pair<std::string, std::string>> adapters;
   int max_batch = 0;           // requests decoding together; 0: 16, or 1 where the provider's session keeps one
                                // sequence's KV cache (interleaving there re-runs tokens at every switch)
   int max_queue = 64;          // requests waiting beyond those (more: 429)

@@ -1,5 +1,5 @@
 // `ogx serve` with the official OpenAI client (npm openai, pinned in package.json): completions and chat,
-// streamed and not; 16 concurrent greedy requests each equal to the same request alone; bad requests answered 4xx
+// streamed and not; response_format (json_schema, json_object) and penalties; 16 concurrent greedy requests each equal to the same request alone; bad requests answered 4xx
 // with OpenAI's error body and the server still answering; a client gone mid-stream; a full queue (429); the API
 // key (401); a bounded load test (clients x requests) printing p50/p99 latency and tokens/s with nothing lost;
 // graceful shutdown on SIGTERM.
@@ -95,6 +95,24 @@ async function main() {
   checkEq(chatStream.text, chat.choices[0].message.content, 'streamed chat equals the whole answer');
   checkEq(chatStream.finish, chat.choices[0].finish_reason, 'streamed chat finish_reason');
 
+  console.log('structured output (response_format) and penalties');
+  const schema = { type: 'object', properties: { name: { type: 'string', maxLength: 10 }, size: { type: 'integer', minimum: 0, maximum: 99 } },
+                   required: ['name', 'size'], additionalProperties: false };
+  const structured = await client.chat.completions.create({ model: 'm', messages, max_tokens: 120, temperature: 0,
+    response_format: { type: 'json_schema', json_schema: { name: 'pkg', schema, strict: true } } });
+  let value = null;
+  try { value = JSON.parse(structured.choices[0].message.content); } catch { /* checked below */ }
+  check(value !== null && Object.keys(value).join() === 'name,size' && typeof value.name === 'string' &&
+        value.name.length <= 10 && Number.isInteger(value.size) && value.size >= 0 && value.size <= 99,
+        `json_schema: ${JSON.stringify(structured.choices[0].message.content)}`);
+  const object = await streamText(await client.completions.create({ model: 'm', prompt: prompts[2], max_tokens: 120,
+    temperature: 0, stream: true, response_format: { type: 'json_object' } }));
+  let parsed = null;
+  try { parsed = JSON.parse(object.text); } catch { /* checked below */ }
+  check(parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed), `json_object, streamed: ${JSON.stringify(object.text)}`);
+  const penalized = await textOf(client, prompts[0], 12, { frequency_penalty: 2, presence_penalty: 1 });
+  check(penalized.choices[0].text !== one.choices[0].text, `penalties change the greedy text: ${JSON.stringify(penalized.choices[0].text)}`);
+
   console.log('16 concurrent greedy requests, each equal to the same request alone');
   const alone = [];
   for (const p of prompts) alone.push((await textOf(client, p, concurrentTokens)).choices[0].text);
@@ -114,7 +132,9 @@ async function main() {
     ['huge max_tokens', '/v1/completions', '{"prompt": "x", "max_tokens": 100000000}', 400, 'max_tokens'],
     ['prompt longer than the context', '/v1/completions', JSON.stringify({ prompt: 'word '.repeat(3000) }), 400, 'prompt'],
     ['unknown field', '/v1/completions', '{"prompt": "x", "frobnicate": true}', 400, 'frobnicate'],
-    ['unsupported penalty', '/v1/completions', '{"prompt": "x", "presence_penalty": 1}', 400, 'presence_penalty'],
+    ['penalty out of range', '/v1/completions', '{"prompt": "x", "presence_penalty": 3}', 400, 'presence_penalty'],
+    ['unknown response_format', '/v1/completions', '{"prompt": "x", "response_format": {"type": "xml"}}', 400, 'response_format.type'],
+    ['schema guidance refuses', '/v1/chat/completions', '{"messages": [{"role": "user", "content": "x"}], "response_format": {"type": "json_schema", "json_schema": {"name": "s", "schema": {"type": "object", "not": {}}}}}', 400, 'response_format'],
     ['token id outside the vocabulary', '/v1/completions', '{"prompt": [1, 99999999]}', 400, 'prompt'],
     ['chat without messages', '/v1/chat/completions', '{"model": "m"}', 400, 'messages'],
     ['chat with a bad role', '/v1/chat/completions', '{"messages": [{"role": "wizard", "content": "x"}]}', 400, 'messages[0].role'],

@@ -2,6 +2,7 @@
 //   [--greedy | --top-k K --top-p P --temperature T --seed S] [--repetition-penalty R] [--provider P]
 //   [--provider-option K=V]... [--threads N] [--json] [--dump-logits FILE]
 //   [--json-schema FILE | --regex R | --grammar FILE | --json-object]   (structured output: genai/guidance)
+//   [--adapter FILE.onnx_adapter]   (a LoRA adapter active for the generation: genai/adapters.h)
 #include <algorithm>
 #include <chrono>
 #include <climits>
@@ -13,6 +14,7 @@
 
 #include "commands.h"
 #include "common/log.h"
+#include "genai/adapters.h"
 #include "genai/generator.h"
 #include "genai/tokenizer/tokenizer.h"
 #include "model_options.h"
@@ -47,6 +49,7 @@ struct GenerateOptions {
   std::string dump_logits;                           // --dump-logits FILE: the prefill's last logits, float32
   std::optional<std::string> json_schema, regex, grammar;  // structured output (genai/guidance)
   bool json_object = false;
+  std::string adapter;                               // --adapter FILE.onnx_adapter (genai/adapters.h)
   ModelOptions model;
 };
 
@@ -70,6 +73,7 @@ Runner define_generate(Flags& flags) {
   flags.option("--regex", o->regex, "constrain the output to this regular expression");
   flags.option("--grammar", o->grammar, "constrain the output to this Lark grammar FILE");
   flags.flag("--json-object", o->json_object, "constrain the output to one JSON object");
+  flags.option("--adapter", o->adapter, "a LoRA adapter (.onnx_adapter) active for the generation");
   flags.option("--dump-logits", o->dump_logits, "write float32 logits to FILE: the prompt's last row, then one row per generated token");
   return [o] { return run_generate(*o); };
 }
@@ -121,6 +125,12 @@ int run_generate(const GenerateOptions& o) {
   const bool json = o.json;
 
   genai::Generator gen(model, params);
+  std::shared_ptr<genai::Adapters> adapters;
+  if (!o.adapter.empty()) {
+    adapters = genai::Adapters::create(model);
+    adapters->load(o.adapter, "adapter");  // throws naming the file and the parameter at fault
+    gen.set_active_adapter(adapters, "adapter");
+  }
   auto t0 = Clock::now();
   gen.append_tokens(prompt);
   double prefill_ms = ms_since(t0);

@@ -4,6 +4,7 @@
 #include <signal.h>
 
 #include <cstdio>
+#include <filesystem>
 #include <memory>
 #include <thread>
 
@@ -20,6 +21,7 @@ struct ServeArgs {
   std::string dir;
   ModelOptions model;  // --provider, --provider-option, --threads, --quiet (model_options.h)
   int64_t max_body = 1 << 20;
+  std::vector<std::string> adapters;  // --adapter NAME=FILE (or FILE: named by its stem)
   serve::ServerOptions o;
 };
 int run_serve(ServeArgs& a);
@@ -39,6 +41,9 @@ Runner define_serve(Flags& flags) {
   flags.option("--max-queue", o.max_queue, "requests waiting beyond --max-batch (more get 429)");
   flags.option("--api-key", o.api_key, "require 'Authorization: Bearer KEY' on /v1/*");
   flags.option("--model-name", o.model_name, "the model id /v1/models lists (default: the folder's name)");
+  flags.repeatable("--adapter", a.adapters,
+                   "NAME=FILE.onnx_adapter: a LoRA adapter a request selects with \"model\": NAME (repeatable; FILE "
+                   "alone: named by its stem)");
   flags.option("--max-body", a.max_body, "largest request body in bytes (more: 413)");
   flags.option("--prefill-chunk", o.prefill_chunk, "prompt tokens run per engine step");
   flags.option("--shutdown-grace", o.shutdown_grace_s, "seconds in-flight requests may finish after SIGTERM");
@@ -51,6 +56,13 @@ int run_serve(ServeArgs& a) {
   if (a.max_body <= 0) throw UsageError("--max-body must be positive, got " + std::to_string(a.max_body));
   serve::ServerOptions& o = a.o;
   o.max_body_bytes = (size_t)a.max_body;
+  for (const std::string& spec : a.adapters) {
+    const size_t eq = spec.find('=');
+    std::string name = eq == std::string::npos ? std::filesystem::path(spec).stem().string() : spec.substr(0, eq);
+    std::string file = eq == std::string::npos ? spec : spec.substr(eq + 1);
+    if (name.empty() || file.empty()) throw UsageError("--adapter expects NAME=FILE.onnx_adapter, got '" + spec + "'");
+    o.adapters.emplace_back(std::move(name), std::move(file));
+  }
   genai::Config config = model_config(a.dir, a.model);
 
   // Signals go to one waiting thread (every other thread blocks them), which shuts the server down.

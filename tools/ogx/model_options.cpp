@@ -19,6 +19,8 @@ void add_sampling_options(Flags& flags, SamplingOptions& o) {
   flags.option("--temperature", o.temperature, "sampling temperature");
   flags.option("--seed", o.seed, "random seed for sampling");
   flags.option("--repetition-penalty", o.repetition_penalty, "penalty for tokens already present");
+  flags.option("--presence-penalty", o.presence_penalty, "OpenAI's presence penalty on generated tokens, [-2, 2]");
+  flags.option("--frequency-penalty", o.frequency_penalty, "OpenAI's frequency penalty on generated tokens, [-2, 2]");
 }
 
 void apply_sampling_options(genai::GeneratorParams& params, const SamplingOptions& o, bool default_greedy) {
@@ -31,6 +33,8 @@ void apply_sampling_options(genai::GeneratorParams& params, const SamplingOption
   if (o.temperature) params.set_search_option("temperature", *o.temperature);
   if (o.seed) params.set_search_option("random_seed", *o.seed);
   if (o.repetition_penalty) params.set_search_option("repetition_penalty", *o.repetition_penalty);
+  if (o.presence_penalty) params.set_search_option("presence_penalty", *o.presence_penalty);
+  if (o.frequency_penalty) params.set_search_option("frequency_penalty", *o.frequency_penalty);
 }
 
 genai::Config model_config(const std::string& dir, const ModelOptions& o) {

@@ -23,7 +23,7 @@ struct ModelOptions {
 struct SamplingOptions {
   bool greedy = false, sample = false;  // --greedy wins over every sampling flag
   std::optional<int> top_k, seed;
-  std::optional<double> top_p, temperature, repetition_penalty;
+  std::optional<double> top_p, temperature, repetition_penalty, presence_penalty, frequency_penalty;
 };
 
 // Declares --provider, --provider-option, --threads and --quiet on a command.
@@ -33,7 +33,8 @@ void apply_model_options(genai::Config& c, const ModelOptions& o);
 // Loads MODEL_DIR's config and applies the command-line provider choices.
 genai::Config model_config(const std::string& dir, const ModelOptions& o);
 
-// Declares --greedy, --sample, --top-k, --top-p, --temperature, --seed, --repetition-penalty.
+// Declares --greedy, --sample, --top-k, --top-p, --temperature, --seed, --repetition-penalty, --presence-penalty,
+// --frequency-penalty.
 void add_sampling_options(Flags& flags, SamplingOptions& o);
 // Sampling is on with --sample or any sampling flag, off with --greedy; with neither, greedy when default_greedy
 // (ogx generate), else the folder's search.do_sample (ogx chat).

@@ -26,9 +26,9 @@ void set_search_options(ogx::GeneratorParams& p, const py::kwargs& kw) {
 
 py::dict get_search_options(const ogx::GeneratorParams& p) {
   py::dict d;
-  for (const char* n : {"batch_size", "chunk_size", "diversity_penalty", "length_penalty", "max_length", "min_length",
-                        "no_repeat_ngram_size", "num_beams", "num_return_sequences", "random_seed",
-                        "repetition_penalty", "temperature", "top_k", "top_p"})
+  for (const char* n : {"batch_size", "chunk_size", "diversity_penalty", "frequency_penalty", "length_penalty",
+                        "max_length", "min_length", "no_repeat_ngram_size", "num_beams", "num_return_sequences",
+                        "presence_penalty", "random_seed", "repetition_penalty", "temperature", "top_k", "top_p"})
     d[n] = p.GetSearchNumber(n);
   for (const char* n : {"do_sample", "early_stopping", "past_present_share_buffer"}) d[n] = p.GetSearchBool(n);
   return d;
@@ -167,7 +167,8 @@ void bind_config_model(py::module_& m) {
            py::arg("model"))
       .def("set_search_options", &set_search_options,
            "Set search options by keyword: max_length, min_length, do_sample, top_k, top_p, temperature, "
-           "repetition_penalty, random_seed, no_repeat_ngram_size, past_present_share_buffer, batch_size, ...")
+           "repetition_penalty, presence_penalty, frequency_penalty, random_seed, no_repeat_ngram_size, "
+           "past_present_share_buffer, batch_size, ...")
       .def("set_guidance",
            [](ogx::GeneratorParams& p, const std::string& type, const std::string& data, bool enable_ff_tokens) {
              nogil([&] { p.SetGuidance(c_text(type, "set_guidance").c_str(), c_text(data, "set_guidance").c_str(), enable_ff_tokens); });

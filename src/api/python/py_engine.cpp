@@ -71,6 +71,12 @@ void bind_engine(py::module_& m) {
            "Whether the current generation turn is complete.")
       .def("get_finish_reason", [](const PyRequest& r) { return r.request->GetFinishReason(); },
            "'none' (running), 'eos', 'length', 'error' or 'removed'.")
+      .def("set_active_adapter",
+           [](PyRequest& r, ogx::Adapters& a, const std::string& name) {
+             nogil([&] { r.request->SetActiveAdapter(a, name.c_str()); });
+           },
+           py::arg("adapters"), py::arg("adapter_name"),
+           "ogx: runs the request with a loaded adapter (before Engine.add_request).")
       .def("set_opaque_data", [](PyRequest& r, const py::object& data) { r.opaque = data; }, py::arg("data"))
       .def("get_opaque_data", [](const PyRequest& r) { return r.opaque; });
 

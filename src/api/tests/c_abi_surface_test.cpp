@@ -182,6 +182,19 @@ TEST(CAbiSurface, GeneratorModelIO) {
   EXPECT_TRUE(b);
   EXPECT_NE(error_of(OgxGeneratorParamsGetSearchNumber(params, "beams", &v)).find("unknown numeric search option"),
             std::string::npos);
+  // OpenAI's penalties by name: 0 by default, [-2, 2], a refused value leaves the option as it was.
+  ASSERT_OK(OgxGeneratorParamsGetSearchNumber(params, "presence_penalty", &v));
+  EXPECT_EQ(v, 0);
+  ASSERT_OK(OgxGeneratorParamsSetSearchNumber(params, "presence_penalty", -1.5));
+  ASSERT_OK(OgxGeneratorParamsSetSearchNumber(params, "frequency_penalty", 0.75));
+  EXPECT_NE(error_of(OgxGeneratorParamsSetSearchNumber(params, "frequency_penalty", 2.5)).find("frequency_penalty"),
+            std::string::npos);
+  ASSERT_OK(OgxGeneratorParamsGetSearchNumber(params, "presence_penalty", &v));
+  EXPECT_EQ(v, -1.5);
+  ASSERT_OK(OgxGeneratorParamsGetSearchNumber(params, "frequency_penalty", &v));
+  EXPECT_EQ(v, 0.75);
+  ASSERT_OK(OgxGeneratorParamsSetSearchNumber(params, "presence_penalty", 0));
+  ASSERT_OK(OgxGeneratorParamsSetSearchNumber(params, "frequency_penalty", 0));
   OgxGenerator* gen = nullptr;
   ASSERT_OK(OgxCreateGenerator(model, params, &gen));
   std::vector<int32_t> prompt{1, 5, 9, 13};

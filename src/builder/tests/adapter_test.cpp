@@ -15,6 +15,8 @@
 #include "builder/lora.h"
 #include "common/half.h"
 #include "genai/adapters.h"
+#include "genai/batch_step.h"
+#include "genai/engine.h"
 #include "genai/generator.h"
 #include "test_util.h"
 #include "vulkan_test_config.h"
@@ -326,6 +328,70 @@ TEST_P(LoraRuntime, AdapterTokensEqualMergedModel) {
   }
   EXPECT_EQ(ix.tokens, rx.tokens) << "interleaved generator with adapter x";
   EXPECT_EQ(iy.tokens, ry.tokens) << "interleaved generator with adapter y";
+
+  // decode_together (the engine's step): generators with the same adapter share one model run (the adapter's
+  // tensors passed once), each other adapter (and none) its own; every generator's tokens equal its solo run. On a
+  // provider that keeps KV caches (Vulkan) that is 3 runs per step for x, x, y, none; the CPU runs each alone.
+  {
+    auto session_runs = [&] {
+      for (auto& [k, v] : inputs->session().stats())
+        if (k == "runs") return v;
+      return -1.0;
+    };
+    std::vector<std::unique_ptr<genai::Generator>> gens;
+    std::vector<const GreedyRun*> want;
+    for (auto [name, w] : {std::pair<const char*, const GreedyRun*>{"x", &rx}, {"x", &rx}, {"y", &ry}, {"", &none}}) {
+      gens.push_back(std::make_unique<genai::Generator>(inputs, params));
+      if (*name) gens.back()->set_active_adapter(adapters, name);
+      gens.back()->append_tokens(kPrompt);
+      want.push_back(w);
+    }
+    std::vector<genai::Generator*> ptrs;
+    for (auto& g : gens) ptrs.push_back(g.get());
+    genai::decode_together(ptrs);  // the first tokens, from the prompts' logits
+    const double before = session_runs();
+    int steps = 0;
+    while (!gens[0]->is_done()) {
+      genai::decode_together(ptrs);
+      steps++;
+    }
+    for (size_t i = 0; i < gens.size(); i++) {
+      std::vector<int32_t> got(gens[i]->sequence().begin() + kPrompt.size(), gens[i]->sequence().end());
+      EXPECT_EQ(got, want[i]->tokens) << "decode_together generator " << i;
+    }
+    if (c.e != Provider::cpu) {
+      EXPECT_EQ(session_runs() - before, 3.0 * steps) << "x and x share a run; y and none run on their own";
+    }
+  }
+
+  // In an engine (continuous batching, as `ogx serve --adapter` runs it): requests with adapter x, adapter y and
+  // none share the running set (their steps grouped by adapter, as above), and each request's tokens equal its
+  // adapter's solo run.
+  {
+    genai::Engine engine(inputs, genai::EngineOptions{8, 256, nullptr});
+    std::vector<std::pair<std::shared_ptr<genai::Request>, const GreedyRun*>> reqs;
+    for (auto [name, want] : {std::pair<const char*, const GreedyRun*>{"x", &rx}, {"y", &ry}, {"", &none}, {"x", &rx}}) {
+      auto r = std::make_shared<genai::Request>(params);
+      if (*name) r->set_active_adapter(adapters, name);
+      EXPECT_EQ(r->adapter_name(), name);
+      r->add_tokens(kPrompt);
+      reqs.emplace_back(r, want);
+    }
+    EXPECT_THROW(reqs[0].first->set_active_adapter(adapters, "y"), Error);  // one adapter per request
+    auto missing = std::make_shared<genai::Request>(params);
+    EXPECT_THROW(missing->set_active_adapter(adapters, "missing"), Error);
+    for (auto& [r, _] : reqs) engine.add_request(r);
+    EXPECT_THROW(reqs[1].first->set_active_adapter(adapters, "x"), Error);  // added already
+    while (engine.step()) {
+    }
+    for (size_t i = 0; i < reqs.size(); i++) {
+      std::vector<int32_t> got;
+      reqs[i].first->take_unseen_tokens(got);
+      EXPECT_NE(reqs[i].first->finish_reason(), genai::FinishReason::error) << reqs[i].first->error();
+      EXPECT_EQ(got, reqs[i].second->tokens) << "engine request " << i << " (adapter '"
+                                             << reqs[i].first->adapter_name() << "')";
+    }
+  }
   if (c.e != Provider::cpu && c.p == Precision::fp32 && std::string(c.arch) == "LlamaForCausalLM") {
     // Vulkan: two generators take turns, on a fresh session each time, with the same adapter (x, x) and with two
     // adapters of one rank (x, and x's file loaded again: other host tensors). Switching adapters every step

@@ -32,6 +32,10 @@ TEST(OpenAIRequest, ReadsFieldsAndDefaults) {
   EXPECT_EQ(r.stop, (std::vector<std::string>{"a", "b"}));
   EXPECT_EQ(r.n, 2);
   EXPECT_TRUE(r.stream && r.include_usage);
+  EXPECT_EQ(r.presence_penalty, 0);
+  auto p = parse_completion_request(R"({"prompt": "x", "presence_penalty": -1.5, "frequency_penalty": 2})", false);
+  EXPECT_EQ(p.presence_penalty, -1.5);
+  EXPECT_EQ(p.frequency_penalty, 2);
   auto d = parse_completion_request(R"({"prompt": [1, 2, 3]})", false);
   EXPECT_EQ(d.prompt_ids, (std::vector<int32_t>{1, 2, 3}));
   EXPECT_EQ(d.temperature, 1.0);
@@ -59,7 +63,9 @@ TEST(OpenAIRequest, BadInputNamesTheField) {
   EXPECT_EQ(param_of(R"({"prompt": "x", "stop": 3})"), "stop");
   EXPECT_EQ(param_of(R"({"prompt": "x", "stop": [""]})"), "stop");
   EXPECT_EQ(param_of(R"({"prompt": "x", "stream": "yes"})"), "stream");
-  EXPECT_EQ(param_of(R"({"prompt": "x", "presence_penalty": 0.5})"), "presence_penalty");
+  EXPECT_EQ(param_of(R"({"prompt": "x", "presence_penalty": 2.5})"), "presence_penalty");
+  EXPECT_EQ(param_of(R"({"prompt": "x", "frequency_penalty": -3})"), "frequency_penalty");
+  EXPECT_EQ(param_of(R"({"prompt": "x", "frequency_penalty": "1"})"), "frequency_penalty");
   EXPECT_EQ(param_of(R"({"prompt": "x", "logprobs": 3})"), "logprobs");
   EXPECT_EQ(param_of(R"({"prompt": "x", "bogus": 1})"), "bogus");
   EXPECT_EQ(param_of(R"({"prompt": "x", "stream_options": {"include_usage": true}})"), "stream_options");

@@ -146,6 +146,12 @@ def test_get_search_options(model_dir):
     assert opts["early_stopping"] is True and opts["do_sample"] is False
     assert set(opts) >= {"chunk_size", "num_beams", "num_return_sequences", "past_present_share_buffer",
                          "random_seed", "repetition_penalty", "temperature", "top_p", "length_penalty"}
+    assert opts["presence_penalty"] == 0 and opts["frequency_penalty"] == 0
+    params.set_search_options(presence_penalty=-1.25, frequency_penalty=0.5)  # OpenAI's penalties, [-2, 2]
+    opts = params.get_search_options()
+    assert opts["presence_penalty"] == -1.25 and opts["frequency_penalty"] == 0.5
+    with pytest.raises(og.OgxError, match="frequency_penalty"):
+        params.set_search_options(frequency_penalty=3)
 
 
 def test_generator_model_io(model_dir):
