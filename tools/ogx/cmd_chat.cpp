@@ -1,5 +1,5 @@
 // ogx chat MODEL_DIR [--system TEXT] [--max-new-tokens N] [search flags] [--provider P] [--provider-option K=V]...
-//   [--json]
+//   [--adapter FILE.onnx_adapter] [--json]
 //
 // A multi-turn conversation on stdin/stdout. Each turn renders the whole conversation through the folder's chat
 // template and tokenizes it; the generator keeps its KV cache between turns, so only the tokens after the longest
@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "commands.h"
+#include "genai/adapters.h"
 #include "genai/generator.h"
 #include "genai/tokenizer/tokenizer.h"
 #include "model_options.h"
@@ -56,6 +57,7 @@ struct ChatOptions {
   std::optional<std::string> system;  // --system TEXT
   std::string chat_template;       // --chat-template FILE (default: the folder's)
   int max_new = 512;               // --max-new-tokens per answer
+  std::string adapter;             // --adapter FILE.onnx_adapter: a LoRA adapter active for the session
   bool json = false;
   SamplingOptions sampling;
   ModelOptions model;
@@ -102,6 +104,11 @@ class ChatSession {
                      o.dir.c_str());
     }
     gen_ = std::make_unique<genai::Generator>(model_, params_);
+    if (!o.adapter.empty()) {
+      adapters_ = genai::Adapters::create(model_);
+      adapters_->load(o.adapter, "adapter");  // throws naming the file and the parameter at fault
+      gen_->set_active_adapter(adapters_, "adapter");
+    }
     reset();
   }
 
@@ -189,6 +196,7 @@ class ChatSession {
   std::shared_ptr<genai::Model> model_;
   std::shared_ptr<tok::Tokenizer> tok_;
   genai::GeneratorParams params_;
+  std::shared_ptr<genai::Adapters> adapters_;  // --adapter (held while the generator uses it)
   std::unique_ptr<genai::Generator> gen_;
   std::string template_;            // "" : the folder's
   nlohmann::json messages_;         // the conversation so far: [{role, content}]
@@ -246,6 +254,7 @@ Runner define_chat(Flags& flags) {
   flags.option("--system", o->system, "system message opening the conversation");
   flags.option("--chat-template", o->chat_template, "a Jinja chat template file instead of the folder's");
   flags.option("--max-new-tokens", o->max_new, "most tokens per answer");
+  flags.option("--adapter", o->adapter, "a LoRA adapter (.onnx_adapter) active for the whole session");
   add_sampling_options(flags, o->sampling);
   add_model_options(flags, o->model);
   flags.flag("--json", o->json, "one JSON object per answer (context, tokens, text) instead of streamed text");

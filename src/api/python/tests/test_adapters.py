@@ -189,6 +189,36 @@ def served(tmp_path_factory):
     return d
 
 
+def test_ogx_chat_adapter(served):
+    """`ogx chat --adapter FILE`: the session's answers are the adapter's (the same answer tokens as the Python API
+    with that adapter active on the rendered context), different from the base model's; a missing file is named."""
+    red = served / "model" / "red.onnx_adapter"
+
+    def chat(*extra):
+        out = subprocess.run([_ogx(), "chat", str(served / "model"), "--json", "--greedy", "--max-new-tokens", "6",
+                              *extra], input="hello there\n", check=True, capture_output=True, text=True)
+        return json.loads(out.stdout.strip().splitlines()[-1])
+
+    tuned, base = chat("--adapter", str(red)), chat()
+    assert tuned["tokens"] != base["tokens"]
+    model = og.Model(str(served / "model"))
+    adapters = og.Adapters(model)
+    adapters.load(str(red), "red")
+    params = og.GeneratorParams(model)
+    params.set_search_options(do_sample=False, max_length=len(tuned["context"]) + 6)
+    g = og.Generator(model, params)
+    g.set_active_adapter(adapters, "red")
+    g.append_tokens(tuned["context"])
+    want = []
+    while not g.is_done() and len(want) < 6:
+        g.generate_next_token()
+        want.append(int(g.get_next_tokens()[0]))
+    assert tuned["tokens"][:len(want)] == want
+    bad = subprocess.run([_ogx(), "chat", str(served / "model"), "--adapter", str(served / "missing.onnx_adapter")],
+                         input="hi\n", capture_output=True, text=True)
+    assert bad.returncode != 0 and "missing.onnx_adapter" in bad.stderr
+
+
 def _post(url, body):
     import urllib.error
     import urllib.request
