@@ -1,7 +1,8 @@
 // The plan cache of the Vulkan session: each run is prepared (inputs checked, the host part run, the signature of
 // its shapes found), its plan (the recorded step, step_plan.cpp) looked up or recorded, the KV states it names
 // bound (decode_loop.cpp), then replayed with the step values written; complete() keeps the stats, the last plan and
-// the sampled tokens. Plans are kept by signature, the least recently used dropped past kMaxPlans.
+// the sampled tokens. Plans are kept by signature, the least recently used dropped past kMaxPlans; recording a
+// prompt's step (several tokens per row) drops the other prompt steps, so one prompt's activations are held at a time.
 #include <algorithm>
 #include <chrono>
 #include <sstream>
@@ -94,7 +95,11 @@ VulkanGraphSession::Prepared VulkanGraphSession::prepare(const std::vector<Named
   if (fed >= 0) sig << " fed" << fed << "," << fed_parity_;  // two plans: a queued step and the one before it
   if (all_positions_) sig << " all_positions";
   sig << constant_if_signature(host);
-  const int64_t capacity = (total + kKvCapacityStep - 1) / kKvCapacityStep * kKvCapacityStep;
+  // A prompt (or a chunk of one): some row takes more than one position (a queued step takes one after the pending
+  // one, which the state does not count yet).
+  bool several_tokens = false;
+  for (const KvRows& k : r.kv) several_tokens = several_tokens || (fed < 0 && k.total - k.state->length() > 1);
+  const int64_t capacity = kv_capacity(total, several_tokens);
   auto key = [&] { return "B" + std::to_string(batch) + " cap" + std::to_string(capacity) + sig.str(); };
   auto it = plans_.find(key());
   if (it == plans_.end()) {
@@ -108,7 +113,19 @@ VulkanGraphSession::Prepared VulkanGraphSession::prepare(const std::vector<Named
       if (oldest->second.get() == last_plan_) last_plan_ = nullptr;
       plans_.erase(oldest);
     }
-    auto plan = build_plan(host, wanted, batch, total, fed);  // fixes the KV pool's layout (first run)
+    if (several_tokens) {  // one prompt step kept at a time: its activations are the largest a session holds
+      for (auto o = plans_.begin(); o != plans_.end();) {
+        if (!o->second->several_tokens || is_queued(o->second.get())) {
+          ++o;
+          continue;
+        }
+        ctx_->wait_idle();
+        if (o->second.get() == last_plan_) last_plan_ = nullptr;
+        o = plans_.erase(o);
+      }
+    }
+    auto plan = build_plan(host, wanted, batch, capacity, fed);  // fixes the KV pool's layout (first run)
+    plan->several_tokens = several_tokens;
     plan->signature = key();
     recordings_++;
     pr.recorded = true;
