@@ -2,7 +2,8 @@
 // its shapes found), its plan (the recorded step, step_plan.cpp) looked up or recorded, the KV states it names
 // bound (decode_loop.cpp), then replayed with the step values written; complete() keeps the stats, the last plan and
 // the sampled tokens. Plans are kept by signature, the least recently used dropped past kMaxPlans; recording a
-// prompt's step (several tokens per row) drops the other prompt steps, so one prompt's activations are held at a time.
+// prompt's step (several tokens per row) drops the other prompt steps but the most recently used, so at most two
+// prompt steps' activations are held.
 #include <algorithm>
 #include <chrono>
 #include <sstream>
@@ -113,9 +114,12 @@ VulkanGraphSession::Prepared VulkanGraphSession::prepare(const std::vector<Named
       if (oldest->second.get() == last_plan_) last_plan_ = nullptr;
       plans_.erase(oldest);
     }
-    if (several_tokens) {  // one prompt step kept at a time: its activations are the largest a session holds
+    if (several_tokens) {  // prompt steps hold the largest activations: besides the new one, only the most
+      Plan* keep = nullptr;  // recently used (another prompt whose chunks interleave with this one's, as ogx serve runs)
+      for (auto& [sig_of, plan] : plans_)
+        if (plan->several_tokens && (!keep || plan->last_used > keep->last_used)) keep = plan.get();
       for (auto o = plans_.begin(); o != plans_.end();) {
-        if (!o->second->several_tokens || is_queued(o->second.get())) {
+        if (!o->second->several_tokens || o->second.get() == keep || is_queued(o->second.get())) {
           ++o;
           continue;
         }
