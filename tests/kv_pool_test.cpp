@@ -7,7 +7,9 @@
 //    Vulkan (on the CPU provider: one run per generator, the same tokens); generators join and leave between steps
 //    (blocks returned to the pool and taken again); a host-picked generator (repetition penalty) and a beam search
 //    share the run with greedy device-sampled ones;
-//  - a KV pool budget too small for a prompt is a clear error naming the budget; the process stays usable.
+//  - a KV pool budget too small for a prompt is a clear error naming the budget; the process stays usable;
+//  - a prompt run in chunks (provider option prefill_chunk_tokens) gives the tokens and logits of the whole prompt in
+//    one run.
 // Golden llama (fp32 and the fp16 DirectML folder) from ../shared; Vulkan on lavapipe, skipped without a device.
 #include <gtest/gtest.h>
 
@@ -30,7 +32,8 @@ struct Loaded {
   std::string skip;  // non-empty: why the test skips
 };
 
-Loaded load(const std::string& variant, bool vulkan, const std::string& budget_mb = "") {
+Loaded load(const std::string& variant, bool vulkan, const std::string& budget_mb = "",
+            const std::string& prefill_chunk = "") {
   Loaded l;
   if (shared_dir().empty()) {
     l.skip = "../shared is absent (reference material): test skipped";
@@ -41,6 +44,7 @@ Loaded load(const std::string& variant, bool vulkan, const std::string& budget_m
   if (vulkan) {
     select_vulkan(c, /*validation=*/true);
     if (!budget_mb.empty()) c.set_provider_option("dml", "kv_cache_budget_mb", budget_mb);
+    if (!prefill_chunk.empty()) c.set_provider_option("dml", "prefill_chunk_tokens", prefill_chunk);
   }
   try {
     l.model = genai::Model::load(c);
@@ -387,6 +391,38 @@ TEST(KvPoolBudget_vulkan, ExhaustionIsAClearErrorAndTheProcessStaysUsable) {
     want = alone(roomy.model, small, 10);
   }
   EXPECT_EQ(alone(l.model, small, 10), want);  // the same model after the error
+}
+
+TEST(KvPoolChunkedPrefill_vulkan, ChunkedPromptEqualsTheWholePrompt) {
+  // A 45-token prompt in chunks of 7 (six full chunks and one of 3: chunks crossing the pool's 16-position blocks
+  // and the recorded steps' table widths) against the prompt in one run: the same greedy tokens, and the prompt's
+  // last logits within fp32 (1e-4 relative to the logit scale) or fp16 (2e-2, the folder's fp16 activations summed
+  // in another grouping of keys) tolerance.
+  for (const char* variant : {"fp32-cpu", "fp16-dml"}) {
+    SCOPED_TRACE(variant);
+    Loaded whole = load(variant, true, "", "0"), chunked = load(variant, true, "", "7");
+    if (!whole.skip.empty()) GTEST_SKIP() << whole.skip;
+    Request r{prompt(45, 11)};
+    std::vector<float> logits[2];
+    Seq tokens[2];
+    for (int k = 0; k < 2; k++) {
+      const std::shared_ptr<genai::Model>& m = k ? chunked.model : whole.model;
+      genai::Generator g(m, params_of(*m, r, 12));
+      g.append_tokens(r.prompt);
+      logits[k] = g.logits();
+      while (!g.is_done()) g.generate_next_token();
+      tokens[k] = g.sequence(0);
+    }
+    EXPECT_EQ(tokens[1], tokens[0]);
+    ASSERT_EQ(logits[1].size(), logits[0].size());
+    double scale = 0, worst = 0;
+    for (size_t i = 0; i < logits[0].size(); i++) {
+      scale = std::max(scale, (double)std::fabs(logits[0][i]));
+      worst = std::max(worst, (double)std::fabs(logits[1][i] - logits[0][i]));
+    }
+    EXPECT_LE(worst, (std::string(variant) == "fp32-cpu" ? 1e-4 : 2e-2) * scale) << "largest logit difference";
+    EXPECT_GT(stat(*chunked.model, "runs"), stat(*whole.model, "runs"));  // the prompt ran in chunks
+  }
 }
 
 }  // namespace

@@ -57,6 +57,10 @@ class DecodeSession {
   virtual bool set_token_mask(const KvState& kv, const std::vector<uint32_t>& bits, int64_t words_per_row) {
     return false;
   }
+  // The most positions one run of a prompt should take (0: no limit): the caller runs a longer prompt as chunks of
+  // this many tokens in order, each seeing the keys of the ones before it, so activation memory and the size of a
+  // recorded step are bounded by the chunk, not by the prompt.
+  virtual int64_t prefill_chunk() const { return 0; }
   // Session::run with the KV cache of `r.kv`. A run whose outputs do not ask for the last-position output leaves
   // it on the device (read_last_output).
   virtual void run(const std::vector<NamedTensor>& inputs, std::vector<NamedTensor>& outputs, const DecodeRun& r) = 0;

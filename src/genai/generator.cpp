@@ -207,6 +207,27 @@ bool Generator::queue_step() {
 }
 
 void Generator::run(const std::vector<int32_t>& ids, int n_rows, int64_t S, bool want_logits, bool sample) {
+  // A provider that bounds its runs (DecodeSession::prefill_chunk) takes a long prompt in chunks, in order; the
+  // logits (and a device pick) come from the last. Padded rows and all-position logits need the prompt in one run.
+  const int64_t chunk = kv_.on_provider() ? kv_.decoder()->prefill_chunk() : 0;
+  if (chunk > 0 && S > chunk && prompt_pads_.empty() && !extra_io_.full_logits()) {
+    const int64_t past = kv_.length();
+    const bool on_device = logits_on_device_;
+    try {
+      for (int64_t c0 = 0; c0 < S; c0 += chunk) {
+        const int64_t n = std::min(chunk, S - c0);
+        std::vector<int32_t> part((size_t)(n_rows * n));
+        for (int r = 0; r < n_rows; r++) std::copy_n(ids.begin() + r * S + c0, n, part.begin() + r * n);
+        const bool last = c0 + n == S;
+        run(part, n_rows, n, last && want_logits, last && sample);
+      }
+    } catch (...) {  // as a failed whole run: none of the prompt stays in the cache
+      kv_.rewind(past);
+      logits_on_device_ = on_device;
+      throw;
+    }
+    return;
+  }
   const DecoderConfig& d = model_->config().model.decoder;
   const DecoderIO& io = model_->io();
   int64_t past = kv_.length(), total = past + S;

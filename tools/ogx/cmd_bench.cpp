@@ -8,7 +8,8 @@
 // Prefill and decode speed (median over repeats) on seeded random prompt ids, and peak resident memory. --batch B
 // runs B different prompts of P ids as one batch (greedy: B tokens per step; aggregate decode tokens/s = B x steps
 // / time), --num-beams N beam search over them (B x N rows per step; tokens/s still counts B per step); both report
-// the time per decode step and the KV cache bytes per sequence (all its rows, at max_length = P + G).
+// the time per decode step and the KV cache bytes per sequence (all its rows, at max_length = P + G). The JSON's
+// decode_step_gb_s: weights plus the KV bytes a step reads (kv_read_bytes_per_step) over the step time.
 // --generators N: N independent generators (prompts of P * (i + 1) / N ids: different lengths) decoded together
 // (genai/batch_step.h: one model run per step for all on the Vulkan provider, one per generator on the CPU);
 // aggregate decode tokens/s over all of them, time per step, and the KV pool's bytes per sequence.
@@ -329,6 +330,12 @@ int run_bench(const BenchOptions& a) {
   }
   j["weight_bytes_per_token"] = weight_bytes;
   j["decode_gb_s"] = weight_bytes * (double)j["decode_tok_s"] / B / 1e9;  // weights read once per step
+  // Long context: a decode step also reads every row's cached keys and values, P + G / 2 positions on average over
+  // the timed steps; the bytes a step moves (weights + KV) against its time give the fraction of the bandwidth bound.
+  const double kv_read = kv_token * B * beams * (P + (G - 1) / 2.0);
+  j["kv_read_bytes_per_step"] = kv_read;
+  j["decode_step_gb_s"] = (double)j["decode_step_ms"] > 0 ? (weight_bytes + kv_read) / ((double)j["decode_step_ms"] * 1e6)
+                                                           : 0.0;
   for (auto& [k, v] : model->session().stats()) j["session"][k] = v;
   if (a.json) {
     std::cout << j.dump() << std::endl;

@@ -24,6 +24,8 @@ struct Tuning {
                                       // 2..16; 1 = off): above, the tiled / matrix-unit matmul
   uint32_t skinny_rows = 4;           // weight rows per skinny workgroup (<= 8; registers: rows x M accumulators)
   uint32_t skinny_unroll = 2;         // most units of K a skinny thread loads per iteration (1, 2, 4; matmul.cpp)
+  uint32_t decode_group_max_splits = 128;  // most workgroups per KV head of the one-dispatch decode attention (long
+                                          // caches; kernels/attention.cpp decode_group_splits)
   bool vendor_tuned = false;          // a vendor row below was applied (false with disable_metacommands)
   std::string row;                    // which table row applied, for logs and `ogx devices`
 };

@@ -6,7 +6,12 @@
 //     --quick: small shapes and few repetitions (a smoke test on lavapipe)
 //     --threads/--q4-threads/--rows: the tuning row with these matvec values replaced (experiments)
 //     --chain-only: only the dependent-matvec chains and attention calls (latency as a decode step sees it)
-//     --attn-threads N: threads of the one-dispatch decode attention
+//     --attn-threads N: threads of the one-dispatch decode attention; --attn-max-splits N: its most workgroups per
+//     KV head (the tuning row's decode_group_max_splits)
+//   ogx_vulkan_bench --attention-only [--kv-lens 2048,8192,32768] [--prompt-lens 2048,8192,32768] [--quick]
+//     long context at the 1B's attention shape (Hkv 8, D 64, fp16): one-token attention over each cache length (us
+//     per layer and the KV bytes read per second; Hq 128 the split + combine path) and prompt attention over each
+//     prompt length (us per layer, TFLOPS of the causal half)
 //   ogx_vulkan_bench --matmul-only [--m M] [--reps N] [--simt] [--matmul-tile 64|128] [--skinny-max-m N]
 //                    [--skinny-rows N] [--skinny-unroll N] [--device-type gpu|cpu] [--quick]
 //     prefill projections (kernels::matmul, M > 2) at the 1B Llama shapes, M = 512 rows by default, fp16 and int4
@@ -255,11 +260,16 @@ void bench_chain(Context& ctx, Timer& timer, const Shape2& s, bool pair, bool in
   std::fflush(stdout);
 }
 
-// Per-call GPU time of one-token attention with packed QKV (B 1, Hkv 8, D 64, fp16, rotary), `n` calls in a row
-// (each writes the KV cache the next reads: one barrier each, as layers in a step). Hq 32 (group 4) takes the
-// one-dispatch kernel; Hq 128 (group 16) takes the two-dispatch split + combine path.
+// Per-call GPU time of one-token attention with packed QKV (B 1, Hkv 8, D 64, fp16, rotary) over kv_len cached
+// positions, `n` calls in a row (each writes the KV cache the next reads: one barrier each, as layers in a step),
+// cycling through enough layers' caches (>= 256 MiB in all, as a decode step's layers) that long caches stream from
+// DRAM, not cache. Hq 32 (group 4) takes the one-dispatch kernel; Hq 128 (group 16) takes the two-dispatch split +
+// combine path. GB/s: the key and value bytes a call reads over its time.
 void bench_attention(Context& ctx, Timer& timer, int64_t Hq, int kv_len, int n) {
-  const int64_t Hkv = 8, D = 64, cap = 256, row = (Hq + 2 * Hkv) * D;
+  const int64_t Hkv = 8, D = 64, row = (Hq + 2 * Hkv) * D;
+  const int64_t cap = ((int64_t)kv_len + 256) / 256 * 256;  // the block-table width of a recorded step
+  const VkDeviceSize cache_bytes = (VkDeviceSize)(Hkv * cap * D * 2);
+  const int layers = (int)std::clamp<VkDeviceSize>((256ull << 20) / (2 * cache_bytes), 1, (VkDeviceSize)n);
   std::vector<DeviceBuffer> keep;
   auto buf = [&](VkDeviceSize bytes) {
     keep.push_back(ctx.memory().allocate("attn", bytes));
@@ -269,36 +279,111 @@ void bench_attention(Context& ctx, Timer& timer, int64_t Hq, int kv_len, int n) 
   std::vector<uint16_t> qkv(row), cs(cap * D / 2);
   for (int64_t i = 0; i < row; i++) qkv[i] = f32_to_f16((float)((int)(hash(i) % 200) - 100) / 100.0f);
   for (auto& c : cs) c = f32_to_f16(0.5f);
-  kernels::GqaTensors t;
   BufferSlice q = buf(row * 2), cosb = buf(cs.size() * 2);
   ctx.transfers().upload(q, 0, qkv.data(), row * 2);
   ctx.transfers().upload(cosb, 0, cs.data(), cs.size() * 2);
-  t.query = TensorView{q, DType::f16, {1, 1, row}};
-  t.k_cache = TensorView{buf(Hkv * cap * D * 2), DType::f16, {1, Hkv, cap, D}};
-  t.v_cache = TensorView{buf(Hkv * cap * D * 2), DType::f16, {1, Hkv, cap, D}};
-  DeviceBuffer kv_table;
-  t.pages = kernels::contiguous_kv_pages(ctx, t.k_cache, t.v_cache, kv_table);
   int32_t lens[2] = {kv_len - 1, kv_len};
   BufferSlice lb = buf(8);
   ctx.transfers().upload(lb, 0, lens, 8);
-  t.seqlens_k = TensorView{lb.sub(0, 4), DType::i32, {1}};
-  t.total_sequence_length = TensorView{lb.sub(4, 4), DType::i32, {1}};
   TensorView cosv{cosb, DType::f16, {cap, D / 2}};
-  t.cos_cache = &cosv, t.sin_cache = &cosv;
-  t.output = TensorView{buf(Hq * D * 2), DType::f16, {1, 1, Hq * D}};
+  std::vector<kernels::GqaTensors> ts(layers);
+  std::vector<DeviceBuffer> tables(layers);
+  for (int l = 0; l < layers; l++) {
+    kernels::GqaTensors& t = ts[l];
+    t.query = TensorView{q, DType::f16, {1, 1, row}};
+    t.k_cache = TensorView{buf(cache_bytes), DType::f16, {1, Hkv, cap, D}};
+    t.v_cache = TensorView{buf(cache_bytes), DType::f16, {1, Hkv, cap, D}};
+    t.pages = kernels::contiguous_kv_pages(ctx, t.k_cache, t.v_cache, tables[l]);
+    t.seqlens_k = TensorView{lb.sub(0, 4), DType::i32, {1}};
+    t.total_sequence_length = TensorView{lb.sub(4, 4), DType::i32, {1}};
+    t.cos_cache = &cosv, t.sin_cache = &cosv;
+    t.output = TensorView{buf(Hq * D * 2), DType::f16, {1, 1, Hq * D}};
+  }
   kernels::GqaParams gp;
   gp.num_heads = Hq, gp.kv_num_heads = Hkv, gp.do_rotary = true;
   auto ws = kernels::make_gqa_workspace(ctx, 1, 1, Hq, D, cap);
   CommandRecorder rec(ctx);
   rec.begin();
   rec.write_timestamp(timer.pool(), 0);
-  for (int i = 0; i < n; i++) kernels::group_query_attention(rec, gp, t, ws);
+  for (int i = 0; i < n; i++) kernels::group_query_attention(rec, gp, ts[i % layers], ws);
   rec.write_timestamp(timer.pool(), 1);
   rec.end();
   double us = timer.median_us(rec, 5) / n;
-  std::printf("| attention | Hq %3lld Hkv 8 D 64 kv %4d | %4d | %8.2f | %llu dispatches |\n", (long long)Hq, kv_len, n, us,
-              (unsigned long long)rec.stats().dispatches);
+  double gbs = 2.0 * Hkv * kv_len * D * 2 / (us * 1e3);
+  std::printf("| attention | Hq %3lld Hkv 8 D 64 kv %5d | %4d | %8.2f | %7.1f | %lld splits, %llu dispatches, %d "
+              "caches |\n", (long long)Hq, kv_len, n, us, gbs,
+              (long long)(Hq / Hkv <= 8 ? ws.group_nsplit : ws.nsplit), (unsigned long long)rec.stats().dispatches,
+              layers);
   std::fflush(stdout);
+}
+
+// GPU time of the attention of a first prompt of S tokens (causal; Hq 32, Hkv 8, D 64, fp16 packed QKV, rotary —
+// the 1B's layer): the rotation / cache write and the tiled prompt kernel (on the matrix units where the device has
+// them). TFLOPS over the causal half: 2 matrix products x 2 flops x Hq x D x S^2 / 2.
+void bench_prompt_attention(Context& ctx, Timer& timer, int64_t S, int n) {
+  const int64_t Hq = 32, Hkv = 8, D = 64, row = (Hq + 2 * Hkv) * D, cap = (S + 255) / 256 * 256;
+  std::vector<DeviceBuffer> keep;
+  auto buf = [&](VkDeviceSize bytes) {
+    keep.push_back(ctx.memory().allocate("prompt attn", bytes));
+    ctx.transfers().fill_zero(keep.back().slice());
+    return keep.back().slice();
+  };
+  BufferSlice q = buf((VkDeviceSize)(S * row * 2)), cosb = buf((VkDeviceSize)(cap * D));
+  ctx.transfers().upload_generated(q, (VkDeviceSize)(S * row * 2), [&](VkDeviceSize off, void* out, VkDeviceSize b) {
+    auto* h = static_cast<uint16_t*>(out);
+    for (VkDeviceSize i = 0; i < b / 2; i++) h[i] = f32_to_f16((float)((int)(hash(off / 2 + i) % 200) - 100) / 100.0f);
+  });
+  std::vector<uint16_t> cs(cap * D / 2, f32_to_f16(0.5f));
+  ctx.transfers().upload(cosb, 0, cs.data(), cs.size() * 2);
+  int32_t lens[2] = {(int32_t)S - 1, (int32_t)S};
+  BufferSlice lb = buf(8);
+  ctx.transfers().upload(lb, 0, lens, 8);
+  TensorView cosv{cosb, DType::f16, {cap, D / 2}};
+  kernels::GqaTensors t;
+  t.query = TensorView{q, DType::f16, {1, S, row}};
+  t.k_cache = TensorView{buf((VkDeviceSize)(Hkv * cap * D * 2)), DType::f16, {1, Hkv, cap, D}};
+  t.v_cache = TensorView{buf((VkDeviceSize)(Hkv * cap * D * 2)), DType::f16, {1, Hkv, cap, D}};
+  DeviceBuffer table;
+  t.pages = kernels::contiguous_kv_pages(ctx, t.k_cache, t.v_cache, table);
+  t.seqlens_k = TensorView{lb.sub(0, 4), DType::i32, {1}};
+  t.total_sequence_length = TensorView{lb.sub(4, 4), DType::i32, {1}};
+  t.cos_cache = &cosv, t.sin_cache = &cosv;
+  t.output = TensorView{buf((VkDeviceSize)(S * Hq * D * 2)), DType::f16, {1, S, Hq * D}};
+  kernels::GqaParams gp;
+  gp.num_heads = Hq, gp.kv_num_heads = Hkv, gp.do_rotary = true;
+  auto ws = kernels::make_gqa_workspace(ctx, 1, S, Hq, D, cap);
+  CommandRecorder rec(ctx);
+  rec.begin();
+  rec.write_timestamp(timer.pool(), 0);
+  for (int i = 0; i < n; i++) kernels::group_query_attention(rec, gp, t, ws);
+  rec.write_timestamp(timer.pool(), 1);
+  rec.end();
+  double us = timer.median_us(rec, 3) / n;
+  double tflops = 2.0 * Hq * D * (double)S * (double)S / (us * 1e6);
+  std::printf("| prompt attention | Hq 32 Hkv 8 D 64 S %6lld | %3d | %10.1f | %6.2f | %.1f MiB workspace |\n",
+              (long long)S, n, us, tflops, (double)(ws.q_rotated.size() + ws.partials.size()) / (1 << 20));
+  std::fflush(stdout);
+}
+
+// --attention-only: one-token attention over long caches and prompt attention over long prompts.
+void bench_long_attention(Context& ctx, Timer& timer, const std::vector<int>& kv_lens,
+                          const std::vector<int>& prompt_lens, bool quick) {
+  std::printf("\n| kernel | shape | n | us/call | KV GB/s | |\n|---|---|---|---|---|---|\n");
+  for (int kv : kv_lens)
+    for (int64_t hq : {32, 128}) bench_attention(ctx, timer, hq, kv, quick ? 4 : 64);
+  std::printf("\n| kernel | shape | n | us/call | TFLOPS | |\n|---|---|---|---|---|---|\n");
+  for (int S : prompt_lens) bench_prompt_attention(ctx, timer, S, quick ? 1 : 4);
+}
+
+std::vector<int> int_list(const std::string& s) {
+  std::vector<int> v;
+  size_t at = 0;
+  while (at < s.size()) {
+    size_t comma = s.find(',', at);
+    v.push_back(std::stoi(s.substr(at, comma == std::string::npos ? std::string::npos : comma - at)));
+    at = comma == std::string::npos ? s.size() : comma + 1;
+  }
+  return v;
 }
 
 int run(int argc, char** argv) {
@@ -308,7 +393,9 @@ int run(int argc, char** argv) {
   bool chain_only = false, matmul_only = false, simt = false;
   int64_t mm_rows = 0;
   int mm_reps = 0;
-  uint32_t mm_tile = 0, skinny_max_m = 0, skinny_rows = 0, skinny_unroll = 0;
+  uint32_t mm_tile = 0, skinny_max_m = 0, skinny_rows = 0, skinny_unroll = 0, attn_splits = 0;
+  bool attention_only = false;
+  std::vector<int> kv_lens = {2048, 8192, 32768}, prompt_lens = {2048, 8192, 32768};
   for (int i = 1; i < argc; i++) {
     std::string a = argv[i];
     if (a == "--quick") quick = true;
@@ -318,6 +405,10 @@ int run(int argc, char** argv) {
     else if (a == "--threads" && i + 1 < argc) threads = (uint32_t)std::stoul(argv[++i]);
     else if (a == "--chain-only") chain_only = true;
     else if (a == "--attn-threads" && i + 1 < argc) attn_threads = (uint32_t)std::stoul(argv[++i]);
+    else if (a == "--attn-max-splits" && i + 1 < argc) attn_splits = (uint32_t)std::stoul(argv[++i]);
+    else if (a == "--attention-only") attention_only = true;
+    else if (a == "--kv-lens" && i + 1 < argc) kv_lens = int_list(argv[++i]);
+    else if (a == "--prompt-lens" && i + 1 < argc) prompt_lens = int_list(argv[++i]);
     else if (a == "--matmul-only") matmul_only = true;
     else if (a == "--simt") simt = true;
     else if (a == "--m" && i + 1 < argc) mm_rows = std::stoll(argv[++i]);
@@ -328,7 +419,9 @@ int run(int argc, char** argv) {
     else if (a == "--skinny-unroll" && i + 1 < argc) skinny_unroll = (uint32_t)std::stoul(argv[++i]);
     else {
       std::fprintf(stderr, "usage: ogx_vulkan_bench [--quick] [--device-type gpu|cpu] [--threads N] [--q4-threads N] "
-                           "[--rows N] [--chain-only] [--attn-threads N]\n"
+                           "[--rows N] [--chain-only] [--attn-threads N] [--attn-max-splits N]\n"
+                           "       ogx_vulkan_bench --attention-only [--kv-lens 2048,8192,32768] "
+                           "[--prompt-lens 2048,8192,32768] [--attn-threads N] [--attn-max-splits N] [--quick]\n"
                            "       ogx_vulkan_bench --matmul-only [--m M] [--reps N] [--simt] [--matmul-tile 64|128] "
                            "[--skinny-max-m N] [--skinny-rows N] [--skinny-unroll N] [--device-type gpu|cpu] [--quick]\n");
       return 2;
@@ -338,13 +431,15 @@ int run(int argc, char** argv) {
   o.provider = parse_provider_options({{"hardware_device_type", type}});
   o.block_bytes = 1ull << 30;
   // Tuning experiments: the table's row with these values replaced.
-  if (q4_threads || rows || threads || attn_threads || mm_tile || simt || skinny_max_m || skinny_rows || skinny_unroll) {
+  if (q4_threads || rows || threads || attn_threads || attn_splits || mm_tile || simt || skinny_max_m || skinny_rows ||
+      skinny_unroll) {
     Context probe(o);
     Tuning t = probe.tuning();
     if (q4_threads) t.matvec_threads_q4 = q4_threads;
     if (rows) t.matvec_rows = rows;
     if (threads) t.matvec_threads = threads;
     if (attn_threads) t.decode_group_threads = attn_threads;
+    if (attn_splits) t.decode_group_max_splits = attn_splits;
     if (mm_tile) t.matmul_tile = mm_tile;
     if (skinny_max_m) t.skinny_max_m = skinny_max_m;
     if (skinny_rows) t.skinny_rows = skinny_rows;
@@ -352,7 +447,9 @@ int run(int argc, char** argv) {
     t.row += " (threads " + std::to_string(t.matvec_threads) + ", q4 threads " + std::to_string(t.matvec_threads_q4) +
              ", rows " + std::to_string(t.matvec_rows) + ", matmul tile " + std::to_string(t.matmul_tile) +
              ", skinny max m " + std::to_string(t.skinny_max_m) + ", skinny rows " + std::to_string(t.skinny_rows) +
-             ", skinny unroll " + std::to_string(t.skinny_unroll) + ")";
+             ", skinny unroll " + std::to_string(t.skinny_unroll) + ", attention threads " +
+             std::to_string(t.decode_group_threads) + ", attention max splits " +
+             std::to_string(t.decode_group_max_splits) + ")";
     o.tuning = t;
   }
   if (simt) o.provider.disable_metacommands = true;  // the row above stays; only the matrix-unit kernels go
@@ -363,6 +460,11 @@ int run(int argc, char** argv) {
               api_version_string(d.api_version).c_str(), d.subgroup_size, ctx.tuning().row.c_str(), d.timestamp_period);
   OGX_CHECK(d.timestamp_period > 0, "the device has no compute timestamps");
   Timer timer(ctx);
+  if (attention_only) {
+    if (quick) kv_lens = {300, 1100}, prompt_lens = {130};
+    bench_long_attention(ctx, timer, kv_lens, prompt_lens, quick);
+    return 0;
+  }
   if (matmul_only) {
     int64_t M = mm_rows ? mm_rows : (quick ? 64 : 512);
     int reps = mm_reps ? mm_reps : (quick ? 1 : 20);

@@ -7,8 +7,9 @@
 namespace ogx::vk::graph {
 
 namespace {
-constexpr VkDeviceSize kChunkBytes = 64ull << 20;  // the pool grows by this much (or one block, when larger)
-constexpr size_t kMaxBlocksPerChunk = 1024;
+constexpr VkDeviceSize kChunkBytes = 64ull << 20;  // the pool grows by chunks of this much (or one block, when larger)
+constexpr size_t kMaxBlocksPerChunk = 1024;         // block ids are chunk * blocks_per_chunk_ + index: a chunk never
+                                                    // holds more than blocks_per_chunk_ blocks
 }  // namespace
 
 void KvPool::configure(const std::vector<int64_t>& kv_heads, int64_t head_size, DType dtype) {
@@ -24,19 +25,22 @@ void KvPool::configure(const std::vector<int64_t>& kv_heads, int64_t head_size, 
 }
 
 void KvPool::grow(size_t at_least) {
+  if (budget_ > 0) {  // all or none: the budget is checked before any chunk is added
+    const VkDeviceSize held = (VkDeviceSize)total_blocks_ * block_bytes_;
+    const size_t room = held >= budget_ ? 0 : (size_t)((budget_ - held) / block_bytes_);
+    if (room < at_least - free_.size())
+      throw_error("KV cache pool: ", at_least, " more blocks of ", block_bytes_, " bytes (", kKvBlock,
+                  " positions of one head) exceed the budget of ", budget_ >> 20, " MiB (", budget_,
+                  " bytes; ", blocks_held(), " blocks held by live generators); end generators, lower max_length "
+                  "or raise the provider option kv_cache_budget_mb");
+  }
+  // Whole chunks of blocks_per_chunk_ blocks (the budget's last may be smaller), as many as the request needs: a
+  // chunk of more blocks would give ids that name blocks of the next chunks (a prompt of the 1B past 2048 positions
+  // took 4096 blocks at once and wrote its keys through addresses read past the chunk list).
   while (free_.size() < at_least) {
     size_t n = blocks_per_chunk_;
     const VkDeviceSize held = (VkDeviceSize)total_blocks_ * block_bytes_;
-    if (budget_ > 0) {
-      const size_t room = held >= budget_ ? 0 : (size_t)((budget_ - held) / block_bytes_);
-      if (room < at_least - free_.size())
-        throw_error("KV cache pool: ", at_least, " more blocks of ", block_bytes_, " bytes (", kKvBlock,
-                    " positions of one head) exceed the budget of ", budget_ >> 20, " MiB (", budget_,
-                    " bytes; ", blocks_held(), " blocks held by live generators); end generators, lower max_length "
-                    "or raise the provider option kv_cache_budget_mb");
-      n = std::min(n, room);
-    }
-    n = std::max(n, at_least - free_.size());
+    if (budget_ > 0) n = std::min(n, (size_t)((budget_ - held) / block_bytes_));
     DeviceBuffer chunk;
     try {
       chunk = ctx_.memory().allocate("kv cache pool chunk", (VkDeviceSize)n * block_bytes_);

@@ -23,6 +23,17 @@ using kernels::kKvBlock;
 // Block tables of recorded steps are a multiple of this many positions wide: a step is recorded again only when the
 // longest row crosses such a multiple (not at every block).
 constexpr int64_t kKvCapacityStep = 256;
+// The block-table width (positions) of the recorded step of a run whose longest row ends at `total`: a multiple of
+// kKvCapacityStep for one-token steps; for a run of several tokens per row (a prompt or a chunk of one) the next
+// power of two, so the chunks of a long prompt (DecodeSession::prefill_chunk) share a few recordings — 2048, 4096,
+// 8192, 16384, 32768 for a 32k prompt in chunks of 2048 — instead of one per chunk.
+inline int64_t kv_capacity(int64_t total, bool several_tokens) {
+  int64_t cap = (total + kKvCapacityStep - 1) / kKvCapacityStep * kKvCapacityStep;
+  if (!several_tokens) return cap;
+  int64_t pow2 = kKvCapacityStep;
+  while (pow2 < cap) pow2 *= 2;
+  return pow2;
+}
 
 class KvPool {
  public:

@@ -1,7 +1,9 @@
 // The plan cache of the Vulkan session: each run is prepared (inputs checked, the host part run, the signature of
 // its shapes found), its plan (the recorded step, step_plan.cpp) looked up or recorded, the KV states it names
 // bound (decode_loop.cpp), then replayed with the step values written; complete() keeps the stats, the last plan and
-// the sampled tokens. Plans are kept by signature, the least recently used dropped past kMaxPlans.
+// the sampled tokens. Plans are kept by signature, the least recently used dropped past kMaxPlans; recording a
+// prompt's step (several tokens per row) drops the other prompt steps but the most recently used, so at most two
+// prompt steps' activations are held.
 #include <algorithm>
 #include <chrono>
 #include <sstream>
@@ -127,7 +129,11 @@ VulkanGraphSession::Prepared VulkanGraphSession::prepare(const std::vector<Named
   if (fed >= 0) sig << " fed" << fed << "," << fed_parity_;  // two plans: a queued step and the one before it
   if (all_positions_) sig << " all_positions";
   sig << constant_if_signature(host);
-  const int64_t capacity = (total + kKvCapacityStep - 1) / kKvCapacityStep * kKvCapacityStep;
+  // A prompt (or a chunk of one): some row takes more than one position (a queued step takes one after the pending
+  // one, which the state does not count yet).
+  bool several_tokens = false;
+  for (const KvRows& k : r.kv) several_tokens = several_tokens || (fed < 0 && k.total - k.state->length() > 1);
+  const int64_t capacity = kv_capacity(total, several_tokens);
   auto key = [&] { return "B" + std::to_string(batch) + " cap" + std::to_string(capacity) + sig.str(); };
   auto it = plans_.find(key());
   if (it == plans_.end()) {
@@ -141,7 +147,22 @@ VulkanGraphSession::Prepared VulkanGraphSession::prepare(const std::vector<Named
       if (oldest->second.get() == last_plan_) last_plan_ = nullptr;
       plans_.erase(oldest);
     }
-    auto plan = build_plan(host, wanted, batch, total, fed);  // fixes the KV pool's layout (first run)
+    if (several_tokens) {  // prompt steps hold the largest activations: besides the new one, only the most
+      Plan* keep = nullptr;  // recently used (another prompt whose chunks interleave with this one's, as ogx serve runs)
+      for (auto& [sig_of, plan] : plans_)
+        if (plan->several_tokens && (!keep || plan->last_used > keep->last_used)) keep = plan.get();
+      for (auto o = plans_.begin(); o != plans_.end();) {
+        if (!o->second->several_tokens || o->second.get() == keep || is_queued(o->second.get())) {
+          ++o;
+          continue;
+        }
+        ctx_->wait_idle();
+        if (o->second.get() == last_plan_) last_plan_ = nullptr;
+        o = plans_.erase(o);
+      }
+    }
+    auto plan = build_plan(host, wanted, batch, capacity, fed);  // fixes the KV pool's layout (first run)
+    plan->several_tokens = several_tokens;
     plan->signature = key();
     recordings_++;
     pr.recorded = true;

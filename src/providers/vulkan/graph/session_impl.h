@@ -114,6 +114,7 @@ struct Plan {
   std::vector<StageIo> stages;
   VkDeviceSize fallback_bytes = 0;  // bytes copied across the stages' boundaries per run
   CommandRecorder& tail() { return stages.empty() ? *rec : *stages.back().rec; }  // the step's last segment
+  bool several_tokens = false;  // a prompt's (or a chunk's) step: some row takes more than one position
   bool slice_last = false;    // the logits producer reads only the last position
   bool samples = false;       // picks the next token on the device (DecodeRun::sampling)
   HostVisibleBuffer token_host;  // int64 [B]: the step's tokens, written by the sampling kernel beside token_device_
@@ -146,6 +147,7 @@ class VulkanGraphSession : public Session, public DecodeSession {
   void rewind_kv(KvState& kv, int64_t length) override;
   void reorder_kv(KvState& kv, const std::vector<int32_t>& source_rows) override;
   bool can_sample(const DeviceSampling& s, int64_t rows) const override;
+  int64_t prefill_chunk() const override { return prefill_chunk_; }
   void run(const std::vector<NamedTensor>& inputs, std::vector<NamedTensor>& outputs, const DecodeRun& r) override;
   std::vector<int64_t> sampled_tokens(const KvState& kv) const override;
   bool read_last_output(const KvState& kv, Tensor* out) override;
@@ -210,8 +212,9 @@ class VulkanGraphSession : public Session, public DecodeSession {
   void complete(Plan& p, bool replayed, std::chrono::steady_clock::time_point t_start,
                 std::chrono::steady_clock::duration wait, const std::vector<RunRows>& rows);
   // step_plan.cpp
+  // capacity: the block-table width (kv_capacity()).
   std::unique_ptr<Plan> build_plan(const std::vector<const Tensor*>& host, const std::vector<int>& wanted,
-                                   int64_t batch, int64_t total, int fed);
+                                   int64_t batch, int64_t capacity, int fed);
   OpArgs make_args(Plan& p, int node, const std::vector<const Tensor*>& host);
   void write_steps(Plan& p, const std::vector<const Tensor*>& host, const std::vector<uint64_t>& kv_table);
   void record_sampling(Plan& p, int64_t batch);
@@ -280,6 +283,8 @@ class VulkanGraphSession : public Session, public DecodeSession {
   DType kv_dtype_ = DType::undefined;
   int64_t kv_head_size_ = 0;                 // known after the first recorded step
   std::shared_ptr<KvPool> pool_;             // the KV blocks of every state of this session
+  // Prompt positions per run (provider option prefill_chunk_tokens, default kDefaultPrefillChunk; 0: whole prompts).
+  int64_t prefill_chunk_ = -1;
   DeviceBuffer kv_guard_;                    // [slots][2] 256-byte slices: order each layer's cache accesses
   std::vector<RunRows> last_rows_;           // the last run's rows (sampled_tokens, read_last_output)
   uint64_t kv_table_writes_ = 0;             // runs whose block table was written (stats)

@@ -83,7 +83,7 @@ void VulkanGraphSession::set_kv_views(Plan& p, int64_t batch, int64_t capacity) 
 }
 
 std::unique_ptr<Plan> VulkanGraphSession::build_plan(const std::vector<const Tensor*>& host,
-                                                     const std::vector<int>& wanted, int64_t batch, int64_t total,
+                                                     const std::vector<int>& wanted, int64_t batch, int64_t capacity,
                                                      int fed) {
   const Graph& g = model_->graph;
   size_t nv = g.values.size();
@@ -103,7 +103,6 @@ std::unique_ptr<Plan> VulkanGraphSession::build_plan(const std::vector<const Ten
     p->on_device[v] = 1;
   }
   bind_weight_inputs(*p, host);
-  const int64_t capacity = (total + kKvCapacityStep - 1) / kKvCapacityStep * kKvCapacityStep;
   if (kv_head_size_ > 0) {
     set_kv_views(*p, batch, capacity);
   } else {
@@ -292,7 +291,7 @@ std::unique_ptr<Plan> VulkanGraphSession::build_plan(const std::vector<const Ten
   p->tail().end();
   if (!p->stages.empty()) {  // the cost in bytes, once as a warning (with the load-time one), then per recording
     std::string msg = "vulkan: CPU fallback copies " + std::to_string(p->fallback_bytes) + " bytes per run of a step "
-                      "of batch " + std::to_string(batch) + " at total length " + std::to_string(total);
+                      "of batch " + std::to_string(batch) + " at KV capacity " + std::to_string(capacity);
     if (fallback_bytes_told_) log_info(msg);
     else log_warning(msg);
     fallback_bytes_told_ = true;

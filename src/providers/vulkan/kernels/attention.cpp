@@ -68,7 +68,6 @@ Dims check(const GqaParams& pr, const GqaTensors& t) {
 
 namespace {
 
-constexpr int64_t kGroupMaxSplits = 32;
 constexpr uint32_t kGroupShared = 19 * 1024;  // bytes of shared memory gqa_decode_group.comp declares (about)
 
 // Keys per pass of gqa_decode_group.comp: each of its T threads holds 8 elements of one key row.
@@ -76,16 +75,31 @@ int64_t group_keys_per_pass(const Context& ctx, int64_t D) {
   return D >= 8 ? (int64_t)ctx.tuning().decode_group_threads * 8 / D : 1;
 }
 
+// Workgroups per KV head of gqa_decode_group.comp for a cache of max_seq positions: one pass of keys each up to
+// 32 workgroups; past 32 x 8 passes, about 8 passes each up to the tuning row's decode_group_max_splits — so at 32k
+// positions the keys of one head are read by 128 workgroups (8 passes of 32 keys each on NVIDIA), not 32 (32 passes:
+// one memory round trip after another), at the price of a longer merge by the last split (gqa_decode_group.comp).
+int64_t decode_group_splits(const Context& ctx, int64_t max_seq, int64_t D) {
+  constexpr int64_t kMinSplits = 32, kPassesPerSplit = 8;
+  const int64_t kp = std::max<int64_t>(group_keys_per_pass(ctx, D), 1);
+  const int64_t passes = (max_seq + kp - 1) / kp;  // of one workgroup serving every key
+  const int64_t most = std::max<int64_t>(ctx.tuning().decode_group_max_splits, 1);
+  const int64_t cap = std::clamp<int64_t>(passes / kPassesPerSplit, std::min(kMinSplits, most), most);
+  return std::clamp<int64_t>(passes, 1, cap);
+}
+
 }  // namespace
 
 GqaWorkspace make_gqa_workspace(Context& ctx, int64_t B, int64_t S_max, int64_t Hq, int64_t D, int64_t max_seq) {
   GqaWorkspace ws;
   ws.nsplit = std::clamp<int64_t>((max_seq + ctx.tuning().attention_split - 1) / ctx.tuning().attention_split, 1, 16);
-  int64_t kp = std::max<int64_t>(group_keys_per_pass(ctx, D), 1);
-  ws.group_nsplit = std::clamp<int64_t>((max_seq + kp - 1) / kp, 1, kGroupMaxSplits);
-  int64_t splits = std::max(ws.nsplit, ws.group_nsplit);
+  ws.group_nsplit = decode_group_splits(ctx, max_seq, D);
+  // Partial results: one token's splits, or (the split kernel over a prompt, where the tiled prompt kernels do not
+  // apply: D > 128) one per query row. Never prompt x splits: a prompt of 32k rows would need gigabytes.
+  const int64_t splits = std::max(ws.nsplit, ws.group_nsplit);
+  const int64_t partial_rows = std::max(splits, S_max > 1 ? S_max : 1);
   ws.q_rotated = ctx.memory().allocate("gqa.q_rotated", (VkDeviceSize)(B * Hq * S_max * D * 4));
-  ws.partials = ctx.memory().allocate("gqa.partials", (VkDeviceSize)(B * S_max * Hq * splits * (D + 2) * 4));
+  ws.partials = ctx.memory().allocate("gqa.partials", (VkDeviceSize)(B * partial_rows * Hq * (D + 2) * 4));
   VkDeviceSize counter_bytes = (VkDeviceSize)(B * Hq * 4);
   ws.counters = ctx.memory().allocate("gqa.counters", counter_bytes);
   std::vector<uint32_t> zeros((size_t)(B * Hq), 0u);

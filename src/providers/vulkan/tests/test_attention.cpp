@@ -79,11 +79,30 @@ struct GqaCase {
   int64_t rot_dim = 0;  // partial rotary: R < D rotate (cos/sin caches [max_seq, R/2]); 0: the whole head
 };
 
-class VulkanGqaTest : public VulkanTest, public ::testing::WithParamInterface<GqaCase> {};
-
-TEST_P(VulkanGqaTest, MatchesReference) {
-  const GqaCase& c = GetParam();
+// Runs one case on `ctx` (its tuning row picks the kernels' shapes) against the float64 reference.
+void run_gqa_case(Context& ctx, const GqaCase& c) {
   DType dt = c.dtype;
+  std::vector<DeviceBuffer> keep;
+  auto upload = [&](const std::vector<float>& v, DType d, Shape s) {
+    Tensor h = host_tensor(v, d, s);
+    keep.push_back(ctx.memory().allocate("test", h.bytes()));
+    TensorView view = keep.back().view(d, s);
+    ctx.transfers().upload_tensor(view, h);
+    return view;
+  };
+  auto upload_i32 = [&](const std::vector<int>& v, Shape s) {
+    keep.push_back(ctx.memory().allocate("test i32", v.size() * 4));
+    TensorView view = keep.back().view(DType::i32, s);
+    ctx.transfers().upload(view.mem, 0, v.data(), v.size() * 4);
+    return view;
+  };
+  auto download = [&](const TensorView& t) {
+    Tensor h = ctx.transfers().download_tensor(t);
+    std::vector<float> out(h.numel());
+    for (size_t i = 0; i < out.size(); i++)
+      out[i] = t.dtype == DType::f32 ? h.data<float>()[i] : f16_to_f32(h.data<uint16_t>()[i]);
+    return out;
+  };
   auto rnd = [&](float x) { return round_to({x}, dt)[0]; };
   GqaReference r{c.B, c.S, c.Hq, c.Hkv, c.D, c.max_seq, c.scale != 0 ? c.scale : 1.0f / std::sqrt((float)c.D),
                  c.softcap, c.window, c.rotary, c.interleaved, {}, {}};
@@ -124,16 +143,16 @@ TEST_P(VulkanGqaTest, MatchesReference) {
   if (!c.packed) t.key = &kv, t.value = &vv;
   t.k_cache = kcv, t.v_cache = vcv;
   DeviceBuffer kv_table;
-  t.pages = kernels::contiguous_kv_pages(ctx(), kcv, vcv, kv_table);
+  t.pages = kernels::contiguous_kv_pages(ctx, kcv, vcv, kv_table);
   t.seqlens_k = upload_i32(seqlens, {c.B});
   t.total_sequence_length = upload_i32({total}, {1});
   t.cos_cache = &cosv, t.sin_cache = &sinv;
-  t.output = empty(dt, {c.B, c.S, c.Hq * c.D});
+  t.output = upload(std::vector<float>(c.B * c.S * c.Hq * c.D, 0.0f), dt, {c.B, c.S, c.Hq * c.D});
   kernels::GqaParams p;
   p.num_heads = c.Hq, p.kv_num_heads = c.Hkv, p.scale = c.scale, p.softcap = c.softcap;
   p.local_window_size = c.window, p.do_rotary = c.rotary, p.rotary_interleaved = c.interleaved;
-  auto ws = kernels::make_gqa_workspace(ctx(), c.B, c.S, c.Hq, c.D, c.max_seq);
-  CommandRecorder rec(ctx());
+  auto ws = kernels::make_gqa_workspace(ctx, c.B, c.S, c.Hq, c.D, c.max_seq);
+  CommandRecorder rec(ctx);
   rec.begin();
   kernels::group_query_attention(rec, p, t, ws);
   rec.end();
@@ -143,12 +162,16 @@ TEST_P(VulkanGqaTest, MatchesReference) {
   // fp16 as an fp16 model's own attention does: |scores| <= ~8 here, so up to ~4e-3 absolute per score (2^-11
   // relative) and 2^-11 relative per probability; outputs average random values in [-1, 1] and may be near 0, so
   // the bound is absolute: 3e-3.
-  bool coop = dt == DType::f16 && c.S > 1 && ctx().coopmat_f16() && c.D % 16 == 0 && c.D <= 128;
+  bool coop = dt == DType::f16 && c.S > 1 && ctx.coopmat_f16() && c.D % 16 == 0 && c.D <= 128;
   expect_close(download(t.output), want, tol(dt), coop ? 3e-3 : 1e-5, "gqa output");
   std::vector<double> kc_want(kc.begin(), kc.end()), vc_want(vc.begin(), vc.end());
   expect_close(download(kcv), kc_want, tol(dt), 1e-6, "k cache");
   expect_close(download(vcv), vc_want, 0, 0, "v cache");
 }
+
+class VulkanGqaTest : public VulkanTest, public ::testing::WithParamInterface<GqaCase> {};
+
+TEST_P(VulkanGqaTest, MatchesReference) { run_gqa_case(ctx(), GetParam()); }
 
 // B, S, Hq, Hkv, D, max_seq, kv_lens, first_prompt, rotary, interleaved, packed, window, softcap, scale, dtype
 INSTANTIATE_TEST_SUITE_P(
@@ -188,6 +211,47 @@ INSTANTIATE_TEST_SUITE_P(
         GqaCase{2, 1, 8, 2, 64, 300, {40, 290}, false, true, false, false, -1, 0, 0, DType::f32, 48},
         GqaCase{1, 37, 8, 2, 64, 96, {37}, true, true, false, true, -1, 0, 0, DType::f16, 16},
         GqaCase{2, 20, 4, 2, 32, 64, {20, 13}, true, true, true, false, -1, 0, 0, DType::f32, 24}));
+
+// Long caches: one token's attention split over a head's keys by up to decode_group_max_splits workgroups (partial
+// softmax per split, merged by the last to finish), or by the split kernel + combine where the one-dispatch kernel
+// does not fit (separate Q/K/V; group 8 x D 64 with 64 threads). Odd lengths, lengths one past and at block edges,
+// group sizes 1/4/8, fp32 and fp16, under the device's own tuning row and the nvidia row forced on it: on lavapipe
+// its cpu-driver row reads 8 keys per pass, so these lengths take 64..128 splits; the nvidia row 32 keys per pass
+// (32 splits of up to 8 passes) and 256 threads (group 8 with D 128 in one dispatch). (The other rows run short
+// caches in test_tuning_rows.cpp.) Tolerances as the short cases' (tol): fp32 1e-4 relative — fp32 sums over up to
+// 8k keys in another order than the float64 reference; fp16 3e-3 relative — the new key and the output are rounded
+// to fp16 (2^-11 each), the softmax runs in fp32; absolute 1e-5 for outputs near zero (the weighted average of
+// thousands of random values in [-1, 1]).
+const GqaCase kLongDecodeCases[] = {
+    {1, 1, 8, 8, 64, 4112, {4097}, false, true, false, true, -1, 0, 0, DType::f32},            // group 1
+    {1, 1, 16, 4, 64, 8208, {8192}, false, true, false, true, -1, 0, 0.3f, DType::f16},       // group 4, block edge
+    {2, 1, 16, 2, 64, 6000, {5999, 2049}, false, true, false, true, -1, 0, 0, DType::f16},    // group 8, two rows
+    {1, 1, 8, 1, 128, 3001, {3001}, false, true, true, true, -1, 0, 0, DType::f32},           // group 8, D 128
+    {1, 1, 16, 4, 64, 8208, {8111}, false, true, false, false, -1, 0, 0, DType::f16},        // split + combine
+    {1, 1, 32, 8, 64, 5000, {4999}, false, true, false, true, 1500, 0, 0, DType::f16},       // window of 1500
+};
+
+class VulkanGqaLongTest : public VulkanTest {};
+
+TEST_F(VulkanGqaLongTest, LongCachesMatchReference) {
+  for (const Tuning& row : tuning_rows(ctx().info())) {
+    if (row.row != ctx().tuning().row && row.row != "nvidia") continue;
+    ContextOptions o;
+    o.provider = ctx().options();
+    o.provider.hardware_type = ctx().info().type == DeviceType::cpu ? HardwareType::cpu : HardwareType::gpu;
+    o.instance.validation = true;
+    o.tuning = row;
+    o.staging_bytes = 8 << 20;
+    o.readback_bytes = 4 << 20;
+    o.block_bytes = 32 << 20;
+    Context other(o);
+    for (const GqaCase& c : kLongDecodeCases) {
+      SCOPED_TRACE("tuning row " + row.row + ", Hq " + std::to_string(c.Hq) + " Hkv " + std::to_string(c.Hkv) +
+                   " D " + std::to_string(c.D) + " keys " + std::to_string(c.kv_lens[0]));
+      run_gqa_case(other, c);
+    }
+  }
+}
 
 }  // namespace
 }  // namespace ogx::vk::test
