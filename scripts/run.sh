@@ -5,9 +5,10 @@
 # when `ogx devices` lists a GPU, otherwise its int4 folder on the CPU; a failed GPU run falls back to the CPU.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/setup.sh
-# Only what runs here: the ogx CLI and the libraries it links (the tests and APIs: scripts/test.sh, scripts/build.sh).
-OGX_TARGETS=ogx bash scripts/build.sh
+bash scripts/setup.sh --runtime
+# Only what runs here: the ogx CLI and the libraries it links (the tests and APIs: scripts/test.sh, scripts/build.sh,
+# which configure them back on).
+OGX_TARGETS=ogx bash scripts/build.sh -DOGX_WITH_TESTS=OFF -DOGX_WITH_API=OFF -DOGX_WITH_PYTHON=OFF
 ogx=./build/tools/ogx/ogx
 provider=cpu
 if "$ogx" devices --json 2>/dev/null | grep -Eq '"type": "(discrete|integrated|virtual_gpu)"'; then provider=vulkan; fi
