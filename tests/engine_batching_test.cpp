@@ -383,6 +383,19 @@ TEST(EngineBatching, PresenceAndFrequencyPenaltiesFollowOpenAI) { expect_penalti
 // 16 requests of different prompt and output lengths, the second half joining midway, so the batch grows and then
 // shrinks by one or two rows at a time (the case where garbage token ids came back: the argmax scratch's counters
 // moved with the batch size). Every request's tokens equal the same request alone on the same Vulkan model.
+// The folder's model on the Vulkan provider (lavapipe unless OGX_TEST_VULKAN_DEVICE says otherwise); null with the
+// reason in `skip` where there is no Vulkan device.
+std::shared_ptr<genai::Model> load_on_vulkan(genai::Config c, std::string& skip) {
+  select_vulkan(c, /*validation=*/false);
+  try {
+    return genai::Model::load(c);
+  } catch (const std::exception& e) {
+    if (!no_vulkan_device(e)) throw;
+    skip = std::string("no Vulkan device: ") + e.what();
+    return nullptr;
+  }
+}
+
 class EngineBatching_vulkan : public ::testing::TestWithParam<bool> {};  // the parameter: requests sample (seeded)
 
 TEST_P(EngineBatching_vulkan, SixteenRequestsGrowingAndShrinkingEqualSolo) {
@@ -394,14 +407,9 @@ TEST_P(EngineBatching_vulkan, SixteenRequestsGrowingAndShrinkingEqualSolo) {
   if (sample && shared_dir().empty()) GTEST_SKIP() << "../shared is absent (the golden fp32 llama): test skipped";
   genai::Config c = genai::Config::load(sample ? shared_dir() + "/golden/models/llama/fp32-cpu"
                                                : std::string(OGX_SOURCE_DIR) + "/models/ogx-debian-10m/fp16");
-  select_vulkan(c, /*validation=*/false);
-  std::shared_ptr<genai::Model> m;
-  try {
-    m = genai::Model::load(c);
-  } catch (const std::exception& e) {
-    if (!no_vulkan_device(e)) throw;
-    GTEST_SKIP() << "no Vulkan device: " << e.what();
-  }
+  std::string skip;
+  std::shared_ptr<genai::Model> m = load_on_vulkan(c, skip);
+  if (!m) GTEST_SKIP() << skip;
   auto vparams = [&](int max_length) {
     GeneratorParams p(*m);
     p.search.max_length = max_length;
@@ -462,14 +470,9 @@ INSTANTIATE_TEST_SUITE_P(Picking, EngineBatching_vulkan, ::testing::Values(false
 // in the same batched runs.
 TEST(EngineBatchingPenalties_vulkan, PresenceAndFrequencyPenaltiesFollowOpenAI) {
   genai::Config c = genai::Config::load(std::string(OGX_SOURCE_DIR) + "/models/ogx-debian-10m/fp16");
-  select_vulkan(c, /*validation=*/false);
-  std::shared_ptr<genai::Model> m;
-  try {
-    m = genai::Model::load(c);
-  } catch (const std::exception& e) {
-    if (!no_vulkan_device(e)) throw;
-    GTEST_SKIP() << "no Vulkan device: " << e.what();
-  }
+  std::string skip;
+  std::shared_ptr<genai::Model> m = load_on_vulkan(c, skip);
+  if (!m) GTEST_SKIP() << skip;
   expect_penalties_in_engine(m, false);
 }
 

@@ -100,11 +100,16 @@ std::vector<Seq> rows_of(const genai::Generator& g) {
   return out;
 }
 
-Seq alone(const std::shared_ptr<genai::Model>& m, const Request& r, int new_tokens) {
-  genai::Generator g(m, params_of(*m, r, new_tokens));
+// The request's sequence generated alone with these parameters.
+Seq alone_with(const std::shared_ptr<genai::Model>& m, const genai::GeneratorParams& p, const Request& r) {
+  genai::Generator g(m, p);
   append(g, r);
   while (!g.is_done()) g.generate_next_token();
   return g.sequence(0);
+}
+
+Seq alone(const std::shared_ptr<genai::Model>& m, const Request& r, int new_tokens) {
+  return alone_with(m, params_of(*m, r, new_tokens), r);
 }
 
 std::vector<Seq> alone_rows(const std::shared_ptr<genai::Model>& m, const Request& r, int new_tokens) {
@@ -169,12 +174,7 @@ TEST_P(KvPool, InterleavedSamplingGeneratorsEqualAlone) {
     return p;
   };
   std::vector<Seq> want;
-  for (size_t i = 0; i < reqs.size(); i++) {
-    genai::Generator g(l.model, params(i));
-    g.append_tokens(reqs[i].prompt);
-    while (!g.is_done()) g.generate_next_token();
-    want.push_back(g.sequence(0));
-  }
+  for (size_t i = 0; i < reqs.size(); i++) want.push_back(alone_with(l.model, params(i), reqs[i]));
   std::vector<std::unique_ptr<genai::Generator>> gens;
   for (size_t i = 0; i < reqs.size(); i++) {
     gens.push_back(std::make_unique<genai::Generator>(l.model, params(i)));
@@ -209,12 +209,7 @@ TEST_P(KvPool, DecodeTogetherOfSamplingGeneratorsEqualsAlone) {
     return p;
   };
   std::vector<Seq> want;
-  for (size_t i = 0; i < reqs.size(); i++) {
-    genai::Generator g(l.model, params(i));
-    g.append_tokens(reqs[i].prompt);
-    while (!g.is_done()) g.generate_next_token();
-    want.push_back(g.sequence(0));
-  }
+  for (size_t i = 0; i < reqs.size(); i++) want.push_back(alone_with(l.model, params(i), reqs[i]));
   std::vector<std::unique_ptr<genai::Generator>> gens;
   std::vector<genai::Generator*> ptrs;
   for (size_t i = 0; i < reqs.size(); i++) {

@@ -9,7 +9,6 @@
 #include <sstream>
 
 #include "providers/vulkan/graph/session_impl.h"
-#include "providers/vulkan/kernels/sampling.h"
 
 namespace ogx::vk::graph {
 namespace {
@@ -70,12 +69,13 @@ VulkanGraphSession::Prepared VulkanGraphSession::prepare(const std::vector<Named
     OGX_CHECK(can_sample(*r.sampling, batch), "device sampling of ", batch, " rows: top_p must be in (0, 1], "
               "temperature > 0, top_k >= 0, at most ", kMaxSampleRows, " rows");
     sampling_params_ = *r.sampling;
+    std::vector<const DeviceSampling*> of_state;  // per KV state: how its rows pick
+    for (const KvRows& k : r.kv) of_state.push_back(k.sampling ? k.sampling : r.sampling);
     for (const KvRows& k : r.kv) row_sampling_ = row_sampling_ || k.sampling != nullptr;
     any_sampled = !sampling_params_.greedy;
-    for (const KvRows& k : r.kv) {
-      const DeviceSampling& s = k.sampling ? *k.sampling : *r.sampling;
-      seeds.push_back(s.seed);
-      any_sampled = any_sampled || !s.greedy;
+    for (const DeviceSampling* s : of_state) {
+      seeds.push_back(s->seed);
+      any_sampled = any_sampled || !s->greedy;
     }
     if (row_sampling_) {  // each row's settings, read by the sampling kernel when the step runs (not recorded)
       OGX_CHECK(!sampling_params_.token_mask, "per-row device sampling with a token mask is not supported");
@@ -83,16 +83,12 @@ VulkanGraphSession::Prepared VulkanGraphSession::prepare(const std::vector<Named
         row_params_ = HostVisibleBuffer(ctx_->memory(), "sampling settings per row", kMaxSampleRows * 16);
       std::vector<uint32_t> words((size_t)(batch * 4), 0);
       int64_t row = 0;
-      for (const KvRows& k : r.kv) {
-        const DeviceSampling& s = k.sampling ? *k.sampling : *r.sampling;
+      for (size_t j = 0; j < r.kv.size(); j++) {
+        const DeviceSampling& s = *of_state[j];
         OGX_CHECK(can_sample(s, batch) && !s.token_mask, "device sampling of a decode run's rows: top_p must be in "
                   "(0, 1], temperature > 0, top_k >= 0, no token mask");
-        kernels::SamplingParams sp;
-        sp.greedy = s.greedy;
-        sp.top_k = (uint32_t)s.top_k;
-        sp.top_p = s.top_p;
-        sp.temperature = s.temperature;
-        for (int i = 0; i < k.state->rows(); i++, row++) kernels::write_row_params(sp, &words[(size_t)(row * 4)]);
+        const kernels::SamplingParams sp = kernel_sampling(s);
+        for (int i = 0; i < r.kv[j].state->rows(); i++, row++) kernels::write_row_params(sp, &words[(size_t)(row * 4)]);
       }
       row_params_.write(words.data(), (VkDeviceSize)(words.size() * 4));
       sampling_params_.greedy = true;  // the recorded kernel's default; each row's own settings come from row_params_

@@ -15,6 +15,7 @@
 #include "providers/vulkan/graph/host_eval.h"
 #include "providers/vulkan/graph/kv_pool.h"
 #include "providers/vulkan/graph/vulkan_session.h"
+#include "providers/vulkan/kernels/sampling.h"
 
 namespace ogx::vk::graph {
 
@@ -61,6 +62,16 @@ struct RunRows {
   uint64_t serial = 0;          // VulkanKvState::serial(): tells a state from a later one at the same address
   int64_t first = 0, rows = 0;  // rows [first, first + rows) of the run's batch
 };
+
+// The sampling kernel's settings for a run's (or a row's) way of picking.
+inline kernels::SamplingParams kernel_sampling(const DeviceSampling& s) {
+  kernels::SamplingParams sp;
+  sp.greedy = s.greedy;
+  sp.top_k = (uint32_t)s.top_k;
+  sp.top_p = s.top_p;
+  sp.temperature = s.temperature;
+  return sp;
+}
 
 constexpr int64_t kMaxSampleRows = 256;  // rows a step picks tokens for on the device (its buffers are this large)
 

@@ -312,11 +312,7 @@ void VulkanGraphSession::record_sampling(Plan& p, int64_t batch) {
   if (!rng_.size()) rng_ = ctx_->memory().allocate("sampling state", kMaxSampleRows * 4);  // seeded by bind_rng
   if (!token_device_.size()) token_device_ = ctx_->memory().allocate("sampled tokens", kMaxSampleRows * 8);
   p.token_host = HostVisibleBuffer(ctx_->memory(), "sampled tokens (host)", std::max<VkDeviceSize>(B * 8, 256), true);
-  kernels::SamplingParams sp;
-  sp.greedy = sampling_params_.greedy;
-  sp.top_k = (uint32_t)sampling_params_.top_k;
-  sp.top_p = sampling_params_.top_p;
-  sp.temperature = sampling_params_.temperature;
+  const kernels::SamplingParams sp = kernel_sampling(sampling_params_);
   TensorView tokens = token_device_.view(DType::i64, {B});
   TensorView host_tokens = p.token_host.view(DType::i64, {B});
   int64_t scratch_words = kernels::argmax_scratch_words(kMaxSampleRows, int64_t(64) * 2048);  // any batch, any V
