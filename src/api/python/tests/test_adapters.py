@@ -23,12 +23,11 @@ def _ogx_build():
     return tool
 
 
-@pytest.fixture(scope="module")
-def folders(tmp_path_factory):
+def _tiny_llama(d, vocab):
+    """Writes d/config.json, a 2-layer llama shape with `vocab` ids, and returns a function running ogx_build."""
     tool = _ogx_build()
-    d = tmp_path_factory.mktemp("lora")
     cfg = {"architectures": ["LlamaForCausalLM"], "hidden_size": 64, "intermediate_size": 96,
-           "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 2, "vocab_size": 256,
+           "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 2, "vocab_size": vocab,
            "max_position_embeddings": 128, "rms_norm_eps": 1e-6, "bos_token_id": 1, "eos_token_id": 2,
            "hidden_act": "silu"}
     (d / "config.json").write_text(json.dumps(cfg))
@@ -36,6 +35,13 @@ def folders(tmp_path_factory):
     def build(*args):
         subprocess.run([tool, *args], check=True, stdout=subprocess.DEVNULL)
 
+    return build
+
+
+@pytest.fixture(scope="module")
+def folders(tmp_path_factory):
+    d = tmp_path_factory.mktemp("lora")
+    build = _tiny_llama(d, 256)
     build("--config", str(d / "config.json"), "--save-hf", str(d / "hf"), "--init-std", "0.1")
     build("--config", str(d / "config.json"), "--save-lora", str(d / "tuned"), "--init-std", "0.1")
     build("-i", str(d / "hf"), "-o", str(d / "model"), "-p", "fp32", "-e", "cpu", "--adapter", str(d / "tuned"))
@@ -168,17 +174,8 @@ DEFAULT_MODEL = REPO / "models" / "ogx-debian-10m" / "int4"
 def served(tmp_path_factory):
     """A random llama with the default model's vocabulary and tokenizer (so that `ogx serve` returns text), built
     with LoRA inputs, and two random adapters for them."""
-    tool = _ogx_build()
     d = tmp_path_factory.mktemp("served")
-    cfg = {"architectures": ["LlamaForCausalLM"], "hidden_size": 64, "intermediate_size": 96,
-           "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 2, "vocab_size": 4096,
-           "max_position_embeddings": 128, "rms_norm_eps": 1e-6, "bos_token_id": 1, "eos_token_id": 2,
-           "hidden_act": "silu"}
-    (d / "config.json").write_text(json.dumps(cfg))
-
-    def build(*args):
-        subprocess.run([tool, *args], check=True, stdout=subprocess.DEVNULL)
-
+    build = _tiny_llama(d, 4096)
     build("--config", str(d / "config.json"), "--save-hf", str(d / "hf"), "--init-std", "0.1")
     build("--config", str(d / "config.json"), "--save-lora", str(d / "red"), "--init-std", "0.1", "--seed", "5")
     build("--config", str(d / "config.json"), "--save-lora", str(d / "blue"), "--init-std", "0.1", "--seed", "9")
