@@ -135,9 +135,8 @@ void decode_group(const std::vector<Generator*>& together) {
       run = kept;
       rows = 0;
       for (Generator* g : run) rows += g->rows();
-      on_device.assign(run.size(), false);
     }
-    std::fill(on_device.begin(), on_device.end(), false);
+    on_device.assign(run.size(), false);
     device_rows = false;
     host_rows = true;
   }
