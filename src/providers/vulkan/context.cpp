@@ -163,6 +163,11 @@ uint64_t Context::submit(VkCommandBuffer cb) {
 
 void Context::wait(uint64_t value) {
   check_not_lost();
+  struct Timed {  // wait_ms_ over every return
+    double& total;
+    std::chrono::steady_clock::time_point t0 = std::chrono::steady_clock::now();
+    ~Timed() { total += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count(); }
+  } timed{wait_ms_};
   // Poll the timeline for up to kSpinWaitUs first: a decode step takes about a millisecond, and a blocking wait
   // that sleeps costs its wake-up on every token. Longer work (prompts, uploads) then blocks. Not on a CPU driver,
   // whose threads need the cores the poll would take.

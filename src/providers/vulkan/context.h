@@ -60,6 +60,7 @@ class Context {
   void wait_idle_for_teardown() noexcept { wait_for_teardown(next_value_); }
   bool device_lost() const { return lost_; }
   uint64_t submit_count() const { return submits_; }
+  double wait_ms() const { return wait_ms_; }  // host time spent in wait() (every caller)
 
   VkCommandBuffer allocate_command_buffer();
   void free_command_buffer(VkCommandBuffer cb);
@@ -80,6 +81,7 @@ class Context {
   VkSemaphore timeline_ = VK_NULL_HANDLE;
   uint64_t next_value_ = 0;  // last value a submission signals
   uint64_t submits_ = 0;
+  double wait_ms_ = 0;
   bool lost_ = false;  // VK_ERROR_DEVICE_LOST was seen: nothing runs on this device any more
   bool coopmat_f16_ = false;
   std::unique_ptr<DeviceAllocator> allocator_;

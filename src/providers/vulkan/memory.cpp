@@ -1,6 +1,7 @@
 #include "providers/vulkan/memory.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 
 namespace ogx::vk {
@@ -115,6 +116,11 @@ int DeviceAllocator::memory_type(uint32_t bits, VkMemoryPropertyFlags required, 
 
 RawBuffer DeviceAllocator::create_buffer(const std::string& name, VkDeviceSize bytes, VkMemoryPropertyFlags required,
                                          VkMemoryPropertyFlags preferred) {
+  struct Timed {  // create_ms_ over every return
+    double& total;
+    std::chrono::steady_clock::time_point t0 = std::chrono::steady_clock::now();
+    ~Timed() { total += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count(); }
+  } timed{create_ms_};
   RawBuffer b;
   b.device = device_;
   b.size = bytes;

@@ -111,6 +111,7 @@ class DeviceAllocator {
                           VkMemoryPropertyFlags preferred);
 
   VkDeviceSize bytes_in_use() const { return in_use_; }
+  double create_ms() const { return create_ms_; }  // time spent creating buffers and allocating their memory
   VkDeviceSize bytes_reserved() const;  // sum of block sizes
   // Caps the device-local bytes held in blocks (0: the heap's size is the only limit); `what` names the setting in
   // errors (the provider option).
@@ -128,6 +129,7 @@ class DeviceAllocator {
   int memory_type(uint32_t type_bits, VkMemoryPropertyFlags required, VkMemoryPropertyFlags preferred) const;
 
   VkDevice device_;
+  double create_ms_ = 0;
   VkPhysicalDeviceMemoryProperties props_;
   VkDeviceSize block_bytes_;
   std::vector<Block> blocks_;

@@ -1,5 +1,7 @@
 #include "providers/vulkan/pipeline.h"
 
+#include <chrono>
+
 namespace ogx::vk {
 
 PipelineLibrary::PipelineLibrary(VkDevice device) : device_(device) {
@@ -21,6 +23,7 @@ const Pipeline& PipelineLibrary::get(const std::string& shader, const std::vecto
   auto it = pipelines_.find(key);
   if (it != pipelines_.end()) return *it->second;
 
+  const auto t0 = std::chrono::steady_clock::now();
   const ShaderCode* code = find_shader(shader);
   OGX_CHECK(code, "no embedded shader named '", shader, "'");
   VkShaderModuleCreateInfo mi{VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO};
@@ -44,6 +47,7 @@ const Pipeline& PipelineLibrary::get(const std::string& shader, const std::vecto
   p->layout = layout_;
   VkResult r = vkCreateComputePipelines(device_, VK_NULL_HANDLE, 1, &ci, nullptr, &p->pipeline);
   vkDestroyShaderModule(device_, module, nullptr);
+  create_ms_ += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   if (r != VK_SUCCESS) throw_error("building pipeline ", key, " failed: ", result_name(r));
   return *(pipelines_[key] = std::move(p));
 }

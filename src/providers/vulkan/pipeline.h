@@ -37,11 +37,13 @@ class PipelineLibrary {
   // Shader variant with specialization constants 0..n-1 = spec (uint32 each); built on first use, then cached.
   const Pipeline& get(const std::string& shader, const std::vector<uint32_t>& spec = {});
   size_t size() const { return pipelines_.size(); }
+  double create_ms() const { return create_ms_; }  // time spent building pipelines (driver compiles)
 
  private:
   VkDevice device_;
   VkPipelineLayout layout_ = VK_NULL_HANDLE;
   std::map<std::string, std::unique_ptr<Pipeline>> pipelines_;
+  double create_ms_ = 0;
 };
 
 }  // namespace ogx::vk

@@ -4,6 +4,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -51,6 +52,9 @@ struct OpBuildContext {
   // When constant input i is a MatMul weight a rewrite assembled from others (fusion.h WeightLayouts): its parts,
   // to be placed on the device without building the weight on the host; else empty.
   std::function<std::vector<kernels::WeightColumns>(int input)> weight_parts;
+  // The shape of constant input i without building its host value (a transposed table the device makes, e.g. a
+  // tied embedding: building it on the host took seconds), or nullopt when input i is not constant.
+  std::function<std::optional<std::vector<int64_t>>(int input)> constant_shape;
 };
 
 class DeviceOp {

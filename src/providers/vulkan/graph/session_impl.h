@@ -177,6 +177,7 @@ class VulkanGraphSession : public Session, public DecodeSession {
   bool is_constant(int v) const;               // any of those or a lazy one
   const Tensor* constant(int v) const;        // any, building a lazy one (kept until its op is built)
   const TensorView& device_constant(int v);
+  std::optional<std::vector<int64_t>> constant_shape(int v) const;  // OpBuildContext::constant_shape
   void fold_constants();
   bool defer_transpose(const Node& n);  // see vulkan_session.cpp
   std::vector<kernels::WeightColumns> weight_parts(int v) const;  // a fused weight's parts; empty: none
@@ -319,6 +320,7 @@ class VulkanGraphSession : public Session, public DecodeSession {
   uint64_t runs_ = 0, recordings_ = 0;
   struct LoadMs {  // wall time of the constructor's phases (stats(): load_*_ms)
     double context = 0, fuse = 0, fold = 0, place = 0, ops = 0;
+    double pipelines = 0, pipeline_ms = 0, wait_ms = 0, alloc_ms = 0;  // at the end of loading: pipelines built, their time, waits
   } load_ms_;
   RecorderStats last_stats_;
   // Timing of replayed runs (runs that recorded nothing): host time of run(), time in submit + wait, and with

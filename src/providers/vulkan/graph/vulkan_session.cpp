@@ -133,6 +133,10 @@ VulkanGraphSession::VulkanGraphSession(std::shared_ptr<const Model> model, const
   build_ops();
   upload_constant_ifs();
   lap(&load_ms_.ops);
+  load_ms_.pipelines = (double)ctx_->pipelines().size();
+  load_ms_.pipeline_ms = ctx_->pipelines().create_ms();
+  load_ms_.wait_ms = ctx_->wait_ms();
+  load_ms_.alloc_ms = ctx_->memory().create_ms();
   if (profile_) {
     OGX_CHECK(ctx_->info().timestamp_period > 0, "enable_profiling: the device has no compute timestamps");
     query_count_ = (uint32_t)device_nodes_.size() + 2;  // + the end of device sampling
@@ -170,6 +174,16 @@ const Tensor* VulkanGraphSession::constant(int v) const {
   auto m = materialized_.find(v);
   if (m == materialized_.end()) m = materialized_.emplace(v, it->second()).first;
   return &m->second;
+}
+
+std::optional<std::vector<int64_t>> VulkanGraphSession::constant_shape(int v) const {
+  if (const Tensor* t = known_constant(v)) return t->shape();
+  if (auto it = device_transposed_.find(v); it != device_transposed_.end()) {
+    const Tensor* w = known_constant(it->second);  // [K, N] -> [N, K]
+    if (w) return std::vector<int64_t>{w->dim(1), w->dim(0)};
+  }
+  if (const Tensor* t = constant(v)) return t->shape();
+  return std::nullopt;
 }
 
 const TensorView& VulkanGraphSession::device_constant(int v) {
@@ -419,7 +433,8 @@ std::unique_ptr<DeviceOp> VulkanGraphSession::build_op(int i) {
   const Node& n = g.nodes[i];
   OpBuildContext b{*ctx_, g, n, [&](int k) { return k < (int)n.inputs.size() ? constant(n.inputs[k]) : nullptr; },
                    [&](int k) -> const TensorView& { return device_constant(n.inputs[k]); },
-                   [&](int k) { return weight_parts(k < (int)n.inputs.size() ? n.inputs[k] : -1); }};
+                   [&](int k) { return weight_parts(k < (int)n.inputs.size() ? n.inputs[k] : -1); },
+                   [&](int k) { return constant_shape(k < (int)n.inputs.size() ? n.inputs[k] : -1); }};
   std::unique_ptr<DeviceOp> op;
   try {
     op = device_op_table().at({n.domain, n.op_type})(b);
@@ -454,12 +469,17 @@ std::vector<std::pair<std::string, double>> VulkanGraphSession::stats() const {
           {"load_fold_ms", load_ms_.fold},
           {"load_place_ms", load_ms_.place},
           {"load_ops_ms", load_ms_.ops},
+          {"load_pipelines", load_ms_.pipelines},
+          {"load_pipeline_ms", load_ms_.pipeline_ms},
+          {"load_wait_ms", load_ms_.wait_ms},
+          {"load_alloc_ms", load_ms_.alloc_ms},
           {"load_upload_bytes", (double)ctx_->transfers().uploaded_bytes()},
           {"load_upload_host_copy_ms", ctx_->transfers().host_copy_ms()},
           {"load_upload_wait_ms", ctx_->transfers().slot_wait_ms()},
-          {"load_device_transposes", (double)device_transposed_.size()}};
+          {"load_device_transposes", (double)device_transposed_.size()},
+          {"load_host_transposes", (double)std::count_if(device_transposed_.begin(), device_transposed_.end(),
+                                                         [&](auto& t) { return materialized_.count(t.first) > 0; })}};
   fallback_stats(s);
-  weight_input_stats(s);
   weight_input_stats(s);
   const std::string* steady_sig = nullptr;  // the most replayed signature: the decode step in a generation
   for (auto& [sig, st] : replay_stats_)
