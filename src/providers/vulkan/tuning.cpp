@@ -17,8 +17,12 @@ struct Row {
 // skinny_max_m / skinny_rows / skinny_unroll (the last three values): M <= 16 rows of a batched decode step read each
 // weight once in the skinny kernel; 4 weight rows x 16 activation rows keep 64 accumulators per thread; 2 units of K
 // loaded together where registers allow. Not yet measured per vendor (qualcomm: half, as its matvec rows).
+// nvidia's matrix-unit skinny matmul (coop_skinny_*: max m, threads, unroll, cols): 2 column tiles per workgroup,
+// H200 `ogx_vulkan_bench --matmul-only --m 16|32|64 [--shape-8b] --coop-cols 1|2|4` (2026-12-02): fp16 projections of
+// one 8B layer at M = 16 268 us (1 tile 322), M = 32 335 (479; the prompt kernel 578); int4 at M = 16 keeps 1 tile
+// (1B 126 vs 144 us).
 const Row kRows[] = {
-    {"nvidia", 4318, DeviceType::other, {256, 4, 256, 128, 256, 32, 64, 256, 128, 16, 4, 2}},
+    {"nvidia", 4318, DeviceType::other, {256, 4, 256, 128, 256, 32, 64, 256, 128, 16, 4, 2, 64, 256, 4, 2}},
     {"amd", 4098, DeviceType::other, {256, 8, 256, 128, 256, 256, 256, 256, 128, 16, 4, 2}},
     {"intel", 32902, DeviceType::other, {128, 4, 128, 64, 256, 128, 128, 256, 128, 16, 4, 2}},
     {"qualcomm", 20803, DeviceType::other, {128, 2, 128, 64, 128, 128, 128, 256, 128, 8, 2, 1}},
@@ -34,6 +38,7 @@ Tuning clamp_to(Tuning t, const DeviceInfo& device) {
   while (t.reduce_threads > limit) t.reduce_threads /= 2;
   while (t.attention_threads > limit) t.attention_threads /= 2;
   while (t.decode_group_threads > limit) t.decode_group_threads /= 2;
+  while (t.coop_skinny_threads > limit) t.coop_skinny_threads /= 2;
   return t;
 }
 

@@ -24,6 +24,14 @@ struct Tuning {
                                       // 2..16; 1 = off): above, the tiled / matrix-unit matmul
   uint32_t skinny_rows = 4;           // weight rows per skinny workgroup (<= 8; registers: rows x M accumulators)
   uint32_t skinny_unroll = 2;         // most units of K a skinny thread loads per iteration (1, 2, 4; matmul.cpp)
+  uint32_t coop_skinny_max_m = 64;    // largest M the matrix-unit skinny matmul serves (matvec_coop.comp, 2..64;
+                                      // devices with fp16 cooperative matrices; above: the prompt matmuls)
+  uint32_t coop_skinny_threads = 256; // its threads per workgroup (subgroups of 32 splitting K)
+  uint32_t coop_skinny_unroll = 4;    // its K steps of 16 staged per load round (halved while shared memory > 48 KiB)
+  uint32_t coop_skinny_cols = 1;      // its 16-column weight tiles per workgroup (x fragments reused across them;
+                                      // int4 at M <= 16: 1)
+  uint32_t coop_tiled_min_groups = 128;  // M > 32: the prompt matmul (64 x 64 tiles) instead when it has this many
+                                         // workgroups (wide N fills the GPU; narrow N leaves it idle)
   uint32_t decode_group_max_splits = 128;  // most workgroups per KV head of the one-dispatch decode attention (long
                                           // caches; kernels/attention.cpp decode_group_splits)
   bool vendor_tuned = false;          // a vendor row below was applied (false with disable_metacommands)

@@ -13,14 +13,16 @@
 //     per layer and the KV bytes read per second; Hq 128 the split + combine path) and prompt attention over each
 //     prompt length (us per layer, TFLOPS of the causal half)
 //   ogx_vulkan_bench --matmul-only [--m M] [--reps N] [--simt] [--matmul-tile 64|128] [--skinny-max-m N]
-//                    [--skinny-rows N] [--skinny-unroll N] [--device-type gpu|cpu] [--quick]
+//                    [--skinny-rows N] [--skinny-unroll N] [--coop-max-m N] [--coop-threads N] [--coop-unroll N]
+//                    [--coop-cols N] [--shape-8b] [--device-type gpu|cpu] [--quick]
 //     prefill projections (kernels::matmul, M > 2) at the 1B Llama shapes, M = 512 rows by default, fp16 and int4
 //     (block 32) weights: GPU us per call, TFLOPS and weight GB/s; --simt: the portable tiled kernel (matmul.comp)
 //     even where a matrix-unit kernel applies (disable_metacommands, keeping the vendor tuning row); --matmul-tile
 //     caps its output tile (the tuning row's matmul_tile); --quick: M 64 and one call per shape (lavapipe). M <= 16:
 //     a batched decode step's projections (the skinny matmul up to the row's skinny_max_m; --skinny-max-m 1 sends
 //     them to the tiled / matrix-unit path instead, --skinny-rows sets its weight rows per workgroup, --skinny-unroll
-//     the most units of K a thread loads at once)
+//     the most units of K a thread loads at once). --coop-*: the matrix-unit skinny kernel's tuning values (M <= 64:
+//     coop_skinny_max_m / threads / unroll / cols); --shape-8b: Llama-3.1-8B's projection shapes instead of the 1B's
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -394,6 +396,8 @@ int run(int argc, char** argv) {
   int64_t mm_rows = 0;
   int mm_reps = 0;
   uint32_t mm_tile = 0, skinny_max_m = 0, skinny_rows = 0, skinny_unroll = 0, attn_splits = 0;
+  uint32_t coop_max_m = 0, coop_threads = 0, coop_unroll = 0, coop_cols = 0;
+  bool shape_8b = false;
   bool attention_only = false;
   std::vector<int> kv_lens = {2048, 8192, 32768}, prompt_lens = {2048, 8192, 32768};
   for (int i = 1; i < argc; i++) {
@@ -417,13 +421,19 @@ int run(int argc, char** argv) {
     else if (a == "--skinny-max-m" && i + 1 < argc) skinny_max_m = (uint32_t)std::stoul(argv[++i]);
     else if (a == "--skinny-rows" && i + 1 < argc) skinny_rows = (uint32_t)std::stoul(argv[++i]);
     else if (a == "--skinny-unroll" && i + 1 < argc) skinny_unroll = (uint32_t)std::stoul(argv[++i]);
+    else if (a == "--coop-max-m" && i + 1 < argc) coop_max_m = (uint32_t)std::stoul(argv[++i]);
+    else if (a == "--coop-threads" && i + 1 < argc) coop_threads = (uint32_t)std::stoul(argv[++i]);
+    else if (a == "--coop-unroll" && i + 1 < argc) coop_unroll = (uint32_t)std::stoul(argv[++i]);
+    else if (a == "--coop-cols" && i + 1 < argc) coop_cols = (uint32_t)std::stoul(argv[++i]);
+    else if (a == "--shape-8b") shape_8b = true;
     else {
       std::fprintf(stderr, "usage: ogx_vulkan_bench [--quick] [--device-type gpu|cpu] [--threads N] [--q4-threads N] "
                            "[--rows N] [--chain-only] [--attn-threads N] [--attn-max-splits N]\n"
                            "       ogx_vulkan_bench --attention-only [--kv-lens 2048,8192,32768] "
                            "[--prompt-lens 2048,8192,32768] [--attn-threads N] [--attn-max-splits N] [--quick]\n"
                            "       ogx_vulkan_bench --matmul-only [--m M] [--reps N] [--simt] [--matmul-tile 64|128] "
-                           "[--skinny-max-m N] [--skinny-rows N] [--skinny-unroll N] [--device-type gpu|cpu] [--quick]\n");
+                           "[--skinny-max-m N] [--skinny-rows N] [--skinny-unroll N] [--coop-max-m N] [--coop-threads N] "
+                           "[--coop-unroll N] [--coop-cols N] [--shape-8b] [--device-type gpu|cpu] [--quick]\n");
       return 2;
     }
   }
@@ -432,7 +442,7 @@ int run(int argc, char** argv) {
   o.block_bytes = 1ull << 30;
   // Tuning experiments: the table's row with these values replaced.
   if (q4_threads || rows || threads || attn_threads || attn_splits || mm_tile || simt || skinny_max_m || skinny_rows ||
-      skinny_unroll) {
+      skinny_unroll || coop_max_m || coop_threads || coop_unroll || coop_cols) {
     Context probe(o);
     Tuning t = probe.tuning();
     if (q4_threads) t.matvec_threads_q4 = q4_threads;
@@ -444,12 +454,18 @@ int run(int argc, char** argv) {
     if (skinny_max_m) t.skinny_max_m = skinny_max_m;
     if (skinny_rows) t.skinny_rows = skinny_rows;
     if (skinny_unroll) t.skinny_unroll = skinny_unroll;
+    if (coop_max_m) t.coop_skinny_max_m = coop_max_m;
+    if (coop_threads) t.coop_skinny_threads = coop_threads;
+    if (coop_unroll) t.coop_skinny_unroll = coop_unroll;
+    if (coop_cols) t.coop_skinny_cols = coop_cols;
     t.row += " (threads " + std::to_string(t.matvec_threads) + ", q4 threads " + std::to_string(t.matvec_threads_q4) +
              ", rows " + std::to_string(t.matvec_rows) + ", matmul tile " + std::to_string(t.matmul_tile) +
              ", skinny max m " + std::to_string(t.skinny_max_m) + ", skinny rows " + std::to_string(t.skinny_rows) +
              ", skinny unroll " + std::to_string(t.skinny_unroll) + ", attention threads " +
              std::to_string(t.decode_group_threads) + ", attention max splits " +
-             std::to_string(t.decode_group_max_splits) + ")";
+             std::to_string(t.decode_group_max_splits) + ", coop max m " + std::to_string(t.coop_skinny_max_m) +
+             ", coop threads " + std::to_string(t.coop_skinny_threads) + ", coop unroll " +
+             std::to_string(t.coop_skinny_unroll) + ", coop cols " + std::to_string(t.coop_skinny_cols) + ")";
     o.tuning = t;
   }
   if (simt) o.provider.disable_metacommands = true;  // the row above stays; only the matrix-unit kernels go
@@ -470,6 +486,9 @@ int run(int argc, char** argv) {
     int reps = mm_reps ? mm_reps : (quick ? 1 : 20);
     std::vector<Shape2> mm = {{"2048x3072 (qkv)", 2048, 3072}, {"2048x2048 (o)", 2048, 2048},
                               {"2048x16384 (gate/up)", 2048, 16384}, {"8192x2048 (down)", 8192, 2048}};
+    if (shape_8b)
+      mm = {{"4096x6144 (qkv)", 4096, 6144}, {"4096x4096 (o)", 4096, 4096}, {"4096x28672 (gate/up)", 4096, 28672},
+            {"14336x4096 (down)", 14336, 4096}};
     std::printf("\n| weights | M | K x N | us/call | TFLOPS | weight GB/s | calls x runs | max rel err |\n"
                 "|---|---|---|---|---|---|---|---|\n");
     for (bool int4 : {false, true})

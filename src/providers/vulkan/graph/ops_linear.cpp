@@ -6,6 +6,7 @@
 #include "providers/vulkan/kernels/elementwise.h"
 #include "providers/vulkan/kernels/layout.h"
 #include "providers/vulkan/kernels/matmul.h"
+#include "providers/vulkan/kernels/matmul_coop.h"
 #include "providers/vulkan/transfer.h"
 
 namespace ogx::vk::graph {
@@ -264,7 +265,9 @@ TensorView& infer_projection(const OpArgs& a, const Node& n, int64_t K, int64_t 
 void record_gate_up_silu(CommandRecorder& rec, const LinearCore& core, const TensorView& x, const TensorView& y,
                          StepScratch& scratch) {
   int64_t rows = x.numel() / core.K();
-  if (kernels::matvec_fused_applies(rec.context(), rows, true) && !core.int8_activations(x.dtype)) {
+  const bool fused = kernels::matvec_fused_applies(rec.context(), rows, true) ||  // <= 16 rows, or up to 64 on
+                     kernels::matvec_coop_applies(rec.context(), x, core.weight(), rows);  // the matrix units
+  if (fused && !core.int8_activations(x.dtype)) {
     kernels::matvec_gate_up_silu(rec, x, core.weight(), y);
     return;
   }

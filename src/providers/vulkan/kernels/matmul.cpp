@@ -255,6 +255,10 @@ void matmul(CommandRecorder& rec, const TensorView& a, const MatMulWeight& w, co
   const char* t = storage_suffix(a.dtype, "MatMul");
   uint32_t M = (uint32_t)rows_of(a), N = (uint32_t)w.N, K = (uint32_t)w.K;
   uint32_t zp_stride = (uint32_t)((w.nblocks + 1) / 2);
+  if (M > decode_rows_max(ctx) && matvec_coop_applies(ctx, a, w, M)) {  // up to 64 rows on the matrix units
+    matvec_coop(rec, a, w, bias, false, c);
+    return;
+  }
   if (M <= decode_rows_max(ctx)) {
     matvec_fused(rec, a, w, bias, nullptr, false, c);
     return;
@@ -367,6 +371,9 @@ bool matvec_fused_applies(const Context& ctx, int64_t M, bool silu_pairs) {
 }
 
 void matvec_gate_up_silu(CommandRecorder& rec, const TensorView& x, const MatMulWeight& w, const TensorView& y) {
+  const int64_t M = rows_of(x);
+  if (M > decode_rows_max(rec.context()) && matvec_coop_applies(rec.context(), x, w, M))
+    return matvec_coop(rec, x, w, nullptr, true, y);
   matvec_fused(rec, x, w, nullptr, nullptr, true, y);
 }
 

@@ -1,5 +1,7 @@
 #include "providers/vulkan/kernels/matmul_coop.h"
 
+#include <algorithm>
+
 #include "providers/vulkan/kernels/kernel_util.h"
 
 namespace ogx::vk::kernels {
@@ -59,9 +61,31 @@ void matmul_coop(CommandRecorder& rec, const TensorView& a, const MatMulWeight& 
 
 bool matvec_coop_applies(const Context& ctx, const TensorView& x, const MatMulWeight& w, int64_t M) {
   if (!ctx.coopmat_f16() || x.dtype != DType::f16 || w.dtype != DType::f16 || w.K % 8 != 0) return false;
-  if (M < 2 || M > 16 || x.mem.address % 16 != 0) return false;
+  const int64_t max_m = std::min<int64_t>(ctx.tuning().coop_skinny_max_m, kCoopSkinnyMaxM);
+  if (M < 2 || M > max_m || x.mem.address % 16 != 0) return false;
+  // Above two row tiles the prompt kernel is faster where N gives it enough 64 x 64 tiles (H200, M = 64: the 8B's
+  // gate/up 200 vs 268 us; its down projection, 64 tiles, 253 vs 131 us).
+  if (M > 32 && matmul_coop_applies(ctx, x, w) &&
+      (uint64_t)div_up((uint32_t)w.N, kSmallTile) * div_up((uint32_t)M, kSmallTile) >= ctx.tuning().coop_tiled_min_groups)
+    return false;
   if (w.int4) return w.block_size % 8 == 0 && w.data.slice().address % 4 == 0;
   return w.data.slice().address % 16 == 0;
+}
+
+CoopSkinnyShape coop_skinny_shape(const Context& ctx, int64_t M, bool int4) {
+  const Tuning& tu = ctx.tuning();
+  CoopSkinnyShape k;
+  k.row_tiles = (uint32_t)div_up((uint32_t)M, 16u);
+  k.threads = std::clamp<uint32_t>(tu.coop_skinny_threads / 32 * 32, 32, 512);
+  k.unroll = std::clamp<uint32_t>(tu.coop_skinny_unroll, 1, 8);
+  k.col_tiles = std::clamp<uint32_t>(int4 && k.row_tiles == 1 ? 1 : tu.coop_skinny_cols, 1, 8);
+  // Shared memory: staged x and W pieces of every subgroup, plus one fp32 16 x 16 fragment per subgroup.
+  const uint32_t limit = std::min<uint32_t>(ctx.info().max_shared_memory, 48 * 1024);
+  auto bytes = [&] { return k.threads / 32 * (k.unroll * (k.row_tiles + k.col_tiles) * 512 + 1024); };
+  while (bytes() > limit && k.unroll > 1) k.unroll /= 2;
+  while (bytes() > limit && k.col_tiles > 1) k.col_tiles /= 2;
+  while (bytes() > limit && k.threads > 32) k.threads /= 2;
+  return k;
 }
 
 void matvec_coop(CommandRecorder& rec, const TensorView& x, const MatMulWeight& w, const TensorView* bias,
@@ -69,14 +93,17 @@ void matvec_coop(CommandRecorder& rec, const TensorView& x, const MatMulWeight& 
   Context& ctx = rec.context();
   int64_t M = x.numel() / w.K;
   OGX_CHECK(matvec_coop_applies(ctx, x, w, M), "matvec_coop: the device or the operands do not fit the ",
-            "cooperative-matrix skinny kernel (fp16, 2..16 rows, K % 8 == 0, 16-byte aligned)");
+            "cooperative-matrix skinny kernel (fp16, 2..", kCoopSkinnyMaxM, " rows, K % 8 == 0, 16-byte aligned)");
   OGX_CHECK(!silu_pairs || (w.N % 2 == 0 && !bias), "matvec_coop: the gate/up SiLU variant needs an even N, no bias");
   if (bias) OGX_CHECK(bias->numel() == w.N && bias->dtype == DType::f16, "matvec_coop: bias must be fp16 [", w.N, "]");
+  OGX_CHECK(y.numel() == M * (silu_pairs ? w.N / 2 : w.N) && y.dtype == DType::f16, "matvec_coop: output ",
+            shape_str(y.shape), " does not fit ", M, " rows of ", w.N, silu_pairs ? " gate/up columns" : " columns");
+  const CoopSkinnyShape k = coop_skinny_shape(ctx, M, w.int4);
   std::string shader = std::string(w.int4 ? "matvec_coop_q4_f16" : "matvec_coop_f16") + (silu_pairs ? "_silu" : "");
-  const Pipeline& pl = ctx.pipelines().get(shader);
+  const Pipeline& pl = ctx.pipelines().get(shader, {k.threads, k.unroll, k.col_tiles, k.row_tiles});
   CoopPush p = coop_push(x, w, bias, y, M);  // int4 without zero points: has_zp 0, the address is not read
   uint32_t gx, gz;
-  grid_2d(div_up((uint32_t)w.N, 16u), &gx, &gz);
+  grid_2d(div_up((uint32_t)w.N, 16u * k.col_tiles), &gx, &gz);
   rec.dispatch(pl, &p, sizeof(p), gx, 1, gz, projection_reads(x, w, bias), {y.mem});
 }
 

@@ -1,17 +1,22 @@
 // Skinny matmul on the matrix units (VK_NV_cooperative_matrix) for a batched decode step: y[m, n] = sum_k x[m, k] *
-// W[n, k] (+ bias[n]) for 2 <= M <= 16 activation rows, fp16 activations, fp32 accumulation. The rows fill one 16-row
-// A fragment (rows past M are zero), so the step costs what one row costs: the weights' bytes. (The SIMT skinny
-// kernel, matvec_skinny.comp, spends 16 fp32 FMAs per weight and was compute-bound at 3.5-5 TFLOPS on the H200.)
+// W[n, k] (+ bias[n]) for 2 <= M <= 16 * RT activation rows, fp16 activations, fp32 accumulation. The rows fill RT
+// 16-row A fragments (rows past M are zero), so the step reads the weights once. (The SIMT skinny kernel,
+// matvec_skinny.comp, spends 16 fp32 FMAs per weight and was compute-bound at 3.5-5 TFLOPS on the H200; the tiled
+// prompt kernels give too few workgroups at M <= 64.)
 // Weights as uploaded for the matvec: fp16 [N, K] row-major, or with WEIGHT_INT4 MatMulNBits bytes [N, nblocks,
 // block_size / 2] (low nibble first) with fp16 scales [N, nblocks] and optional 4-bit zero points (else 8).
 //
-// A workgroup of SG subgroups computes 16 outputs n0..n0+15 of all rows; K is split over its subgroups in chunks of
-// UNR steps of 16 (subgroup s takes chunks s, s + SG, ...), each subgroup accumulating one 16 x 16 fp32 fragment,
-// summed through shared memory at the end. Every lane stages one 16-byte piece of x and of W per step into its
-// subgroup's shared slots (rows past M / K zero; int4 dequantized on the way), then the subgroup multiplies.
+// A workgroup of SG subgroups computes CT x 16 outputs n0.. of all rows; K is split over its subgroups in chunks of
+// UNR steps of 16 (subgroup s takes chunks s, s + SG, ...), each subgroup accumulating RT x CT 16 x 16 fp32
+// fragments, summed through shared memory at the end (one fragment at a time). Every lane stages one 16-byte piece of
+// x per row tile and of W per column tile per step into its subgroup's shared slots (rows past M / K zero; int4
+// dequantized on the way), then the subgroup multiplies: each x fragment serves CT weight tiles, each weight tile RT
+// row tiles.
 // EPILOGUE_SILU: gate/up rows in pairs (n even: gate, n odd: up) -> y[m, n / 2] = silu(gate) * up, y [M, N / 2],
 // each product rounded to fp16 first as the unfused ops round them.
-// Host contract (kernels/matmul.cpp matvec_coop_applies): subgroup size 32, K % 8 == 0, x and fp16 W 16-byte
+// Specialization constants (kernels/matmul_coop.cpp picks them; shared memory SG * UNR * (RT + CT) * 512 + SG * 1 KiB
+// bytes): NT threads (SG = NT / 32 subgroups), UNR staged steps, CT column tiles, RT row tiles.
+// Host contract (kernels/matmul_coop.cpp matvec_coop_applies): subgroup size 32, K % 8 == 0, x and fp16 W 16-byte
 // aligned, int4 block_size % 8 == 0.
 #version 460
 #extension GL_NV_cooperative_matrix : require
@@ -24,11 +29,13 @@
 #define EPILOGUE_SILU 0
 #endif
 
-const uint SG = 8;    // subgroups per workgroup
-const uint UNR = 4;   // K steps of 16 a subgroup stages before it multiplies (loads in flight together)
-const uint NT = SG * 32;
+layout(constant_id = 0) const uint NT = 256;  // threads per workgroup (SG = NT / 32 subgroups)
+layout(constant_id = 1) const uint UNR = 4;   // K steps of 16 a subgroup stages before it multiplies (loads in flight)
+layout(constant_id = 2) const uint CT = 1;    // 16-column weight tiles per workgroup
+layout(constant_id = 3) const uint RT = 1;    // 16-row activation tiles (M <= 16 * RT)
+const uint SG = NT / 32;
 
-layout(local_size_x = NT) in;
+layout(local_size_x_id = 0) in;
 
 layout(push_constant) uniform Push {
   U32x4Buf x;     // fp16 [M, K]
@@ -42,10 +49,10 @@ layout(push_constant) uniform Push {
   uint has_zp, has_bias;
 } p;
 
-// Per subgroup and staged step: 16 rows x 2 pieces of 8 halves, of x (A, [m][k]) and of W (B, [n][k]).
-shared uvec4 Xs[SG * UNR * 32];
-shared uvec4 Ws[SG * UNR * 32];
-shared float Red[SG * 256];  // each subgroup's 16 x 16 fp32 result
+// Per subgroup, staged step and tile: 16 rows x 2 pieces of 8 halves, of x (A, [m][k]) and of W (B, [n][k]).
+shared uvec4 Xs[SG * UNR * RT * 32];
+shared uvec4 Ws[SG * UNR * CT * 32];
+shared float Red[SG * 256];  // each subgroup's 16 x 16 fp32 result of one tile
 
 uvec4 load_x(uint row, uint k) {  // 8 halves of x at (row, k); zero past M or K
   if (row >= p.M || k >= p.K) return uvec4(0);
@@ -80,64 +87,79 @@ uvec4 load_w(uint n, uint k) {
 }
 #endif
 
+// Writes tile (rt, ct)'s sums of every subgroup's fragment (in Red) to y.
+void write_tile(uint n0, uint rt, uint ct) {
+  uint tid = gl_LocalInvocationIndex;
+  uint nt = n0 + ct * 16;  // the tile's first weight row
+#if EPILOGUE_SILU
+  for (uint e = tid; e < 128; e += NT) {  // 16 rows x 8 (gate, up) pairs
+    uint m = rt * 16 + e / 8, pr = e % 8;
+    if (m < p.M && nt + 2 * pr + 1 < p.N) {
+      float g = 0.0, v = 0.0;
+      for (uint s = 0; s < SG; s++) {
+        g += Red[s * 256 + (e / 8) * 16 + 2 * pr];
+        v += Red[s * 256 + (e / 8) * 16 + 2 * pr + 1];
+      }
+      g = float(float16_t(g));
+      v = float(float16_t(v));
+      p.y.v[m * (p.N / 2) + nt / 2 + pr] = float16_t(g / (1.0 + exp(-g)) * v);
+    }
+  }
+#else
+  for (uint e = tid; e < 256; e += NT) {
+    uint m = rt * 16 + e / 16, col = e % 16;
+    if (m < p.M && nt + col < p.N) {
+      float s = 0.0;
+      for (uint i = 0; i < SG; i++) s += Red[i * 256 + e];
+      if (p.has_bias != 0) s += float(p.bias.v[nt + col]);
+      p.y.v[m * p.N + nt + col] = float16_t(s);
+    }
+  }
+#endif
+}
+
 void main() {
-  uint n0 = (gl_WorkGroupID.x + gl_WorkGroupID.z * gl_NumWorkGroups.x) * 16;
+  uint n0 = (gl_WorkGroupID.x + gl_WorkGroupID.z * gl_NumWorkGroups.x) * (16 * CT);
   if (n0 >= p.N) return;  // whole workgroup
   uint sg = gl_LocalInvocationIndex / 32, lane = gl_LocalInvocationIndex % 32;
   uint row = lane / 2, half_k = (lane % 2) * 8;  // this lane's piece of each staged 16 x 16 tile
   uint steps = (p.K + 15) / 16;
-  uint base = sg * UNR * 32;
 
-  fcoopmatNV<32, gl_ScopeSubgroup, 16, 16> acc = fcoopmatNV<32, gl_ScopeSubgroup, 16, 16>(0.0);
+  fcoopmatNV<32, gl_ScopeSubgroup, 16, 16> acc[RT * CT];
+  [[unroll]] for (uint t = 0; t < RT * CT; t++) acc[t] = fcoopmatNV<32, gl_ScopeSubgroup, 16, 16>(0.0);
   for (uint c = sg * UNR; c < steps; c += SG * UNR) {
-    uvec4 xr[UNR], wr[UNR];
-    [[unroll]] for (uint u = 0; u < UNR; u++) {  // every load first: UNR round trips in flight
+    uvec4 xr[UNR * RT], wr[UNR * CT];
+    [[unroll]] for (uint u = 0; u < UNR; u++) {  // every load first: UNR x (RT + CT) round trips in flight
       uint k = (c + u) * 16 + half_k;
-      xr[u] = load_x(row, k);
-      wr[u] = load_w(min(n0 + row, p.N - 1), k);  // rows past N repeat the last, not written
+      [[unroll]] for (uint r = 0; r < RT; r++) xr[u * RT + r] = load_x(r * 16 + row, k);
+      [[unroll]] for (uint t = 0; t < CT; t++)  // rows past N repeat the last, not written
+        wr[u * CT + t] = load_w(min(n0 + t * 16 + row, p.N - 1), k);
     }
     [[unroll]] for (uint u = 0; u < UNR; u++) {
-      Xs[base + u * 32 + lane] = xr[u];
-      Ws[base + u * 32 + lane] = wr[u];
+      [[unroll]] for (uint r = 0; r < RT; r++) Xs[((sg * UNR + u) * RT + r) * 32 + lane] = xr[u * RT + r];
+      [[unroll]] for (uint t = 0; t < CT; t++) Ws[((sg * UNR + u) * CT + t) * 32 + lane] = wr[u * CT + t];
     }
     subgroupMemoryBarrierShared();
     subgroupBarrier();
     [[unroll]] for (uint u = 0; u < UNR; u++) {
       if (c + u >= steps) break;  // uniform in the subgroup
-      fcoopmatNV<16, gl_ScopeSubgroup, 16, 16> fa, fb;
-      coopMatLoadNV(fa, Xs, base + u * 32, 2, false);  // A [m][k], 2 uvec4 per row
-      coopMatLoadNV(fb, Ws, base + u * 32, 2, true);   // B [k][n] = W(n, k): column-major
-      acc = coopMatMulAddNV(fa, fb, acc);
+      fcoopmatNV<16, gl_ScopeSubgroup, 16, 16> fa[RT], fb[CT];
+      [[unroll]] for (uint r = 0; r < RT; r++)  // A [m][k], 2 uvec4 per row
+        coopMatLoadNV(fa[r], Xs, ((sg * UNR + u) * RT + r) * 32, 2, false);
+      [[unroll]] for (uint t = 0; t < CT; t++)  // B [k][n] = W(n, k): column-major
+        coopMatLoadNV(fb[t], Ws, ((sg * UNR + u) * CT + t) * 32, 2, true);
+      [[unroll]] for (uint r = 0; r < RT; r++)
+        [[unroll]] for (uint t = 0; t < CT; t++) acc[r * CT + t] = coopMatMulAddNV(fa[r], fb[t], acc[r * CT + t]);
     }
     subgroupBarrier();  // the slots are rewritten by the next chunk
   }
-  coopMatStoreNV(acc, Red, sg * 256, 16, false);
-  barrier();
-
-  uint tid = gl_LocalInvocationIndex;
-#if EPILOGUE_SILU
-  if (tid < 128) {  // 16 rows x 8 (gate, up) pairs
-    uint m = tid / 8, pr = tid % 8;
-    if (m < p.M && n0 + 2 * pr + 1 < p.N) {
-      float g = 0.0, v = 0.0;
-      for (uint s = 0; s < SG; s++) {
-        g += Red[s * 256 + m * 16 + 2 * pr];
-        v += Red[s * 256 + m * 16 + 2 * pr + 1];
-      }
-      g = float(float16_t(g));
-      v = float(float16_t(v));
-      p.y.v[m * (p.N / 2) + n0 / 2 + pr] = float16_t(g / (1.0 + exp(-g)) * v);
+  [[unroll]] for (uint r = 0; r < RT; r++) {
+    if (r * 16 >= p.M) break;  // uniform: row tiles past M hold zeros
+    [[unroll]] for (uint t = 0; t < CT; t++) {
+      coopMatStoreNV(acc[r * CT + t], Red, sg * 256, 16, false);
+      barrier();
+      write_tile(n0, r, t);
+      barrier();  // Red is rewritten by the next tile
     }
   }
-#else
-  {
-    uint m = tid / 16, col = tid % 16;
-    if (m < p.M && n0 + col < p.N) {
-      float s = 0.0;
-      for (uint i = 0; i < SG; i++) s += Red[i * 256 + tid];
-      if (p.has_bias != 0) s += float(p.bias.v[n0 + col]);
-      p.y.v[m * p.N + n0 + col] = float16_t(s);
-    }
-  }
-#endif
 }

@@ -112,6 +112,11 @@ std::vector<MatMulCase> skinny_matmul_cases() {
   out.push_back({3, 136, 50, DType::f16});
   out.push_back({16, 264, 33, DType::f16});
   out.push_back({11, 4104, 100, DType::f16});
+  // 17..64 rows: the matrix-unit kernel's 2..4 row tiles (elsewhere the tiled matmul), a last tile of 1 row.
+  out.push_back({17, 264, 40, DType::f16});
+  out.push_back({33, 136, 50, DType::f16});
+  out.push_back({49, 520, 16, DType::f16});
+  out.push_back({64, 1032, 35, DType::f16});
   return out;
 }
 INSTANTIATE_TEST_SUITE_P(Skinny, VulkanMatMulTest, ::testing::ValuesIn(skinny_matmul_cases()));
@@ -216,6 +221,8 @@ std::vector<NBitsCase> skinny_nbits_cases() {
   out.push_back({16, 520, 37, 32, true, DType::f16});   // the matrix-unit skinny kernel (fp16 activations)
   out.push_back({3, 136, 40, 16, false, DType::f16});
   out.push_back({9, 4096, 18, 128, true, DType::f16});
+  out.push_back({40, 520, 37, 32, true, DType::f16});  // 3 row tiles of the matrix-unit kernel
+  out.push_back({64, 1024, 20, 32, false, DType::f16});
   return out;
 }
 INSTANTIATE_TEST_SUITE_P(Skinny, VulkanMatMulNBitsTest, ::testing::ValuesIn(skinny_nbits_cases()));
@@ -435,6 +442,8 @@ class VulkanGateUpSiluTest : public VulkanTest, public ::testing::WithParamInter
 
 TEST_P(VulkanGateUpSiluTest, EpilogueMatchesSeparateOps) {
   auto [M, K, I, dt, int4] = GetParam();
+  if (M > kernels::decode_rows_max(ctx()) && !(dt == DType::f16 && ctx().coopmat_f16()))
+    GTEST_SKIP() << M << " rows: the fused epilogue serves them only on the matrix units (matvec_coop)";
   uint32_t seed = (uint32_t)(M * 3 + K * 5 + I * 7 + int4);
   kernels::MatMulWeight w;
   if (int4) {
@@ -472,7 +481,9 @@ INSTANTIATE_TEST_SUITE_P(Shapes, VulkanGateUpSiluTest,
                          ::testing::Values(GateUpCase{1, 64, 24, DType::f32, false}, GateUpCase{2, 128, 37, DType::f16, false},
                                            GateUpCase{1, 96, 50, DType::f32, true}, GateUpCase{2, 256, 33, DType::f16, true},
                                            GateUpCase{16, 264, 40, DType::f16, false},
-                                           GateUpCase{5, 128, 21, DType::f16, true}));
+                                           GateUpCase{5, 128, 21, DType::f16, true},
+                                           GateUpCase{40, 264, 40, DType::f16, false},  // 3 row tiles
+                                           GateUpCase{64, 520, 24, DType::f16, true}));
 
 }  // namespace
 }  // namespace ogx::vk::test
