@@ -30,6 +30,7 @@ struct Tuning {
   uint32_t coop_skinny_unroll = 4;    // its K steps of 16 staged per load round (halved while shared memory > 48 KiB)
   uint32_t coop_skinny_cols = 1;      // its 16-column weight tiles per workgroup (x fragments reused across them;
                                       // int4 at M <= 16: 1)
+  uint32_t coop_skinny_direct_w = 0;  // 1: its fp16 weight fragments loaded straight from memory (no shared staging)
   uint32_t coop_tiled_min_groups = 128;  // M > 32: the prompt matmul (64 x 64 tiles) instead when it has this many
                                          // workgroups (wide N fills the GPU; narrow N leaves it idle)
   uint32_t decode_group_max_splits = 128;  // most workgroups per KV head of the one-dispatch decode attention (long

@@ -14,7 +14,7 @@
 //     prompt length (us per layer, TFLOPS of the causal half)
 //   ogx_vulkan_bench --matmul-only [--m M] [--reps N] [--simt] [--matmul-tile 64|128] [--skinny-max-m N]
 //                    [--skinny-rows N] [--skinny-unroll N] [--coop-max-m N] [--coop-threads N] [--coop-unroll N]
-//                    [--coop-cols N] [--shape-8b] [--device-type gpu|cpu] [--quick]
+//                    [--coop-cols N] [--coop-direct 0|1] [--shape-8b] [--device-type gpu|cpu] [--quick]
 //     prefill projections (kernels::matmul, M > 2) at the 1B Llama shapes, M = 512 rows by default, fp16 and int4
 //     (block 32) weights: GPU us per call, TFLOPS and weight GB/s; --simt: the portable tiled kernel (matmul.comp)
 //     even where a matrix-unit kernel applies (disable_metacommands, keeping the vendor tuning row); --matmul-tile
@@ -396,7 +396,7 @@ int run(int argc, char** argv) {
   int64_t mm_rows = 0;
   int mm_reps = 0;
   uint32_t mm_tile = 0, skinny_max_m = 0, skinny_rows = 0, skinny_unroll = 0, attn_splits = 0;
-  uint32_t coop_max_m = 0, coop_threads = 0, coop_unroll = 0, coop_cols = 0;
+  uint32_t coop_max_m = 0, coop_threads = 0, coop_unroll = 0, coop_cols = 0, coop_direct = 2;  // 2: the row's
   bool shape_8b = false;
   bool attention_only = false;
   std::vector<int> kv_lens = {2048, 8192, 32768}, prompt_lens = {2048, 8192, 32768};
@@ -425,6 +425,7 @@ int run(int argc, char** argv) {
     else if (a == "--coop-threads" && i + 1 < argc) coop_threads = (uint32_t)std::stoul(argv[++i]);
     else if (a == "--coop-unroll" && i + 1 < argc) coop_unroll = (uint32_t)std::stoul(argv[++i]);
     else if (a == "--coop-cols" && i + 1 < argc) coop_cols = (uint32_t)std::stoul(argv[++i]);
+    else if (a == "--coop-direct" && i + 1 < argc) coop_direct = (uint32_t)std::stoul(argv[++i]);
     else if (a == "--shape-8b") shape_8b = true;
     else {
       std::fprintf(stderr, "usage: ogx_vulkan_bench [--quick] [--device-type gpu|cpu] [--threads N] [--q4-threads N] "
@@ -433,7 +434,8 @@ int run(int argc, char** argv) {
                            "[--prompt-lens 2048,8192,32768] [--attn-threads N] [--attn-max-splits N] [--quick]\n"
                            "       ogx_vulkan_bench --matmul-only [--m M] [--reps N] [--simt] [--matmul-tile 64|128] "
                            "[--skinny-max-m N] [--skinny-rows N] [--skinny-unroll N] [--coop-max-m N] [--coop-threads N] "
-                           "[--coop-unroll N] [--coop-cols N] [--shape-8b] [--device-type gpu|cpu] [--quick]\n");
+                           "[--coop-unroll N] [--coop-cols N] [--coop-direct 0|1] [--shape-8b] [--device-type gpu|cpu] "
+                           "[--quick]\n");
       return 2;
     }
   }
@@ -442,7 +444,7 @@ int run(int argc, char** argv) {
   o.block_bytes = 1ull << 30;
   // Tuning experiments: the table's row with these values replaced.
   if (q4_threads || rows || threads || attn_threads || attn_splits || mm_tile || simt || skinny_max_m || skinny_rows ||
-      skinny_unroll || coop_max_m || coop_threads || coop_unroll || coop_cols) {
+      skinny_unroll || coop_max_m || coop_threads || coop_unroll || coop_cols || coop_direct != 2) {
     Context probe(o);
     Tuning t = probe.tuning();
     if (q4_threads) t.matvec_threads_q4 = q4_threads;
@@ -458,6 +460,7 @@ int run(int argc, char** argv) {
     if (coop_threads) t.coop_skinny_threads = coop_threads;
     if (coop_unroll) t.coop_skinny_unroll = coop_unroll;
     if (coop_cols) t.coop_skinny_cols = coop_cols;
+    if (coop_direct != 2) t.coop_skinny_direct_w = coop_direct;
     t.row += " (threads " + std::to_string(t.matvec_threads) + ", q4 threads " + std::to_string(t.matvec_threads_q4) +
              ", rows " + std::to_string(t.matvec_rows) + ", matmul tile " + std::to_string(t.matmul_tile) +
              ", skinny max m " + std::to_string(t.skinny_max_m) + ", skinny rows " + std::to_string(t.skinny_rows) +
@@ -465,7 +468,8 @@ int run(int argc, char** argv) {
              std::to_string(t.decode_group_threads) + ", attention max splits " +
              std::to_string(t.decode_group_max_splits) + ", coop max m " + std::to_string(t.coop_skinny_max_m) +
              ", coop threads " + std::to_string(t.coop_skinny_threads) + ", coop unroll " +
-             std::to_string(t.coop_skinny_unroll) + ", coop cols " + std::to_string(t.coop_skinny_cols) + ")";
+             std::to_string(t.coop_skinny_unroll) + ", coop cols " + std::to_string(t.coop_skinny_cols) +
+             ", coop direct " + std::to_string(t.coop_skinny_direct_w) + ")";
     o.tuning = t;
   }
   if (simt) o.provider.disable_metacommands = true;  // the row above stays; only the matrix-unit kernels go

@@ -25,7 +25,7 @@ bool matvec_coop_applies(const Context& ctx, const TensorView& x, const MatMulWe
 // The skinny kernel's specialization for M rows on this context: the tuning row's threads / unroll / column tiles
 // (int4 with one row tile: one column tile), reduced until its shared memory fits (48 KiB at most).
 struct CoopSkinnyShape {
-  uint32_t threads = 256, unroll = 4, col_tiles = 1, row_tiles = 1;
+  uint32_t threads = 256, unroll = 4, col_tiles = 1, row_tiles = 1, direct_w = 0;
 };
 CoopSkinnyShape coop_skinny_shape(const Context& ctx, int64_t M, bool int4);
 

@@ -33,6 +33,9 @@ layout(constant_id = 0) const uint NT = 256;  // threads per workgroup (SG = NT 
 layout(constant_id = 1) const uint UNR = 4;   // K steps of 16 a subgroup stages before it multiplies (loads in flight)
 layout(constant_id = 2) const uint CT = 1;    // 16-column weight tiles per workgroup
 layout(constant_id = 3) const uint RT = 1;    // 16-row activation tiles (M <= 16 * RT)
+// fp16 weights: 1 = the subgroup loads whole 16 x 16 weight fragments from memory (coopMatLoadNV, no staging in
+// shared memory) where a workgroup's tiles lie inside N and K % 16 == 0; 0 = staged as x is.
+layout(constant_id = 4) const uint DIRECT_W = 0;
 const uint SG = NT / 32;
 
 layout(local_size_x_id = 0) in;
@@ -127,6 +130,33 @@ void main() {
 
   fcoopmatNV<32, gl_ScopeSubgroup, 16, 16> acc[RT * CT];
   [[unroll]] for (uint t = 0; t < RT * CT; t++) acc[t] = fcoopmatNV<32, gl_ScopeSubgroup, 16, 16>(0.0);
+#if !WEIGHT_INT4
+  if (DIRECT_W != 0 && n0 + 16 * CT <= p.N && p.K % 16 == 0) {  // uniform in the workgroup
+    for (uint c = sg * UNR; c < steps; c += SG * UNR) {
+      uvec4 xr[UNR * RT];
+      fcoopmatNV<16, gl_ScopeSubgroup, 16, 16> fw[UNR * CT];
+      [[unroll]] for (uint u = 0; u < UNR; u++) {  // every load first
+        uint k = (c + u) * 16 + half_k;
+        [[unroll]] for (uint r = 0; r < RT; r++) xr[u * RT + r] = load_x(r * 16 + row, k);
+        if (c + u < steps)
+          [[unroll]] for (uint t = 0; t < CT; t++)  // B [k][n] = W(n, k): column-major, K / 8 uvec4 per column
+            coopMatLoadNV(fw[u * CT + t], p.w.v, ((n0 + t * 16) * p.K + (c + u) * 16) / 8, p.K / 8, true);
+      }
+      [[unroll]] for (uint u = 0; u < UNR; u++)
+        [[unroll]] for (uint r = 0; r < RT; r++) Xs[((sg * UNR + u) * RT + r) * 32 + lane] = xr[u * RT + r];
+      subgroupMemoryBarrierShared();
+      subgroupBarrier();
+      [[unroll]] for (uint u = 0; u < UNR; u++) {
+        if (c + u >= steps) break;  // uniform in the subgroup
+        fcoopmatNV<16, gl_ScopeSubgroup, 16, 16> fa[RT];
+        [[unroll]] for (uint r = 0; r < RT; r++) coopMatLoadNV(fa[r], Xs, ((sg * UNR + u) * RT + r) * 32, 2, false);
+        [[unroll]] for (uint r = 0; r < RT; r++)
+          [[unroll]] for (uint t = 0; t < CT; t++) acc[r * CT + t] = coopMatMulAddNV(fa[r], fw[u * CT + t], acc[r * CT + t]);
+      }
+      subgroupBarrier();
+    }
+  } else
+#endif
   for (uint c = sg * UNR; c < steps; c += SG * UNR) {
     uvec4 xr[UNR * RT], wr[UNR * CT];
     [[unroll]] for (uint u = 0; u < UNR; u++) {  // every load first: UNR x (RT + CT) round trips in flight

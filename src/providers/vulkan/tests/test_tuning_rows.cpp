@@ -1,9 +1,14 @@
 // Every row of the tuning table must compute the same results: the vendor rows (e.g. 256-thread matvec, 64-wide
 // tiles) run here on the test device through a context with that row forced. Checks matvec (fp16, int4), the
 // skinny matmul of batched decode (9 rows; the tiled matmul for a row whose skinny_max_m is below 9), tiled
-// matmul, RMSNorm and attention (decode with splits, prompt) against the default context's results.
+// matmul, RMSNorm and attention (decode with splits, prompt) against the default context's results. And every
+// variant of the matrix-unit skinny matmul (threads, staged steps, column tiles, direct weight loads) against float64.
+#include <cmath>
+#include <string>
+
 #include "providers/vulkan/kernels/attention.h"
 #include "providers/vulkan/kernels/matmul.h"
+#include "providers/vulkan/kernels/matmul_coop.h"
 #include "providers/vulkan/kernels/norm.h"
 #include "providers/vulkan/tests/vk_test_util.h"
 
@@ -114,6 +119,59 @@ TEST_F(VulkanTuningRowsTest, EveryRowComputesTheSameResults) {
     expect_same(got.attn_decode, base.attn_decode, "attention decode, row " + row.row);
     expect_same(got.attn_prompt, base.attn_prompt, "attention prompt, row " + row.row);
   }
+}
+
+// matvec_coop.comp's specializations (tuning coop_skinny_*), each through a context with it forced, at 1..4 row tiles:
+// N = 96 puts workgroups of 4 column tiles both inside N (direct weight loads where asked) and across its end
+// (staged); K = 1032 is not a multiple of 16 (staged everywhere). Tolerance: fp16 outputs of fp32 sums (2 ulps).
+TEST_F(VulkanTuningRowsTest, MatrixUnitSkinnyVariantsMatchTheReference) {
+  if (!ctx().coopmat_f16()) GTEST_SKIP() << "device has no fp16 cooperative-matrix kernels: " << ctx().info().name;
+  struct Variant {
+    uint32_t threads, unroll, cols, direct;
+  };
+  const Variant variants[] = {{256, 4, 1, 0}, {256, 4, 2, 0}, {256, 4, 2, 1}, {128, 2, 4, 1}, {256, 8, 1, 1},
+                              {64, 4, 2, 1}};
+  for (const Variant& v : variants)
+    for (int64_t K : {1024, 1032})
+      for (int64_t M : {5, 16, 33, 64}) {
+        ContextOptions o;
+        o.provider = ctx().options();
+        o.provider.hardware_type = HardwareType::gpu;
+        o.instance.validation = true;
+        o.tuning = ctx().tuning();
+        o.tuning->coop_skinny_threads = v.threads;
+        o.tuning->coop_skinny_unroll = v.unroll;
+        o.tuning->coop_skinny_cols = v.cols;
+        o.tuning->coop_skinny_direct_w = v.direct;
+        o.tuning->coop_tiled_min_groups = 1u << 30;  // the skinny kernel at every M here
+        o.block_bytes = 16 << 20;
+        Context c(o);
+        const int64_t N = 96;
+        const uint32_t seed = (uint32_t)(M * 31 + K + v.cols * 7 + v.direct);
+        std::vector<float> a = round_to(random_values(M * K, seed), DType::f16);
+        std::vector<float> b = round_to(random_values(K * N, seed + 1), DType::f16);
+        kernels::MatMulWeight w = kernels::upload_matmul_weight(c, "w", host_tensor(b, DType::f16, {K, N}));
+        DeviceBuffer xb = c.memory().allocate("x", M * K * 2), yb = c.memory().allocate("y", M * N * 2);
+        TensorView x = xb.view(DType::f16, {M, K}), y = yb.view(DType::f16, {M, N});
+        c.transfers().upload_tensor(x, host_tensor(a, DType::f16, {M, K}));
+        ASSERT_TRUE(kernels::matvec_coop_applies(c, x, w, M));
+        CommandRecorder rec(c);
+        rec.begin();
+        kernels::matmul(rec, x, w, nullptr, y);
+        rec.end();
+        rec.run();
+        std::vector<double> want(M * N);
+        for (int64_t m = 0; m < M; m++)
+          for (int64_t n = 0; n < N; n++) {
+            double s = 0;
+            for (int64_t k = 0; k < K; k++) s += (double)a[m * K + k] * b[k * N + n];
+            want[m * N + n] = s;
+          }
+        std::string what = "threads " + std::to_string(v.threads) + " unroll " + std::to_string(v.unroll) + " cols " +
+                           std::to_string(v.cols) + " direct " + std::to_string(v.direct) + " M " + std::to_string(M) +
+                           " K " + std::to_string(K);
+        expect_close(fetch(c, y), want, 2e-3, 2e-3 * std::sqrt((double)K), what.c_str());
+      }
 }
 
 }  // namespace
