@@ -20,7 +20,7 @@ struct Row {
 // nvidia's matrix-unit skinny matmul (coop_skinny_*: max m, threads, unroll, cols): 2 column tiles per workgroup,
 // H200 `ogx_vulkan_bench --matmul-only --m 16|32|64 [--shape-8b] --coop-cols 1|2|4` (2026-12-02): fp16 projections of
 // one 8B layer at M = 16 268 us (1 tile 322), M = 32 335 (479; the prompt kernel 578); int4 at M = 16 keeps 1 tile
-// (1B 126 vs 144 us).
+// (1B 126 vs 144 us). Direct weight fragments (coop_skinny_direct_w = 1) were slower everywhere: off.
 const Row kRows[] = {
     {"nvidia", 4318, DeviceType::other, {256, 4, 256, 128, 256, 32, 64, 256, 128, 16, 4, 2, 64, 256, 4, 2}},
     {"amd", 4098, DeviceType::other, {256, 8, 256, 128, 256, 256, 256, 256, 128, 16, 4, 2}},
