@@ -11,7 +11,7 @@
 // fragments, summed through shared memory at the end (one fragment at a time). Every lane stages one 16-byte piece of
 // x per row tile and of W per column tile per step into its subgroup's shared slots (rows past M / K zero; int4
 // dequantized on the way), then the subgroup multiplies: each x fragment serves CT weight tiles, each weight tile RT
-// row tiles.
+// row tiles. A chunk's loads are issued before the previous chunk's multiplies (held in registers meanwhile).
 // EPILOGUE_SILU: gate/up rows in pairs (n even: gate, n odd: up) -> y[m, n / 2] = silu(gate) * up, y [M, N / 2],
 // each product rounded to fp16 first as the unfused ops round them.
 // Specialization constants (kernels/matmul_coop.cpp picks them; shared memory SG * UNR * (RT + CT) * 512 + SG * 1 KiB
@@ -157,31 +157,38 @@ void main() {
     }
   } else
 #endif
-  for (uint c = sg * UNR; c < steps; c += SG * UNR) {
+  {
+    // Staged: while the subgroup multiplies one chunk from shared memory, its loads of the next are in flight.
     uvec4 xr[UNR * RT], wr[UNR * CT];
-    [[unroll]] for (uint u = 0; u < UNR; u++) {  // every load first: UNR x (RT + CT) round trips in flight
-      uint k = (c + u) * 16 + half_k;
-      [[unroll]] for (uint r = 0; r < RT; r++) xr[u * RT + r] = load_x(r * 16 + row, k);
-      [[unroll]] for (uint t = 0; t < CT; t++)  // rows past N repeat the last, not written
-        wr[u * CT + t] = load_w(min(n0 + t * 16 + row, p.N - 1), k);
+#define LOAD_CHUNK(C)                                                                                               \
+    [[unroll]] for (uint u = 0; u < UNR; u++) {                                                                     \
+      uint k = ((C) + u) * 16 + half_k;                                                                             \
+      [[unroll]] for (uint r = 0; r < RT; r++) xr[u * RT + r] = load_x(r * 16 + row, k);                          \
+      [[unroll]] for (uint t = 0; t < CT; t++) /* rows past N repeat the last, not written */                     \
+        wr[u * CT + t] = load_w(min(n0 + t * 16 + row, p.N - 1), k);                                                \
     }
-    [[unroll]] for (uint u = 0; u < UNR; u++) {
-      [[unroll]] for (uint r = 0; r < RT; r++) Xs[((sg * UNR + u) * RT + r) * 32 + lane] = xr[u * RT + r];
-      [[unroll]] for (uint t = 0; t < CT; t++) Ws[((sg * UNR + u) * CT + t) * 32 + lane] = wr[u * CT + t];
+    if (sg * UNR < steps) LOAD_CHUNK(sg * UNR)
+    for (uint c = sg * UNR; c < steps; c += SG * UNR) {
+      [[unroll]] for (uint u = 0; u < UNR; u++) {
+        [[unroll]] for (uint r = 0; r < RT; r++) Xs[((sg * UNR + u) * RT + r) * 32 + lane] = xr[u * RT + r];
+        [[unroll]] for (uint t = 0; t < CT; t++) Ws[((sg * UNR + u) * CT + t) * 32 + lane] = wr[u * CT + t];
+      }
+      subgroupMemoryBarrierShared();
+      subgroupBarrier();
+      if (c + SG * UNR < steps) LOAD_CHUNK(c + SG * UNR)
+      [[unroll]] for (uint u = 0; u < UNR; u++) {
+        if (c + u >= steps) break;  // uniform in the subgroup
+        fcoopmatNV<16, gl_ScopeSubgroup, 16, 16> fa[RT], fb[CT];
+        [[unroll]] for (uint r = 0; r < RT; r++)  // A [m][k], 2 uvec4 per row
+          coopMatLoadNV(fa[r], Xs, ((sg * UNR + u) * RT + r) * 32, 2, false);
+        [[unroll]] for (uint t = 0; t < CT; t++)  // B [k][n] = W(n, k): column-major
+          coopMatLoadNV(fb[t], Ws, ((sg * UNR + u) * CT + t) * 32, 2, true);
+        [[unroll]] for (uint r = 0; r < RT; r++)
+          [[unroll]] for (uint t = 0; t < CT; t++) acc[r * CT + t] = coopMatMulAddNV(fa[r], fb[t], acc[r * CT + t]);
+      }
+      subgroupBarrier();  // the slots are rewritten by the next chunk
     }
-    subgroupMemoryBarrierShared();
-    subgroupBarrier();
-    [[unroll]] for (uint u = 0; u < UNR; u++) {
-      if (c + u >= steps) break;  // uniform in the subgroup
-      fcoopmatNV<16, gl_ScopeSubgroup, 16, 16> fa[RT], fb[CT];
-      [[unroll]] for (uint r = 0; r < RT; r++)  // A [m][k], 2 uvec4 per row
-        coopMatLoadNV(fa[r], Xs, ((sg * UNR + u) * RT + r) * 32, 2, false);
-      [[unroll]] for (uint t = 0; t < CT; t++)  // B [k][n] = W(n, k): column-major
-        coopMatLoadNV(fb[t], Ws, ((sg * UNR + u) * CT + t) * 32, 2, true);
-      [[unroll]] for (uint r = 0; r < RT; r++)
-        [[unroll]] for (uint t = 0; t < CT; t++) acc[r * CT + t] = coopMatMulAddNV(fa[r], fb[t], acc[r * CT + t]);
-    }
-    subgroupBarrier();  // the slots are rewritten by the next chunk
+#undef LOAD_CHUNK
   }
   [[unroll]] for (uint r = 0; r < RT; r++) {
     if (r * 16 >= p.M) break;  // uniform: row tiles past M hold zeros
