@@ -8,6 +8,7 @@
 #include <map>
 #include <random>
 #include <thread>
+#include <tuple>
 
 #include "genai/engine.h"
 #include "shared_dir.h"
@@ -474,6 +475,67 @@ TEST(EngineBatchingPenalties_vulkan, PresenceAndFrequencyPenaltiesFollowOpenAI) 
   std::shared_ptr<genai::Model> m = load_on_vulkan(c, skip);
   if (!m) GTEST_SKIP() << skip;
   expect_penalties_in_engine(m, false);
+}
+
+// On Vulkan (lavapipe), greedy: a request decoding alone in the engine queues its next step on the device, as a
+// Generator alone does, so the device does not wait for the engine between tokens; a request that joins takes the
+// lone one's queued step as its token for the join step (none is dropped for it). Both requests' tokens equal the
+// same requests generated alone.
+TEST(EngineBatchingQueued_vulkan, LoneGreedyRequestQueuesAheadAndEqualsSolo) {
+  genai::Config c = genai::Config::load(std::string(OGX_SOURCE_DIR) + "/models/ogx-debian-10m/fp16");
+  std::string skip;
+  std::shared_ptr<genai::Model> m = load_on_vulkan(c, skip);
+  if (!m) GTEST_SKIP() << skip;
+  auto stat = [&](const std::string& name) {
+    for (auto& [k, v] : m->session().stats())
+      if (k == name) return v;
+    return 0.0;
+  };
+  auto vparams = [&](int max_length) {
+    GeneratorParams p(*m);
+    p.search.max_length = max_length;
+    p.search.do_sample = false;
+    p.search.min_length = 0;
+    p.search.repetition_penalty = 1.0;  // (the folder's 1.1 would pick on the host)
+    return p;
+  };
+  const std::vector<int32_t> a_prompt = prompt(9, 11), b_prompt = prompt(5, 12);
+  const int a_max = 9 + 28, b_max = 5 + 10;
+  Engine e(m, EngineOptions{4, 64, nullptr});
+  std::map<Request*, std::vector<int32_t>> got;
+  auto take = [&](const std::shared_ptr<Request>& r) {
+    auto t = drain(*r);
+    got[r.get()].insert(got[r.get()].end(), t.begin(), t.end());
+  };
+  auto a = std::make_shared<Request>(vparams(a_max));
+  a->add_tokens(a_prompt);
+  e.add_request(a);
+  const double queued0 = stat("queued_runs");
+  for (int s = 0; s < 10; s++)
+    if (auto r = e.step()) take(r);
+  EXPECT_GT(stat("queued_runs"), queued0 + 5) << "a lone greedy request's steps should run queued";
+  auto b = std::make_shared<Request>(vparams(b_max));
+  b->add_tokens(b_prompt);
+  e.add_request(b);
+  const double dropped0 = stat("dropped_runs");
+  const bool a_running = !a->is_turn_complete();
+  while (got[b.get()].empty())  // the join step: a's token (its queued step), then b's prompt and first token
+    if (auto r = e.step()) take(r);
+  if (a_running) EXPECT_EQ(stat("dropped_runs"), dropped0) << "the join step should use the queued step, not drop it";
+  run_all(e, got);
+  for (auto [r, p, ml] : {std::make_tuple(a, a_prompt, a_max), std::make_tuple(b, b_prompt, b_max)}) {
+    EXPECT_NE(r->finish_reason(), FinishReason::error) << r->error();
+    Generator g(m, vparams(ml));
+    g.append_tokens(p);
+    std::vector<int32_t> want;
+    while (!g.is_done()) {
+      g.generate_next_token();
+      want.push_back(g.last_token());
+    }
+    EXPECT_EQ(got[r.get()], want);
+  }
+  e.remove_request(a);
+  e.remove_request(b);
 }
 
 }  // namespace

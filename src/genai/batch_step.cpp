@@ -68,9 +68,9 @@ std::vector<std::pair<std::string, const void*>> shared_inputs_key(const ExtraIO
 }  // namespace
 
 // One model run for generators that share one (below).
-void decode_group(const std::vector<Generator*>& together);
+void decode_group(const std::vector<Generator*>& together, bool lone_queues);
 
-void decode_together(const std::vector<Generator*>& generators) {
+void decode_together(const std::vector<Generator*>& generators, bool lone_queues) {
   // Groups of one model and the same adapter weights (none, or the same adapters) each share a run.
   std::vector<std::vector<Generator*>> groups;
   std::vector<std::vector<std::pair<std::string, const void*>>> keys;  // [groups]
@@ -93,17 +93,20 @@ void decode_together(const std::vector<Generator*>& generators) {
     groups[k].push_back(g);
   }
   for (Generator* g : alone) g->generate_next_token();
-  for (const auto& together : groups) decode_group(together);
+  // Only the one generator of the call queues ahead: a second model run in it would drop the queued step.
+  const bool lone = lone_queues && alone.empty() && groups.size() == 1;
+  for (const auto& together : groups) decode_group(together, lone);
 }
 
 // One model run for generators that can share it (same model, same shared inputs).
-void decode_group(const std::vector<Generator*>& together) {
-  // Generators whose next logits are known already (after a prompt, set_logits) pick now; the rest run together.
+void decode_group(const std::vector<Generator*>& together, bool lone_queues) {
+  // Generators whose next token is under way already (a step queued by the previous call) or whose next logits are
+  // known (after a prompt, set_logits) pick now; the rest run together.
+  const bool lone = lone_queues && together.size() == 1;
   std::vector<Generator*> run;
   for (Generator* g : together) {
-    g->batched_ = true;  // no steps queued ahead: the next call runs it with the others
-    g->drop_queued();
-    if (g->pending_.empty()) g->generate_next_token();
+    g->batched_ = !lone;  // batched: no steps queued ahead (the next call runs it with the others)
+    if (g->queued_ > 0 || g->pending_.empty()) g->generate_next_token();
     else run.push_back(g);
   }
   if (run.empty()) return;

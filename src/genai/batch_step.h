@@ -15,6 +15,12 @@ namespace ogx::genai {
 // generators with the same active adapters (or none) share a run, those weights passed once; each set of adapters
 // is its own run. The others run their own step; on a provider whose sessions bind KV tensors (the CPU provider)
 // that is every generator, one run each. Tokens are those each generator picks alone.
-void decode_together(const std::vector<Generator*>& generators);
+// Queued steps (Generator: greedy picking on the device runs one step ahead): a generator whose step an earlier call
+// queued takes this call's token from that step (nothing is dropped or run twice). lone_queues: when the call
+// decodes a single generator, it queues its next step as a generator decoding alone does, so the device does not
+// wait for the host between calls; the caller's next use of the model should then be the next decode_together of
+// that generator (another model run drops the queued step: the tokens stay the same, one step's work is lost).
+// Without it (and whenever several generators share the call) nothing is queued ahead.
+void decode_together(const std::vector<Generator*>& generators, bool lone_queues = false);
 
 }  // namespace ogx::genai
