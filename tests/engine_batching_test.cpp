@@ -477,12 +477,17 @@ TEST(EngineBatchingPenalties_vulkan, PresenceAndFrequencyPenaltiesFollowOpenAI) 
   expect_penalties_in_engine(m, false);
 }
 
-// On Vulkan (lavapipe), greedy: a request decoding alone in the engine queues its next step on the device, as a
-// Generator alone does, so the device does not wait for the engine between tokens; a request that joins takes the
-// lone one's queued step as its token for the join step (none is dropped for it). Both requests' tokens equal the
-// same requests generated alone.
-TEST(EngineBatchingQueued_vulkan, LoneGreedyRequestQueuesAheadAndEqualsSolo) {
-  genai::Config c = genai::Config::load(std::string(OGX_SOURCE_DIR) + "/models/ogx-debian-10m/fp16");
+// On Vulkan (lavapipe), greedy and seeded sampling: a request decoding alone in the engine queues its next step on
+// the device, as a Generator alone does, so the device does not wait for the engine between tokens; a request that
+// joins takes the lone one's queued step as its token for the join step (none is dropped for it). Both requests'
+// tokens equal the same requests generated alone (folders as in SixteenRequestsGrowingAndShrinkingEqualSolo).
+class EngineBatchingQueued_vulkan : public ::testing::TestWithParam<bool> {};  // the parameter: requests sample
+
+TEST_P(EngineBatchingQueued_vulkan, LoneRequestQueuesAheadAndEqualsSolo) {
+  const bool sample = GetParam();
+  if (sample && shared_dir().empty()) GTEST_SKIP() << "../shared is absent (the golden fp32 llama): test skipped";
+  genai::Config c = genai::Config::load(sample ? shared_dir() + "/golden/models/llama/fp32-cpu"
+                                               : std::string(OGX_SOURCE_DIR) + "/models/ogx-debian-10m/fp16");
   std::string skip;
   std::shared_ptr<genai::Model> m = load_on_vulkan(c, skip);
   if (!m) GTEST_SKIP() << skip;
@@ -494,12 +499,23 @@ TEST(EngineBatchingQueued_vulkan, LoneGreedyRequestQueuesAheadAndEqualsSolo) {
   auto vparams = [&](int max_length) {
     GeneratorParams p(*m);
     p.search.max_length = max_length;
-    p.search.do_sample = false;
+    p.search.do_sample = sample;
+    p.search.temperature = 0.8;
+    p.search.top_k = 0;
+    p.search.top_p = 1.0;
+    p.search.random_seed = 77 + max_length;
     p.search.min_length = 0;
     p.search.repetition_penalty = 1.0;  // (the folder's 1.1 would pick on the host)
     return p;
   };
-  const std::vector<int32_t> a_prompt = prompt(9, 11), b_prompt = prompt(5, 12);
+  const int32_t V = m->config().model.vocab_size;
+  auto vprompt = [&](size_t n, uint32_t seed) {  // prompt() with ids inside this model's vocabulary
+    std::vector<int32_t> p = prompt(n, seed);
+    for (size_t i = 1; i < p.size(); i++)
+      if (p[i] >= V) p[i] = 3 + p[i] % (V - 3);
+    return p;
+  };
+  const std::vector<int32_t> a_prompt = vprompt(9, 11), b_prompt = vprompt(5, 12);
   const int a_max = 9 + 28, b_max = 5 + 10;
   Engine e(m, EngineOptions{4, 64, nullptr});
   std::map<Request*, std::vector<int32_t>> got;
@@ -513,7 +529,7 @@ TEST(EngineBatchingQueued_vulkan, LoneGreedyRequestQueuesAheadAndEqualsSolo) {
   const double queued0 = stat("queued_runs");
   for (int s = 0; s < 10; s++)
     if (auto r = e.step()) take(r);
-  EXPECT_GT(stat("queued_runs"), queued0 + 5) << "a lone greedy request's steps should run queued";
+  EXPECT_GT(stat("queued_runs"), queued0 + 5) << "a lone request's steps should run queued";
   auto b = std::make_shared<Request>(vparams(b_max));
   b->add_tokens(b_prompt);
   e.add_request(b);
@@ -537,6 +553,9 @@ TEST(EngineBatchingQueued_vulkan, LoneGreedyRequestQueuesAheadAndEqualsSolo) {
   e.remove_request(a);
   e.remove_request(b);
 }
+
+INSTANTIATE_TEST_SUITE_P(Picking, EngineBatchingQueued_vulkan, ::testing::Values(false, true),
+                         [](const auto& i) { return std::string(i.param ? "sampling" : "greedy"); });
 
 }  // namespace
 }  // namespace ogx::test
