@@ -479,8 +479,9 @@ TEST(EngineBatchingPenalties_vulkan, PresenceAndFrequencyPenaltiesFollowOpenAI) 
 
 // On Vulkan (lavapipe), greedy and seeded sampling: a request decoding alone in the engine queues its next step on
 // the device, as a Generator alone does, so the device does not wait for the engine between tokens; a request that
-// joins takes the lone one's queued step as its token for the join step (none is dropped for it). Both requests'
-// tokens equal the same requests generated alone (folders as in SixteenRequestsGrowingAndShrinkingEqualSolo).
+// joins takes the lone one's queued step as its token for the join step (none is dropped for it); then the two
+// requests' shared run queues its next step too, until one ends. Both requests' tokens equal the same requests
+// generated alone (folders as in SixteenRequestsGrowingAndShrinkingEqualSolo).
 class EngineBatchingQueued_vulkan : public ::testing::TestWithParam<bool> {};  // the parameter: requests sample
 
 TEST_P(EngineBatchingQueued_vulkan, LoneRequestQueuesAheadAndEqualsSolo) {
@@ -537,7 +538,15 @@ TEST_P(EngineBatchingQueued_vulkan, LoneRequestQueuesAheadAndEqualsSolo) {
   const bool a_running = !a->is_turn_complete();
   while (got[b.get()].empty())  // the join step: a's token (its queued step), then b's prompt and first token
     if (auto r = e.step()) take(r);
-  if (a_running) EXPECT_EQ(stat("dropped_runs"), dropped0) << "the join step should use the queued step, not drop it";
+  if (a_running) {
+    EXPECT_EQ(stat("dropped_runs"), dropped0) << "the join step should use the queued step, not drop it";
+  }
+  const double queued_join = stat("queued_runs");
+  for (int s = 0; s < 10; s++)  // both decoding (two ready requests per model step): their shared steps queue
+    if (auto r = e.step()) take(r);
+  if (!a->is_turn_complete() && !b->is_turn_complete()) {
+    EXPECT_GT(stat("queued_runs"), queued_join + 2) << "the two requests' shared steps should run queued";
+  }
   run_all(e, got);
   for (auto [r, p, ml] : {std::make_tuple(a, a_prompt, a_max), std::make_tuple(b, b_prompt, b_max)}) {
     EXPECT_NE(r->finish_reason(), FinishReason::error) << r->error();

@@ -84,6 +84,9 @@ class DecodeSession {
   virtual void drop_queued() = 0;
   // True when a step of kv's is queued.
   virtual bool has_queued(const KvState& kv) const = 0;
+  // True when the oldest queued step runs exactly these states' rows, in this order (its finish_queued sets the
+  // lengths of all of them).
+  virtual bool queued_for(const std::vector<const KvState*>& states) const { return false; }
 };
 
 }  // namespace ogx

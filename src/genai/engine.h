@@ -11,8 +11,10 @@
 //     prompt does not stall the others' decode (the step of a chunk that ends the prompt also picks the first
 //     token);
 //   - every request past its prompt gets one token per step (step_generators, engine_step.cpp: one batched forward
-//     pass over their generators), before the step's prompt chunks run; a request decoding alone in a step without
-//     prompt chunks queues its next step on the device (greedy picking there: Generator), as a generator alone does;
+//     pass over their generators), before the step's prompt chunks run; in a step without prompt chunks that pass
+//     queues the next step on the device (where every row picks there: decode_together), so the device does not wait
+//     for the engine's bookkeeping between steps; the next step takes its tokens from it (or drops it when the
+//     running set changed);
 //   - a request whose turn completed (EOS, max_length) leaves the running set but keeps its generator: its tokens
 //     stay readable and continue_with() queues another turn over the same sequence (a chat's next turn);
 //   - remove_request() closes a request at any time; its generator is freed at once, or, while a step runs the
@@ -197,9 +199,9 @@ class Engine {
 };
 
 // The seam for batched decode: picks the next token of every generator (each past its prompt, not done) with one
-// batched model run (decode_together; lone_queues as there: a single decoding generator queues its next step).
+// batched model run (decode_together; queue_ahead as there: the run queues the next step on the device).
 // errors[i] is the message of generator i's failure ("" when it succeeded).
 void step_generators(const std::vector<Generator*>& active, std::vector<std::string>& errors,
-                     bool lone_queues = false);
+                     bool queue_ahead = false);
 
 }  // namespace ogx::genai

@@ -15,12 +15,12 @@ namespace ogx::genai {
 // decode_together gave garbage token ids under 16 concurrent serve requests. The cause was the Vulkan argmax's
 // counters, placed after the batch's rows in a scratch shared by every batch size: when a request left, the smaller
 // batch read the larger one's results as counters. Fixed in sample.comp; VulkanSamplingTest.SpreadArgmax* covers it.)
-void step_generators(const std::vector<Generator*>& active, std::vector<std::string>& errors, bool lone_queues) {
+void step_generators(const std::vector<Generator*>& active, std::vector<std::string>& errors, bool queue_ahead) {
   errors.assign(active.size(), std::string());
   std::vector<size_t> before(active.size());
   for (size_t i = 0; i < active.size(); i++) before[i] = active[i]->token_count();
   try {
-    decode_together(active, lone_queues);
+    decode_together(active, queue_ahead);
     return;
   } catch (const std::exception&) {
   }
@@ -83,9 +83,9 @@ std::vector<Engine::StepWork> Engine::admit_and_plan() {
   return work;
 }
 
-// The requests past their prompt, before any prompt runs: a lone decoding request's step queued ahead in the previous
-// engine step gives this step's token (a prompt run first would drop it). It queues its next step only when no
-// prompt runs in this step either (the device then runs that step while the engine does its bookkeeping).
+// The requests past their prompt, before any prompt runs: a step the previous engine step queued ahead for them gives
+// this step's tokens (a prompt run first would drop it). Their run queues the next step only when no prompt runs in
+// this step either (the device then runs that step while the engine does its bookkeeping).
 size_t Engine::run_decoders(std::vector<StepWork>& work) {
   std::vector<Generator*> decoders;
   std::vector<size_t> index;  // [decoders]: into work
@@ -105,7 +105,7 @@ size_t Engine::run_decoders(std::vector<StepWork>& work) {
     index.push_back(i);
   }
   std::vector<std::string> errors;
-  step_generators(decoders, errors, /*lone_queues=*/!prompts);
+  step_generators(decoders, errors, /*queue_ahead=*/!prompts);
   for (size_t k = 0; k < decoders.size(); k++)
     if (!errors[k].empty()) {
       work[index[k]].error = errors[k];

@@ -111,8 +111,8 @@ class Generator {
 
  private:
   friend class SpeculativeDecoder;
-  friend void decode_together(const std::vector<Generator*>& generators, bool lone_queues);  // batch_step.h
-  friend void decode_group(const std::vector<Generator*>& together, bool lone_queues);       // batch_step.cpp
+  friend void decode_together(const std::vector<Generator*>& generators, bool queue_ahead);  // batch_step.h
+  friend struct DecodeGroup;  // batch_step.cpp: one run (and queued steps) for a group of generators
   // Whether a step of this generator can share a model run with others (batch_step.h).
   bool can_decode_together() const;
   void start_speculative(const SpeculativeOptions& options);  // speculative.cpp

@@ -35,6 +35,14 @@ bool VulkanGraphSession::has_queued(const KvState& kv) const {
   return false;
 }
 
+bool VulkanGraphSession::queued_for(const std::vector<const KvState*>& states) const {
+  if (queued_.empty() || queued_.front().rows.size() != states.size()) return false;
+  const std::vector<RunRows>& rows = queued_.front().rows;
+  for (size_t i = 0; i < states.size(); i++)
+    if (rows[i].state != states[i] || rows[i].serial != serial_of(states[i])) return false;
+  return true;
+}
+
 bool VulkanGraphSession::queue_next(const std::vector<NamedTensor>& inputs, const std::string& token_input,
                                     const DecodeRun& r) {
   if (!r.sampling || profile_ || !graph_capture_ || queued_.size() >= 2 ||

@@ -173,6 +173,7 @@ class VulkanGraphSession : public Session, public DecodeSession {
   bool finish_queued(const KvState& kv) override;
   void drop_queued() override;
   bool has_queued(const KvState& kv) const override;
+  bool queued_for(const std::vector<const KvState*>& states) const override;
 
  private:
   // vulkan_session.cpp (load time)
