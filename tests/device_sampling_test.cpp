@@ -6,6 +6,7 @@
 
 #include <cmath>
 
+#include "genai/batch_step.h"
 #include "genai/generator.h"
 #include "shared_dir.h"
 #include "vulkan_test_config.h"
@@ -107,6 +108,37 @@ TEST_F(DeviceSampling, vulkan_queued_steps_keep_the_tokens_across_rewind_append_
   EXPECT_TRUE(gv.is_done());
   EXPECT_EQ(gv.token_count(), 30u);
   EXPECT_GT(stat(*vk_, "queued_runs"), queued0 + 10) << "the greedy decode steps should run queued";
+  EXPECT_GE(stat(*vk_, "dropped_runs"), dropped0 + 2) << "the rewind and the append each drop a queued step";
+}
+
+// Sampled steps queued one ahead (a seeded top-p / temperature row, as an OpenAI request samples): the tokens equal
+// the same generator's never queued (decode_together: one step at a time), also when a rewind, an appended turn and
+// the end drop a queued step, which advanced the device's random state (the drop puts it back).
+TEST_F(DeviceSampling, vulkan_queued_sampled_steps_equal_unqueued_ones_across_drops) {
+  genai::GeneratorParams p(*vk_);
+  p.search.max_length = 40;
+  p.search.do_sample = true;
+  p.search.temperature = 0.8;
+  p.search.top_k = 0;
+  p.search.top_p = 1.0;
+  p.search.random_seed = 7;
+  p.search.repetition_penalty = 1.0;
+  genai::Generator queued(vk_, p), alone(vk_, p);
+  ASSERT_TRUE(queued.samples_on_device());
+  double queued0 = stat(*vk_, "queued_runs"), dropped0 = stat(*vk_, "dropped_runs");
+  auto step = [&](int n) {
+    for (int i = 0; i < n && !queued.is_done(); i++) queued.generate_next_token();
+    for (int i = 0; i < n && !alone.is_done(); i++) genai::decode_together({&alone});  // no step queued ahead
+    ASSERT_EQ(queued.sequence(), alone.sequence());
+  };
+  for (auto* g : {&queued, &alone}) g->append_tokens({1, 450, 496, 1735});
+  step(8);
+  for (auto* g : {&queued, &alone}) g->rewind_to(g->token_count() - 3);
+  step(6);
+  for (auto* g : {&queued, &alone}) g->append_tokens({322, 1139});
+  step(40);
+  EXPECT_TRUE(queued.is_done());
+  EXPECT_GT(stat(*vk_, "queued_runs"), queued0 + 10) << "the sampled decode steps should run queued";
   EXPECT_GE(stat(*vk_, "dropped_runs"), dropped0 + 2) << "the rewind and the append each drop a queued step";
 }
 

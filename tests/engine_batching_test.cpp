@@ -8,6 +8,7 @@
 #include <map>
 #include <random>
 #include <thread>
+#include <tuple>
 
 #include "genai/engine.h"
 #include "shared_dir.h"
@@ -475,6 +476,95 @@ TEST(EngineBatchingPenalties_vulkan, PresenceAndFrequencyPenaltiesFollowOpenAI) 
   if (!m) GTEST_SKIP() << skip;
   expect_penalties_in_engine(m, false);
 }
+
+// On Vulkan (lavapipe), greedy and seeded sampling: a request decoding alone in the engine queues its next step on
+// the device, as a Generator alone does, so the device does not wait for the engine between tokens; a request that
+// joins takes the lone one's queued step as its token for the join step (none is dropped for it); then the two
+// requests' shared run queues its next step too, until one ends. Both requests' tokens equal the same requests
+// generated alone (folders as in SixteenRequestsGrowingAndShrinkingEqualSolo).
+class EngineBatchingQueued_vulkan : public ::testing::TestWithParam<bool> {};  // the parameter: requests sample
+
+TEST_P(EngineBatchingQueued_vulkan, LoneRequestQueuesAheadAndEqualsSolo) {
+  const bool sample = GetParam();
+  if (sample && shared_dir().empty()) GTEST_SKIP() << "../shared is absent (the golden fp32 llama): test skipped";
+  genai::Config c = genai::Config::load(sample ? shared_dir() + "/golden/models/llama/fp32-cpu"
+                                               : std::string(OGX_SOURCE_DIR) + "/models/ogx-debian-10m/fp16");
+  std::string skip;
+  std::shared_ptr<genai::Model> m = load_on_vulkan(c, skip);
+  if (!m) GTEST_SKIP() << skip;
+  auto stat = [&](const std::string& name) {
+    for (auto& [k, v] : m->session().stats())
+      if (k == name) return v;
+    return 0.0;
+  };
+  auto vparams = [&](int max_length) {
+    GeneratorParams p(*m);
+    p.search.max_length = max_length;
+    p.search.do_sample = sample;
+    p.search.temperature = 0.8;
+    p.search.top_k = 0;
+    p.search.top_p = 1.0;
+    p.search.random_seed = 77 + max_length;
+    p.search.min_length = 0;
+    p.search.repetition_penalty = 1.0;  // (the folder's 1.1 would pick on the host)
+    return p;
+  };
+  const int32_t V = m->config().model.vocab_size;
+  auto vprompt = [&](size_t n, uint32_t seed) {  // prompt() with ids inside this model's vocabulary
+    std::vector<int32_t> p = prompt(n, seed);
+    for (size_t i = 1; i < p.size(); i++)
+      if (p[i] >= V) p[i] = 3 + p[i] % (V - 3);
+    return p;
+  };
+  const std::vector<int32_t> a_prompt = vprompt(9, 11), b_prompt = vprompt(5, 12);
+  const int a_max = 9 + 28, b_max = 5 + 10;
+  Engine e(m, EngineOptions{4, 64, nullptr});
+  std::map<Request*, std::vector<int32_t>> got;
+  auto take = [&](const std::shared_ptr<Request>& r) {
+    auto t = drain(*r);
+    got[r.get()].insert(got[r.get()].end(), t.begin(), t.end());
+  };
+  auto a = std::make_shared<Request>(vparams(a_max));
+  a->add_tokens(a_prompt);
+  e.add_request(a);
+  const double queued0 = stat("queued_runs");
+  for (int s = 0; s < 10; s++)
+    if (auto r = e.step()) take(r);
+  EXPECT_GT(stat("queued_runs"), queued0 + 5) << "a lone request's steps should run queued";
+  auto b = std::make_shared<Request>(vparams(b_max));
+  b->add_tokens(b_prompt);
+  e.add_request(b);
+  const double dropped0 = stat("dropped_runs");
+  const bool a_running = !a->is_turn_complete();
+  while (got[b.get()].empty())  // the join step: a's token (its queued step), then b's prompt and first token
+    if (auto r = e.step()) take(r);
+  if (a_running) {
+    EXPECT_EQ(stat("dropped_runs"), dropped0) << "the join step should use the queued step, not drop it";
+  }
+  const double queued_join = stat("queued_runs");
+  for (int s = 0; s < 10; s++)  // both decoding (two ready requests per model step): their shared steps queue
+    if (auto r = e.step()) take(r);
+  if (!a->is_turn_complete() && !b->is_turn_complete()) {
+    EXPECT_GT(stat("queued_runs"), queued_join + 2) << "the two requests' shared steps should run queued";
+  }
+  run_all(e, got);
+  for (auto [r, p, ml] : {std::make_tuple(a, a_prompt, a_max), std::make_tuple(b, b_prompt, b_max)}) {
+    EXPECT_NE(r->finish_reason(), FinishReason::error) << r->error();
+    Generator g(m, vparams(ml));
+    g.append_tokens(p);
+    std::vector<int32_t> want;
+    while (!g.is_done()) {
+      g.generate_next_token();
+      want.push_back(g.last_token());
+    }
+    EXPECT_EQ(got[r.get()], want);
+  }
+  e.remove_request(a);
+  e.remove_request(b);
+}
+
+INSTANTIATE_TEST_SUITE_P(Picking, EngineBatchingQueued_vulkan, ::testing::Values(false, true),
+                         [](const auto& i) { return std::string(i.param ? "sampling" : "greedy"); });
 
 }  // namespace
 }  // namespace ogx::test

@@ -70,19 +70,23 @@ class DecodeSession {
   // kv's rows of the last run's last-position output [rows, 1, ...]; false when unavailable (the last run did not
   // run kv or returned it already).
   virtual bool read_last_output(const KvState& kv, Tensor* out) = 0;
-  // Queued decode steps, for runs that pick greedy tokens on the device: queue_next submits a step without waiting
+  // Queued decode steps, for runs that pick tokens on the device: queue_next submits a step without waiting
   // for it — `inputs` as for run() with no outputs, except that the values of `token_input` ([B, 1]) are the tokens
   // the step before it picked on the device, so a step can be queued while the one before it still runs. At most
   // two steps are queued; false: nothing was queued (run synchronously). finish_queued(kv) waits for the oldest and
   // makes it the last run; false when none of kv's is queued (another run dropped them). drop_queued() waits for
   // all and forgets them (their KV writes lie past the callers' sequences: a later run at those positions
-  // overwrites them). run() drops queued steps first.
+  // overwrites them; sampling rows get back the random state the oldest dropped step started from, so tokens are
+  // those of runs never queued). run() drops queued steps first.
   virtual bool queue_next(const std::vector<NamedTensor>& inputs, const std::string& token_input,
                           const DecodeRun& r) = 0;
   virtual bool finish_queued(const KvState& kv) = 0;
   virtual void drop_queued() = 0;
   // True when a step of kv's is queued.
   virtual bool has_queued(const KvState& kv) const = 0;
+  // True when the oldest queued step runs exactly these states' rows, in this order (its finish_queued sets the
+  // lengths of all of them).
+  virtual bool queued_for(const std::vector<const KvState*>& states) const { return false; }
 };
 
 }  // namespace ogx

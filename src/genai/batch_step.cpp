@@ -67,10 +67,27 @@ std::vector<std::pair<std::string, const void*>> shared_inputs_key(const ExtraIO
 
 }  // namespace
 
-// One model run for generators that share one (below).
-void decode_group(const std::vector<Generator*>& together);
+// decode_together's work for one group of generators (one model, the same shared inputs): one model run per call,
+// and with queue_ahead (the caller's next model use is the next call for the same generators) the group's next step
+// queued on the device, as a generator alone queues its own (Generator: only where every row picks on the device).
+struct DecodeGroup {
+  static void step(const std::vector<Generator*>& together, bool queue_ahead);
+  // The step without a queued one: generators whose logits are known pick now, the rest share one run.
+  static void run(const std::vector<Generator*>& together, bool queue_ahead);
+  // Whether the oldest queued step is exactly this group's; otherwise its generators' queued steps are dropped,
+  // except a lone generator's own (its generate_next_token takes its token from it).
+  static bool queued_is_ours(const std::vector<Generator*>& together);
+  // The group's queued step: queues the one after it (queue_ahead), then gives each generator its token.
+  static void finish(const std::vector<Generator*>& run, bool queue_ahead);
+  // Queues the next step of `run` (`ahead` steps past their committed KV lengths); true: queued.
+  static bool queue(const std::vector<Generator*>& run, int64_t ahead);
+  // The stacked inputs of one step of `run` (each generator's ids after `ahead` positions past its KV length) and
+  // the run's rows: each generator's state, its total after the step, its own device sampling where it samples.
+  static std::vector<NamedTensor> inputs(const std::vector<Generator*>& run, const std::vector<bool>& on_device,
+                                         const std::vector<std::vector<int32_t>>& ids, int64_t ahead, DecodeRun& r);
+};
 
-void decode_together(const std::vector<Generator*>& generators) {
+void decode_together(const std::vector<Generator*>& generators, bool queue_ahead) {
   // Groups of one model and the same adapter weights (none, or the same adapters) each share a run.
   std::vector<std::vector<Generator*>> groups;
   std::vector<std::vector<std::pair<std::string, const void*>>> keys;  // [groups]
@@ -93,17 +110,104 @@ void decode_together(const std::vector<Generator*>& generators) {
     groups[k].push_back(g);
   }
   for (Generator* g : alone) g->generate_next_token();
-  for (const auto& together : groups) decode_group(together);
+  // Only the call's one model run queues ahead: a second model run in it would drop the queued step.
+  const bool one_run = queue_ahead && alone.empty() && groups.size() == 1;
+  for (const auto& together : groups) DecodeGroup::step(together, one_run);
 }
 
-// One model run for generators that can share it (same model, same shared inputs).
-void decode_group(const std::vector<Generator*>& together) {
-  // Generators whose next logits are known already (after a prompt, set_logits) pick now; the rest run together.
+void DecodeGroup::step(const std::vector<Generator*>& together, bool queue_ahead) {
+  try {
+    if (queued_is_ours(together)) return finish(together, queue_ahead);
+    run(together, queue_ahead);
+  } catch (...) {  // the caller may step them one by one: no step of theirs stays queued
+    for (Generator* g : together) g->drop_queued();
+    throw;
+  }
+}
+
+bool DecodeGroup::queued_is_ours(const std::vector<Generator*>& together) {
+  std::vector<const KvState*> states;
+  bool all = together.size() > 1;
+  for (Generator* g : together) {
+    states.push_back(g->kv_.state());
+    all = all && g->queued_ > 0;
+  }
+  const DecodeSession* session = together[0]->kv_.decoder();
+  if (!session) return false;  // (a provider without device KV caches queues nothing)
+  if (all && session->queued_for(states)) return true;
+  for (Generator* g : together)
+    if (g->queued_ > 0 && !session->queued_for({g->kv_.state()})) g->drop_queued();
+  return false;
+}
+
+void DecodeGroup::finish(const std::vector<Generator*>& run, bool queue_ahead) {
+  const bool next = queue_ahead && queue(run, 1);
+  OGX_CHECK(run[0]->kv_.decoder()->finish_queued(*run[0]->kv_.state()), "decode_together: the queued step is gone");
+  for (Generator* g : run) {
+    g->kv_.commit({}, g->kv_.length() + 1);
+    g->logits_on_device_ = true;
+    g->queued_ = next ? 1 : 0;
+    g->append_device_tokens();
+  }
+}
+
+bool DecodeGroup::queue(const std::vector<Generator*>& run, int64_t ahead) {
+  for (Generator* g : run)  // every row picks on the device (the queued step's tokens come from there)
+    if (!g->device_sampling_ || (int)g->token_count() < g->search_.min_length || g->is_done() || g->guidance_ ||
+        g->kv_.length() + ahead + 1 > g->max_length_)
+      return false;
+  std::vector<std::vector<int32_t>> placeholders;  // replaced on the device by the tokens the step before picks
+  for (Generator* g : run) placeholders.emplace_back(g->rows(), 0);
+  DecodeRun r;
+  std::vector<NamedTensor> in = inputs(run, std::vector<bool>(run.size(), true), placeholders, ahead, r);
+  DeviceSampling greedy;
+  greedy.greedy = true;
+  r.sampling = &greedy;
+  try {
+    return run[0]->kv_.decoder()->queue_next(in, run[0]->model().config().model.decoder.input_ids, r);
+  } catch (const Error&) {  // e.g. the KV pool is full: the step runs synchronously and reports it there
+    return false;
+  }
+}
+
+std::vector<NamedTensor> DecodeGroup::inputs(const std::vector<Generator*>& run, const std::vector<bool>& on_device,
+                                             const std::vector<std::vector<int32_t>>& ids, int64_t ahead,
+                                             DecodeRun& r) {
+  std::vector<std::vector<NamedTensor>> each;
+  for (size_t i = 0; i < run.size(); i++) {
+    Generator* g = run[i];
+    const int64_t past = g->kv_.length() + ahead, total = past + 1;
+    OGX_CHECK(total <= g->max_length_, "sequence of ", total, " tokens exceeds max_length ", g->max_length_);
+    each.push_back(g->step_inputs(ids[i], g->rows(), 1, past));
+    // A generator sampling on the device picks with its own settings and random state (the run's default: argmax).
+    const bool own = on_device[i] && !g->sampling_.greedy;
+    r.kv.push_back({g->kv_.state(), total, own ? &g->sampling_ : nullptr});
+  }
+  // Each generator's row inputs stacked; the shared inputs (adapter weights, the same tensors in every generator of
+  // the group, after the row inputs: Generator::step_inputs) once.
+  const size_t shared = shared_inputs_key(run[0]->extra_io_).size();
+  std::vector<NamedTensor> in;
+  for (size_t k = 0; k < each[0].size(); k++) {
+    std::vector<const Tensor*> parts;
+    for (auto& e : each) {
+      OGX_CHECK(e.size() == each[0].size() && e[k].first == each[0][k].first, "decode_together: generators differ "
+                "in their inputs");
+      parts.push_back(&e[k].second);
+    }
+    if (k >= each[0].size() - shared) in.emplace_back(each[0][k].first, each[0][k].second);
+    else in.emplace_back(each[0][k].first, stack_rows(parts, each[0][k].first));
+  }
+  return in;
+}
+
+void DecodeGroup::run(const std::vector<Generator*>& together, bool queue_ahead) {
+  // Generators whose next token is under way already (a step queued by the previous call) or whose next logits are
+  // known (after a prompt, set_logits) pick now; the rest run together.
+  const bool lone = queue_ahead && together.size() == 1;
   std::vector<Generator*> run;
   for (Generator* g : together) {
-    g->batched_ = true;  // no steps queued ahead: the next call runs it with the others
-    g->drop_queued();
-    if (g->pending_.empty()) g->generate_next_token();
+    g->batched_ = !lone;  // batched: no steps queued ahead (the next call runs it with the others)
+    if (g->queued_ > 0 || g->pending_.empty()) g->generate_next_token();
     else run.push_back(g);
   }
   if (run.empty()) return;
@@ -141,31 +245,10 @@ void decode_group(const std::vector<Generator*>& together) {
     host_rows = true;
   }
   // The inputs of each generator's step, stacked row after row.
-  std::vector<std::vector<NamedTensor>> each;
   DecodeRun r;
-  for (size_t i = 0; i < run.size(); i++) {
-    Generator* g = run[i];
-    const int64_t past = g->kv_.length(), total = past + 1;
-    OGX_CHECK(total <= g->max_length_, "sequence of ", total, " tokens exceeds max_length ", g->max_length_);
-    each.push_back(g->step_inputs(g->pending_, g->rows(), 1, past));
-    // A generator sampling on the device picks with its own settings and random state (the run's default: argmax).
-    const bool own = on_device[i] && !g->sampling_.greedy;
-    r.kv.push_back({g->kv_.state(), total, own ? &g->sampling_ : nullptr});
-  }
-  // Each generator's row inputs stacked; the shared inputs (adapter weights, the same tensors in every generator of
-  // the group, after the row inputs: Generator::step_inputs) once.
-  const size_t shared = shared_inputs_key(run[0]->extra_io_).size();
-  std::vector<NamedTensor> in;
-  for (size_t k = 0; k < each[0].size(); k++) {
-    std::vector<const Tensor*> parts;
-    for (auto& e : each) {
-      OGX_CHECK(e.size() == each[0].size() && e[k].first == each[0][k].first, "decode_together: generators differ "
-                "in their inputs");
-      parts.push_back(&e[k].second);
-    }
-    if (k >= each[0].size() - shared) in.emplace_back(each[0][k].first, each[0][k].second);
-    else in.emplace_back(each[0][k].first, stack_rows(parts, each[0][k].first));
-  }
+  std::vector<std::vector<int32_t>> ids;
+  for (Generator* g : run) ids.push_back(g->pending_);
+  std::vector<NamedTensor> in = inputs(run, on_device, ids, 0, r);
   if (device_rows) r.sampling = &greedy;
   std::vector<NamedTensor> out;
   if (host_rows) out.emplace_back(d.logits, Tensor());
@@ -193,6 +276,8 @@ void decode_group(const std::vector<Generator*>& together) {
       g.pick_host();
     }
   }
+  if (queue_ahead && queue(run, 0))
+    for (Generator* g : run) g->queued_ = 1;
 }
 
 }  // namespace ogx::genai

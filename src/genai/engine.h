@@ -10,8 +10,11 @@
 //   - a request's prompt runs in chunks: at most prefill_chunk prompt tokens over all requests per step, so a long
 //     prompt does not stall the others' decode (the step of a chunk that ends the prompt also picks the first
 //     token);
-//   - every request past its prompt gets one token per step (step_generators, engine_step.cpp: the seam where a
-//     batched forward pass over many generators replaces one pass per generator);
+//   - every request past its prompt gets one token per step (step_generators, engine_step.cpp: one batched forward
+//     pass over their generators), before the step's prompt chunks run; in a step without prompt chunks that pass
+//     queues the next step on the device (where every row picks there: decode_together), so the device does not wait
+//     for the engine's bookkeeping between steps; the next step takes its tokens from it (or drops it when the
+//     running set changed);
 //   - a request whose turn completed (EOS, max_length) leaves the running set but keeps its generator: its tokens
 //     stay readable and continue_with() queues another turn over the same sequence (a chat's next turn);
 //   - remove_request() closes a request at any time; its generator is freed at once, or, while a step runs the
@@ -130,6 +133,10 @@ struct EngineStats {
   uint64_t steps = 0;         // steps that ran the model
   uint64_t prompt_tokens = 0;     // prompt tokens run
   uint64_t generated_tokens = 0;  // tokens picked
+  // Where the steps' time went (seconds, summed over steps): the whole steps; waiting for the model lock; the
+  // decoding requests' model run (step_generators: inputs, the run, the picks); the prompt chunks' runs (with the
+  // first token of each prompt that completed). The rest of step_seconds is the engine's bookkeeping.
+  double step_seconds = 0, lock_wait_seconds = 0, decode_seconds = 0, prompt_seconds = 0;
 };
 
 class Engine {
@@ -165,7 +172,11 @@ class Engine {
   friend class Request;
   void continue_request(Request& r, const std::vector<int32_t>& tokens);  // Request::continue_with
   bool pending_locked() const;
+  struct StepWork;  // engine_step.cpp
   void run_one_step();  // one model step over the running set
+  std::vector<StepWork> admit_and_plan();           // admission, and what each running request does this step
+  size_t run_decoders(std::vector<StepWork>& work);  // the requests past their prompt: one token each; returns how many
+  void run_prompts(std::vector<StepWork>& work);     // the prompt chunks (and a completed prompt's first token)
   // Frees a generator under the model lock: now when the lock is free, else (a step is running the model) at the
   // end of that step, so a thread removing a request never waits for a forward pass.
   void free_generator(std::unique_ptr<Generator> gen);
@@ -187,9 +198,10 @@ class Engine {
   EngineStats stats_;
 };
 
-// The seam for batched decode: picks the next token of every generator (each past its prompt, not done). Today
-// one generate_next_token per generator; a batched forward pass over all of them replaces it. errors[i] is the
-// message of generator i's failure ("" when it succeeded).
-void step_generators(const std::vector<Generator*>& active, std::vector<std::string>& errors);
+// The seam for batched decode: picks the next token of every generator (each past its prompt, not done) with one
+// batched model run (decode_together; queue_ahead as there: the run queues the next step on the device).
+// errors[i] is the message of generator i's failure ("" when it succeeded).
+void step_generators(const std::vector<Generator*>& active, std::vector<std::string>& errors,
+                     bool queue_ahead = false);
 
 }  // namespace ogx::genai

@@ -1,6 +1,7 @@
-// One engine step (engine.h): admission, the prompt chunks of this step, the next token of every request past its
-// prompt, and the bookkeeping afterwards. step_generators is the seam for a batched decode over many generators.
+// One engine step (engine.h): admission, the next token of every request past its prompt, the prompt chunks of this
+// step, and the bookkeeping afterwards. step_generators is the seam for a batched decode over many generators.
 #include <algorithm>
+#include <chrono>
 #include <exception>
 
 #include "common/error.h"
@@ -14,12 +15,12 @@ namespace ogx::genai {
 // decode_together gave garbage token ids under 16 concurrent serve requests. The cause was the Vulkan argmax's
 // counters, placed after the batch's rows in a scratch shared by every batch size: when a request left, the smaller
 // batch read the larger one's results as counters. Fixed in sample.comp; VulkanSamplingTest.SpreadArgmax* covers it.)
-void step_generators(const std::vector<Generator*>& active, std::vector<std::string>& errors) {
+void step_generators(const std::vector<Generator*>& active, std::vector<std::string>& errors, bool queue_ahead) {
   errors.assign(active.size(), std::string());
   std::vector<size_t> before(active.size());
   for (size_t i = 0; i < active.size(); i++) before[i] = active[i]->token_count();
   try {
-    decode_together(active);
+    decode_together(active, queue_ahead);
     return;
   } catch (const std::exception&) {
   }
@@ -33,97 +34,128 @@ void step_generators(const std::vector<Generator*>& active, std::vector<std::str
   }
 }
 
-namespace {
-
 // What the step does for one request of the running set.
-struct Work {
+struct Engine::StepWork {
   std::shared_ptr<Request> request;
   std::vector<int32_t> chunk;  // [n]: prompt ids to run this step (empty: none)
   bool decode = false;         // picks a token this step (its prompt is complete after the chunk)
   std::string error;
 };
 
+namespace {
+
 bool is_eos(const Model& m, int32_t id) {
   const auto& eos = m.config().model.eos_token_ids;
   return std::find(eos.begin(), eos.end(), id) != eos.end();
 }
 
+double seconds(std::chrono::steady_clock::duration d) { return std::chrono::duration<double>(d).count(); }
+
 }  // namespace
 
-void Engine::run_one_step() {
-  std::vector<Work> work;
-  {
-    std::lock_guard<std::mutex> lk(mu_);
-    while ((int)running_.size() < options_.max_batch && !queued_.empty()) {
-      auto r = std::move(queued_.front());
-      queued_.pop_front();
-      std::lock_guard<std::mutex> rl(r->mu_);
-      r->status_ = RequestStatus::active;
-      running_.push_back(std::move(r));
+std::vector<Engine::StepWork> Engine::admit_and_plan() {
+  std::vector<StepWork> work;
+  std::lock_guard<std::mutex> lk(mu_);
+  while ((int)running_.size() < options_.max_batch && !queued_.empty()) {
+    auto r = std::move(queued_.front());
+    queued_.pop_front();
+    std::lock_guard<std::mutex> rl(r->mu_);
+    r->status_ = RequestStatus::active;
+    running_.push_back(std::move(r));
+  }
+  size_t budget = (size_t)options_.prefill_chunk;
+  for (auto& r : running_) {
+    std::lock_guard<std::mutex> rl(r->mu_);
+    StepWork w{r, {}, false, {}};
+    const size_t left = r->input_.size() - r->input_done_;
+    if (left > 0) {
+      if (budget == 0) continue;  // its next chunk waits for a later step
+      const size_t n = std::min(left, budget);
+      budget -= n;
+      w.chunk.assign(r->input_.begin() + r->input_done_, r->input_.begin() + r->input_done_ + n);
+      w.decode = n == left;
+    } else {
+      w.decode = true;
     }
-    size_t budget = (size_t)options_.prefill_chunk;
-    for (auto& r : running_) {
-      std::lock_guard<std::mutex> rl(r->mu_);
-      Work w{r, {}, false, {}};
-      const size_t left = r->input_.size() - r->input_done_;
-      if (left > 0) {
-        if (budget == 0) continue;  // its next chunk waits for a later step
-        const size_t n = std::min(left, budget);
-        budget -= n;
-        w.chunk.assign(r->input_.begin() + r->input_done_, r->input_.begin() + r->input_done_ + n);
-        w.decode = n == left;
-      } else {
-        w.decode = true;
+    r->in_step_ = true;
+    work.push_back(std::move(w));
+  }
+  return work;
+}
+
+// The requests past their prompt, before any prompt runs: a step the previous engine step queued ahead for them gives
+// this step's tokens (a prompt run first would drop it). Their run queues the next step only when no prompt runs in
+// this step either (the device then runs that step while the engine does its bookkeeping).
+size_t Engine::run_decoders(std::vector<StepWork>& work) {
+  std::vector<Generator*> decoders;
+  std::vector<size_t> index;  // [decoders]: into work
+  bool prompts = false;
+  for (size_t i = 0; i < work.size(); i++) {
+    StepWork& w = work[i];
+    prompts = prompts || !w.chunk.empty();
+    if (!w.chunk.empty() || !w.decode) continue;
+    Request& r = *w.request;
+    if (!r.gen_ || r.gen_->is_done()) {  // (a request past its prompt has its generator)
+      w.error = r.gen_ ? "the sequence reached max_length " + std::to_string(r.gen_->max_length())
+                       : std::string("the request has no generator");
+      w.decode = false;
+      continue;
+    }
+    decoders.push_back(r.gen_.get());
+    index.push_back(i);
+  }
+  std::vector<std::string> errors;
+  step_generators(decoders, errors, /*queue_ahead=*/!prompts);
+  for (size_t k = 0; k < decoders.size(); k++)
+    if (!errors[k].empty()) {
+      work[index[k]].error = errors[k];
+      work[index[k]].decode = false;
+    }
+  return decoders.size();
+}
+
+void Engine::run_prompts(std::vector<StepWork>& work) {
+  for (StepWork& w : work) {
+    if (w.chunk.empty()) continue;
+    Request& r = *w.request;
+    try {
+      if (!r.gen_) r.gen_ = r.make_generator(model_);
+      r.gen_->append_tokens(w.chunk);
+      if (w.decode) {
+        OGX_CHECK(!r.gen_->is_done(), "the sequence reached max_length ", r.gen_->max_length());
+        // Its first token comes from its prompt's run, before another request's prompt chunk runs (through
+        // decode_together: no step is queued ahead, which the next prompt run would drop).
+        decode_together({r.gen_.get()});
       }
-      r->in_step_ = true;
-      work.push_back(std::move(w));
+    } catch (const std::exception& e) {
+      w.error = e.what();
+      w.decode = false;
     }
   }
+}
 
-  // The forward passes, outside the engine's lock (other threads add, remove and read requests meanwhile).
-  std::vector<Generator*> decoders;
-  std::vector<size_t> decoder_work;  // [decoders]: index into work
-  {
+void Engine::run_one_step() {
+  using Clock = std::chrono::steady_clock;
+  const auto t_start = Clock::now();
+  std::vector<StepWork> work = admit_and_plan();
+  size_t decoded = 0;
+  Clock::time_point t_model, t_decoded, t_prompts;
+  {  // The forward passes, outside the engine's lock (other threads add, remove and read requests meanwhile).
     std::lock_guard<std::mutex> ml(model_lock());
-    for (size_t i = 0; i < work.size(); i++) {
-      Work& w = work[i];
-      Request& r = *w.request;
-      try {
-        if (!r.gen_) r.gen_ = r.make_generator(model_);
-        if (!w.chunk.empty()) r.gen_->append_tokens(w.chunk);
-        if (w.decode) {
-          OGX_CHECK(!r.gen_->is_done(), "the sequence reached max_length ", r.gen_->max_length());
-          if (!w.chunk.empty()) {
-            // Its first token comes from its prompt's run, before another request's prompt chunk runs (through
-            // decode_together: the generator is marked batched, so it queues no step ahead that the next
-            // batched step would drop).
-            decode_together({r.gen_.get()});
-          } else {
-            decoders.push_back(r.gen_.get());
-            decoder_work.push_back(i);
-          }
-        }
-      } catch (const std::exception& e) {
-        w.error = e.what();
-        w.decode = false;
-      }
-    }
-    std::vector<std::string> errors;
-    step_generators(decoders, errors);
-    for (size_t k = 0; k < decoders.size(); k++)
-      if (!errors[k].empty()) {
-        work[decoder_work[k]].error = errors[k];
-        work[decoder_work[k]].decode = false;
-      }
+    t_model = Clock::now();
+    decoded = run_decoders(work);
+    t_decoded = Clock::now();
+    run_prompts(work);
+    t_prompts = Clock::now();
   }
 
   std::vector<std::unique_ptr<Generator>> to_free;
   {
     std::lock_guard<std::mutex> lk(mu_);
     stats_.steps++;
-    stats_.last_batch = decoders.size();
+    stats_.last_batch = decoded;
     std::vector<Request*> left_running;
-    for (Work& w : work) {
+    for (StepWork& w : work) {
       Request& r = *w.request;
       std::lock_guard<std::mutex> rl(r.mu_);
       r.in_step_ = false;
@@ -164,8 +196,15 @@ void Engine::run_one_step() {
                                     }),
                      running_.end());
   }
-  std::lock_guard<std::mutex> ml(model_lock());
-  to_free.clear();
+  {
+    std::lock_guard<std::mutex> ml(model_lock());
+    to_free.clear();
+  }
+  std::lock_guard<std::mutex> lk(mu_);
+  stats_.lock_wait_seconds += seconds(t_model - t_start);
+  stats_.decode_seconds += seconds(t_decoded - t_model);
+  stats_.prompt_seconds += seconds(t_prompts - t_decoded);
+  stats_.step_seconds += seconds(Clock::now() - t_start);
 }
 
 }  // namespace ogx::genai

@@ -192,7 +192,7 @@ std::vector<NamedTensor> Generator::step_inputs(const std::vector<int32_t>& ids,
 bool Generator::queue_step() {
   // The step of the token the next sampling returns: one position after the pending token's step.
   int64_t past = kv_.length() + (queued_ > 0 ? 1 : 0), total = past + 1;
-  if (!device_sampling_ || search_.do_sample || total > max_length_ || !kv_.on_provider() || batched_ || guidance_)
+  if (!device_sampling_ || total > max_length_ || !kv_.on_provider() || batched_ || guidance_)
     return false;  // (guidance: the next step's token mask needs this step's token)
   std::vector<int32_t> placeholder(rows(), 0);  // replaced on the device by the sampled tokens
   DecodeRun r;

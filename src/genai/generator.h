@@ -9,10 +9,11 @@
 // continues with pad tokens until all are done. Beam search (num_beams > 1): beam_search.h.
 // With batch_size > 1 or beams, tokens are appended once (before generation); rewind_to only to 0 with
 // batch_size > 1, not at all with beams (as ONNX Runtime GenAI).
-// With greedy picking on the device (one row or a batch's rows), a provider that can (DecodeSession::queue_next) runs one step ahead: each
-// generate_next_token queues the step of the token it is about to return before it waits for that token, so the
-// device does not wait for the host between tokens. A queued step past the end (after EOS, at max_length) or
-// before any other call (append_tokens, set_logits, rewind_to, logits) is dropped: tokens are the same either way.
+// With picking on the device (greedy, or one row sampling with its own random state there), a provider that can
+// (DecodeSession::queue_next) runs one step ahead: each generate_next_token queues the step of the token it is
+// about to return before it waits for that token, so the device does not wait for the host between tokens. A
+// queued step past the end (after EOS, at max_length) or before any other call (append_tokens, set_logits,
+// rewind_to, logits) is dropped, its random state put back: tokens are the same either way.
 #pragma once
 #include <memory>
 #include <vector>
@@ -110,8 +111,8 @@ class Generator {
 
  private:
   friend class SpeculativeDecoder;
-  friend void decode_together(const std::vector<Generator*>& generators);  // batch_step.h
-  friend void decode_group(const std::vector<Generator*>& together);       // batch_step.cpp
+  friend void decode_together(const std::vector<Generator*>& generators, bool queue_ahead);  // batch_step.h
+  friend struct DecodeGroup;  // batch_step.cpp: one run (and queued steps) for a group of generators
   // Whether a step of this generator can share a model run with others (batch_step.h).
   bool can_decode_together() const;
   void start_speculative(const SpeculativeOptions& options);  // speculative.cpp
@@ -161,7 +162,7 @@ class Generator {
   DeviceSampling sampling_;  // what it asked the session for (device_sampling_)
   mutable int queued_ = 0;   // 1: the pending token's forward pass is queued (DecodeSession::queue_next)
   int64_t rerun_tokens_ = 0;
-  bool batched_ = false;     // decoded with others (decode_together): no steps queued ahead
+  bool batched_ = false;     // decoded with others (decode_together, unless alone in it): no steps queued ahead
   mutable std::vector<std::vector<Hypothesis>> final_;  // hypotheses(), cached for final_step_
   mutable int64_t final_step_ = -1;
   std::vector<std::unique_ptr<AdapterLease>> adapter_leases_;  // the active adapters (released with the generator)

@@ -85,6 +85,17 @@ std::string Metrics::prometheus(const genai::EngineStats& engine, size_t in_flig
   counter("ogx_engine_steps_total", "Engine steps that ran the model.", engine.steps);
   counter("ogx_engine_generated_tokens_total", "Tokens the engine generated (all requests, also unfinished).",
           engine.generated_tokens);
+  auto seconds = [&](const char* name, const char* help, double v) {
+    out += std::string("# HELP ") + name + " " + help + "\n# TYPE " + name + " counter\n" + name + " " + num(v) + "\n";
+  };
+  seconds("ogx_engine_step_seconds_total", "Time in engine steps (all phases below, plus bookkeeping).",
+          engine.step_seconds);
+  seconds("ogx_engine_decode_seconds_total", "Time in the decoding requests' batched model runs (with the picks).",
+          engine.decode_seconds);
+  seconds("ogx_engine_prompt_seconds_total", "Time in prompt-chunk model runs (with a completed prompt's first token).",
+          engine.prompt_seconds);
+  seconds("ogx_engine_lock_wait_seconds_total", "Time engine steps waited for the model lock.",
+          engine.lock_wait_seconds);
   gauge("ogx_queue_depth", "Requests waiting for a place in the running batch.", (double)engine.queued);
   gauge("ogx_running_requests", "Requests in the running batch.", (double)engine.running);
   gauge("ogx_batch_size", "Sequences that got a token in the latest engine step.", (double)engine.last_batch);

@@ -1,6 +1,7 @@
 // Prometheus metrics of `ogx serve` (GET /metrics, text format 0.0.4): requests by endpoint and status, prompt and
 // generated tokens, queue depth, running requests, batch size, time to first token and request duration
-// (histograms), and generated tokens per second over the last 10 s.
+// (histograms), generated tokens per second over the last 10 s, and the engine steps' time by phase (decode runs,
+// prompt runs, model-lock waits; the rest of the step time is bookkeeping, the rest of the wall time idle).
 #pragma once
 #include <chrono>
 #include <cstdint>

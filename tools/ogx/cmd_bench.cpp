@@ -1,6 +1,9 @@
 // ogx bench (MODEL_DIR | --synthetic SHAPE.json [--precision fp32|fp16|int4]) --prompt-len P --gen-len G
 //   [--batch B] [--num-beams N] [--repeats R] [--provider P] [--provider-option K=V]... [--threads N] [--json]
-//   [--speculative ngram|DRAFT_DIR [--draft-tokens K]] [--prompt-period N]
+//   [--speculative ngram|DRAFT_DIR [--draft-tokens K]] [--prompt-period N] [--generators N] [--temperature T]
+// --temperature T: pick as `ogx serve` does for an OpenAI request with temperature T (T > 0: sampling with top_k 0,
+// top_p 1, seeded; 0: greedy; no repetition penalty) instead of the folder's greedy search, to compare with
+// bench/serve_load.py at the same temperature.
 // --speculative: speculative decoding with n-gram (prompt-lookup, ngram_size 3) drafting or the draft model folder
 // DRAFT_DIR (same provider and options, same tokenizer vocabulary), K drafted tokens per round (default 4); the
 // JSON gains its statistics. --prompt-period N: the prompt repeats its first N random ids (a repetitive prompt).
@@ -65,6 +68,7 @@ struct BenchOptions {
   std::string precision = "fp16";    // --precision of the synthetic model
   int prompt_len = 128, gen_len = 128, repeats = 3, batch = 1, num_beams = 1;
   int generators = 0;                // --generators N (0: off)
+  float temperature = -1;            // --temperature T (< 0: not given: greedy with the folder's options)
   std::string speculative;           // --speculative ngram|DRAFT_DIR
   int draft_tokens = 4;              // --draft-tokens K
   int prompt_period = 0;             // --prompt-period N
@@ -99,8 +103,22 @@ double session_stat(const genai::Model& m, const std::string& name) {
   return 0;
 }
 
+// --temperature T: each sequence picks as an OpenAI request with temperature T does in `ogx serve` (T > 0: sampling
+// with top_k 0, top_p 1, seeded; 0: greedy; no repetition penalty either way). Not given (< 0): greedy with the
+// folder's other search options.
+void set_picking(genai::GeneratorParams& params, double temperature, int seed) {
+  params.search.do_sample = temperature > 0;
+  if (temperature < 0) return;
+  params.search.repetition_penalty = 1.0;
+  if (temperature == 0) return;
+  params.search.temperature = std::max(temperature, genai::kMinTemperature);
+  params.search.top_k = 0;
+  params.search.top_p = 1.0;
+  params.search.random_seed = seed;
+}
+
 // --generators N: N generators of prompts P * (i + 1) / N ids, decoded together for G tokens each.
-nlohmann::json bench_generators(const std::shared_ptr<genai::Model>& model, int N, int P, int G, int R) {
+nlohmann::json bench_generators(const std::shared_ptr<genai::Model>& model, int N, int P, int G, int R, double T) {
   using Clock = std::chrono::steady_clock;
   int vocab = model->io().vocab_size > 0 ? model->io().vocab_size : 1000;
   std::mt19937 rng(1234);
@@ -120,7 +138,7 @@ nlohmann::json bench_generators(const std::shared_ptr<genai::Model>& model, int 
     for (auto& p : prompts) {
       genai::GeneratorParams params(*model);
       params.search.max_length = (int)p.size() + gen_len;
-      params.search.do_sample = false;
+      set_picking(params, T, 1234 + (int)gens.size());
       gens.push_back(std::make_unique<genai::Generator>(model, params));
       gens.back()->append_tokens(p);
       ptrs.push_back(gens.back().get());
@@ -147,6 +165,7 @@ nlohmann::json bench_generators(const std::shared_ptr<genai::Model>& model, int 
   }
   nlohmann::json j;
   j["generators"] = N;
+  if (T >= 0) j["temperature"] = T;
   j["prefill_tok_s"] = median(prefill);
   j["decode_tok_s"] = median(decode);  // aggregate over the generators
   j["decode_step_ms"] = median(step_ms);
@@ -169,6 +188,7 @@ Runner define_bench(Flags& flags) {
   flags.option("--batch", o->batch, "B prompts as one batch");
   flags.option("--num-beams", o->num_beams, "beam search over N beams");
   flags.option("--generators", o->generators, "N generators of different prompt lengths decoded together");
+  flags.option("--temperature", o->temperature, "pick as an OpenAI request with this temperature (0: greedy)");
   flags.option("--speculative", o->speculative, "speculative decoding: ngram or a draft model folder");
   flags.option("--draft-tokens", o->draft_tokens, "tokens drafted per round (--speculative)");
   flags.option("--prompt-period", o->prompt_period, "the prompt repeats its first N random ids (repetitive)");
@@ -188,6 +208,7 @@ int run_bench(const BenchOptions& a) {
   OGX_CHECK(P >= 1 && G >= 1 && R >= 1, "--prompt-len, --gen-len and --repeats must be >= 1");
   OGX_CHECK(B >= 1 && B <= genai::Generator::kMaxBatchSize, "--batch must be in [1, ", genai::Generator::kMaxBatchSize,
             "], got ", B);
+  OGX_CHECK(a.temperature < 0 || a.temperature <= 100, "--temperature must be in [0, 100], got ", a.temperature);
   OGX_CHECK(beams >= 1 && beams <= genai::Generator::kMaxBeams, "--num-beams must be in [1, ",
             genai::Generator::kMaxBeams, "], got ", beams);
   using Clock = std::chrono::steady_clock;
@@ -213,7 +234,7 @@ int run_bench(const BenchOptions& a) {
     const int N = a.generators;
     OGX_CHECK(N >= 1 && N <= 256, "--generators must be in [1, 256], got ", N);
     OGX_CHECK(B == 1 && beams == 1, "--generators runs one sequence per generator: no --batch or --num-beams");
-    nlohmann::json j = bench_generators(model, N, P, G, R);
+    nlohmann::json j = bench_generators(model, N, P, G, R, a.temperature);
     j["model"] = dir;
     if (synthetic) j["precision"] = a.precision;
     j["provider"] = model->provider();
@@ -242,7 +263,7 @@ int run_bench(const BenchOptions& a) {
   auto make_params = [&](int max_length) {
     genai::GeneratorParams params(*model);
     params.search.max_length = max_length;
-    params.search.do_sample = false;
+    set_picking(params, a.temperature, 1234);
     params.search.batch_size = B;
     params.search.num_beams = beams;
     if (spec == "ngram") params.speculative.ngram_size = 3;
@@ -294,6 +315,7 @@ int run_bench(const BenchOptions& a) {
   j["decode_tok_s"] = median(decode);  // aggregate over the batch's sequences
   j["decode_step_ms"] = median(step_ms);
   j["samples_on_device"] = on_device;
+  if (a.temperature >= 0) j["temperature"] = a.temperature;
   if (!spec.empty()) {
     j["speculative"]["drafting"] = spec == "ngram" ? "ngram" : "draft model";
     for (auto& [k, v] : spec_stats.items()) j["speculative"][k] = v;  // of the last repeat

@@ -281,5 +281,26 @@ TEST_F(ServeFeatures, PenaltiesChangeARepeatingGreedyCompletion) {
   EXPECT_EQ(stream("/v1/completions", body), once);
 }
 
+// GET /metrics has the engine steps' time by phase: after a completion, the steps took time, the decode runs and the
+// prompt runs some of it, and the phases add up to no more than the steps.
+TEST_F(ServeFeatures, MetricsSplitTheEngineStepTimeByPhase) {
+  EXPECT_EQ(complete("/v1/completions", {{"prompt", "1 2 3"}, {"max_tokens", 8}, {"temperature", 0}}).second,
+            "length");
+  httplib::Client cli("127.0.0.1", port_);
+  auto res = cli.Get("/metrics");
+  ASSERT_TRUE(res);
+  auto value = [&](const std::string& name) {
+    size_t at = res->body.find("\n" + name + " ");
+    EXPECT_NE(at, std::string::npos) << name << " missing in:\n" << res->body;
+    return at == std::string::npos ? -1.0 : std::stod(res->body.substr(at + name.size() + 2));
+  };
+  const double step = value("ogx_engine_step_seconds_total"), decode = value("ogx_engine_decode_seconds_total"),
+               prompt = value("ogx_engine_prompt_seconds_total"), wait = value("ogx_engine_lock_wait_seconds_total");
+  EXPECT_GT(decode, 0);
+  EXPECT_GT(prompt, 0);
+  EXPECT_GE(wait, 0);
+  EXPECT_LE(decode + prompt + wait, step * (1 + 1e-9));
+}
+
 }  // namespace
 }  // namespace ogx::serve

@@ -1,8 +1,9 @@
 // Queued decode steps (Session::queue_next): the next step is submitted before the host has the token the step
 // before it picks; its token ids come from the device (token_device_), its other step values (positions, lengths)
 // from the host as for any run. Two plans of the queued signature alternate, so the host writes the step values of
-// one while the other may still run. Only greedy device sampling: a queued step that is dropped must leave no
-// trace in later results (sampling would advance the device's random state).
+// one while the other may still run. A queued step that is dropped leaves no trace in later results: its KV writes
+// lie past the sequences, and the random state of sampling rows, which it advanced, is put back from the copy its
+// plan made before sampling (Plan::rng_before).
 #include "providers/vulkan/graph/session_impl.h"
 
 namespace ogx::vk::graph {
@@ -34,9 +35,17 @@ bool VulkanGraphSession::has_queued(const KvState& kv) const {
   return false;
 }
 
+bool VulkanGraphSession::queued_for(const std::vector<const KvState*>& states) const {
+  if (queued_.empty() || queued_.front().rows.size() != states.size()) return false;
+  const std::vector<RunRows>& rows = queued_.front().rows;
+  for (size_t i = 0; i < states.size(); i++)
+    if (rows[i].state != states[i] || rows[i].serial != serial_of(states[i])) return false;
+  return true;
+}
+
 bool VulkanGraphSession::queue_next(const std::vector<NamedTensor>& inputs, const std::string& token_input,
                                     const DecodeRun& r) {
-  if (!r.sampling || !r.sampling->greedy || profile_ || !graph_capture_ || queued_.size() >= 2 ||
+  if (!r.sampling || profile_ || !graph_capture_ || queued_.size() >= 2 ||
       !token_device_.size() || !last_plan_ || !last_plan_->samples || !stages_.empty())
     return false;  // (a step split by CPU fallback stages needs the host between its segments: run synchronously)
   // Its tokens are those the step before it picked: that step must have run the same rows.
@@ -53,8 +62,11 @@ bool VulkanGraphSession::queue_next(const std::vector<NamedTensor>& inputs, cons
   if (!pr.plan) return false;
   Plan& p = *pr.plan;
   if (p.step_dtypes[v] != DType::i64 || !p.samples) return false;  // the device copy moves int64 token ids
+  bool advances_rng = !r.sampling->greedy;
+  for (const KvRows& k : r.kv) advances_rng = advances_rng || (k.sampling && !k.sampling->greedy);
+  if (advances_rng && !p.rng_before.size()) return false;  // (every sampling plan of a queued step keeps it)
   write_steps(p, pr.host, pr.kv_table);
-  queued_.push_back({&p, p.rec->submit(), !pr.recorded, t_start, pr.rows, r.kv});
+  queued_.push_back({&p, p.rec->submit(), !pr.recorded, t_start, pr.rows, r.kv, advances_rng});
   fed_parity_ ^= 1;
   return true;
 }
@@ -76,8 +88,18 @@ bool VulkanGraphSession::finish_queued(const KvState& kv) {
 void VulkanGraphSession::drop_queued() {
   if (queued_.empty()) return;
   ctx_->wait(queued_.back().value);
-  for (const Queued& q : queued_)
+  bool advanced = false;
+  for (const Queued& q : queued_) {
     if (q.plan == last_plan_) last_plan_ = nullptr;  // its buffers now hold the dropped step's values
+    advanced = advanced || q.advances_rng;
+  }
+  if (advanced) {  // the random state as the oldest dropped step found it
+    CommandRecorder rec(*ctx_);
+    rec.begin();
+    rec.copy(queued_.front().plan->rng_before.slice(), rng_.slice());
+    rec.end();
+    rec.run();
+  }
   dropped_runs_ += queued_.size();
   queued_.clear();
 }

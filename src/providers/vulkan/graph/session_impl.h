@@ -130,6 +130,9 @@ struct Plan {
   bool samples = false;       // picks the next token on the device (DecodeRun::sampling)
   HostVisibleBuffer token_host;  // int64 [B]: the step's tokens, written by the sampling kernel beside token_device_
   int64_t sample_rows = 0;       // B of token_host (samples)
+  // A queued step's plan (fed_value >= 0) that samples: the session's random state as the step found it, copied on
+  // the device before its sampling advances it (drop_queued puts it back: a dropped step leaves no trace).
+  DeviceBuffer rng_before;
   TensorView sliced_input;    // its input 0 restricted to that position
   TensorView sliced_skip;     // a folded norm's skip (input 1) restricted to that position
   StepScratch scratch;
@@ -170,6 +173,7 @@ class VulkanGraphSession : public Session, public DecodeSession {
   bool finish_queued(const KvState& kv) override;
   void drop_queued() override;
   bool has_queued(const KvState& kv) const override;
+  bool queued_for(const std::vector<const KvState*>& states) const override;
 
  private:
   // vulkan_session.cpp (load time)
@@ -343,6 +347,7 @@ class VulkanGraphSession : public Session, public DecodeSession {
     std::chrono::steady_clock::time_point t_start;
     std::vector<RunRows> rows;
     std::vector<KvRows> kv;  // their lengths after it
+    bool advances_rng;       // some row samples (not argmax): the step advances the random state rng_
   };
   std::deque<Queued> queued_;
   int fed_parity_ = 0;

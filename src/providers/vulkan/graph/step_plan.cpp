@@ -329,6 +329,10 @@ void VulkanGraphSession::record_sampling(Plan& p, int64_t batch) {
   }
   TensorView row_params;
   if (row_sampling_) row_params = row_params_.view(DType::i32, {B, 4});  // written by prepare() before each run
+  if (p.fed_value >= 0) {  // a queued step: keeps the random state it starts from (drop_queued restores it)
+    p.rng_before = ctx_->memory().allocate("sampling state before a queued step", kMaxSampleRows * 4);
+    p.tail().copy(rng_.slice(), p.rng_before.slice());
+  }
   kernels::sample_tokens(p.tail(), sp, rows, tokens, rng_.view(DType::i32, {B}), &host_tokens, &scratch,
                          sampling_params_.token_mask ? &mask : nullptr, row_sampling_ ? &row_params : nullptr);
   p.samples = true;
