@@ -10,10 +10,11 @@ launcher=()
 if command -v ccache >/dev/null; then
   launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache)
 fi
-# Tests and APIs on unless the arguments turn them off (scripts/run.sh's first run configures build/ without them;
-# a later build.sh turns them back on rather than keeping that cache).
+# Tests, APIs and debug info on, precompiled json off, unless the arguments say otherwise (scripts/run.sh's first run
+# configures build/ the other way; a later build.sh turns them back rather than keeping that cache).
 cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo "${launcher[@]}" -DOGX_WITH_TESTS=ON \
-  -DOGX_WITH_API=ON -DOGX_WITH_PYTHON=ON "$@"
+  -DOGX_WITH_API=ON -DOGX_WITH_PYTHON=ON -DOGX_DEBUG_INFO=ON \
+  -DOGX_PRECOMPILED_JSON=OFF "$@"
 targets=()
 if [ -n "${OGX_TARGETS:-}" ]; then read -ra names <<<"$OGX_TARGETS"; targets=(--target "${names[@]}"); fi
 cmake --build "$dir" -j"$jobs" "${targets[@]}"

@@ -4,7 +4,9 @@
 
 namespace ogx::cpu {
 
-void register_elementwise(KernelRegistry& r);    // elementwise.cpp: arithmetic, comparison, logic, Where
+void register_elementwise(KernelRegistry& r);    // elementwise.cpp: Add, Sub, Mul, Div, Mod, Pow
+void register_compare(KernelRegistry& r);        // elementwise_compare.cpp: Equal, Less..., And, Or, Xor
+void register_variadic(KernelRegistry& r);       // elementwise_variadic.cpp: Min, Max, Sum, Mean, Where
 void register_unary(KernelRegistry& r);          // unary.cpp: activations, math functions, Cast
 void register_shape_ops(KernelRegistry& r);      // shape_ops.cpp: Shape, Reshape, Transpose, Slice, Concat...
 void register_gather(KernelRegistry& r);         // gather.cpp: Gather, GatherElements, GatherND

@@ -9,6 +9,8 @@ const KernelRegistry& kernel_registry() {
   static const KernelRegistry reg = [] {
     KernelRegistry r;
     register_elementwise(r);
+    register_compare(r);
+    register_variadic(r);
     register_unary(r);
     register_shape_ops(r);
     register_gather(r);
