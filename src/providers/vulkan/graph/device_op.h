@@ -53,7 +53,8 @@ struct OpBuildContext {
   // to be placed on the device without building the weight on the host; else empty.
   std::function<std::vector<kernels::WeightColumns>(int input)> weight_parts;
   // The shape of constant input i without building its host value (a transposed table the device makes, e.g. a
-  // tied embedding: building it on the host took seconds), or nullopt when input i is not constant.
+  // tied embedding: building it on the host took seconds), or nullopt when input i is not constant. May be empty
+  // (callers other than the session): then constant() answers.
   std::function<std::optional<std::vector<int64_t>>(int input)> constant_shape;
 };
 

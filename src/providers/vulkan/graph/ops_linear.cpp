@@ -99,7 +99,11 @@ class GatherOp : public DeviceOp {
  public:
   explicit GatherOp(OpBuildContext& b) : node_(b.node) {
     if (node_.attr_int("axis", 0) == 0)
-      if (auto table = b.constant_shape(0); table && !table->empty()) rows_ = (*table)[0];
+      if (b.constant_shape) {
+        if (auto table = b.constant_shape(0); table && !table->empty()) rows_ = (*table)[0];
+      } else if (const Tensor* table = b.constant(0); table && table->rank() >= 1) {
+        rows_ = table->dim(0);
+      }
   }
   DType step_input_dtype(int i, DType given) const override { return i == 1 ? DType::i64 : given; }
   // Host ids outside [-rows, rows) are refused with the CPU kernel's message (the shader would embed zeros).
