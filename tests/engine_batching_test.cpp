@@ -49,9 +49,10 @@ GeneratorParams params(int max_length, bool sample = false, int64_t seed = 0) {
   return p;
 }
 
-// The tokens the generator picks for the prompt alone.
-std::vector<int32_t> solo(const std::vector<int32_t>& ids, const GeneratorParams& p) {
-  Generator g(model(), p);
+// The tokens a generator of model m picks for the prompt alone.
+std::vector<int32_t> solo_tokens(const std::shared_ptr<genai::Model>& m, const GeneratorParams& p,
+                                 const std::vector<int32_t>& ids) {
+  Generator g(m, p);
   g.append_tokens(ids);
   std::vector<int32_t> out;
   while (!g.is_done()) {
@@ -59,6 +60,11 @@ std::vector<int32_t> solo(const std::vector<int32_t>& ids, const GeneratorParams
     out.push_back(g.last_token());
   }
   return out;
+}
+
+// The same on the CPU test model.
+std::vector<int32_t> solo(const std::vector<int32_t>& ids, const GeneratorParams& p) {
+  return solo_tokens(model(), p, ids);
 }
 
 std::vector<int32_t> drain(Request& r) {
@@ -343,13 +349,7 @@ void expect_penalties_in_engine(const std::shared_ptr<genai::Model>& m, bool all
   for (uint32_t seed = 900; seed < 920 && ids.empty(); seed++) {
     auto cand = prompt(6, seed);
     max_length = (int)cand.size() + 32;
-    Generator g(m, gparams(max_length, 0, 0));
-    g.append_tokens(cand);
-    std::vector<int32_t> out;
-    while (!g.is_done()) {
-      g.generate_next_token();
-      out.push_back(g.last_token());
-    }
+    std::vector<int32_t> out = solo_tokens(m, gparams(max_length, 0, 0), cand);
     if (most_repeats(out) >= 3) ids = cand, plain = out;
   }
   ASSERT_FALSE(ids.empty()) << "no prompt of 20 gives a repeating greedy completion";
@@ -397,6 +397,40 @@ std::shared_ptr<genai::Model> load_on_vulkan(genai::Config c, std::string& skip)
   }
 }
 
+// The model of the Vulkan batching tests: greedy requests on the default model's fp16 folder, sampled ones on the
+// golden llama fp32 folder (why: SixteenRequestsGrowingAndShrinkingEqualSolo). Null with the reason in `skip`.
+std::shared_ptr<genai::Model> picking_model(bool sample, std::string& skip) {
+  if (sample && shared_dir().empty()) {
+    skip = "../shared is absent (the golden fp32 llama): test skipped";
+    return nullptr;
+  }
+  return load_on_vulkan(genai::Config::load(sample ? shared_dir() + "/golden/models/llama/fp32-cpu"
+                                                   : std::string(OGX_SOURCE_DIR) + "/models/ogx-debian-10m/fp16"),
+                        skip);
+}
+
+// A request's settings that pick on the device: greedy, or seeded sampling at temperature 0.8 with top_p 1.
+GeneratorParams picking_params(const genai::Model& m, bool sample, int max_length, uint64_t seed) {
+  GeneratorParams p(m);
+  p.search.max_length = max_length;
+  p.search.do_sample = sample;
+  p.search.temperature = 0.8;
+  p.search.top_k = 0;
+  p.search.top_p = 1.0;
+  p.search.random_seed = seed;
+  p.search.min_length = 0;
+  p.search.repetition_penalty = 1.0;  // (the folder's 1.1 would pick on the host)
+  return p;
+}
+
+// prompt() with ids inside the model's vocabulary.
+std::vector<int32_t> prompt_in_vocab(const genai::Model& m, size_t n, uint32_t seed) {
+  const int32_t V = m.config().model.vocab_size;
+  std::vector<int32_t> p = prompt(n, seed);
+  for (size_t i = 1; i < p.size(); i++) p[i] = 3 + p[i] % (V - 3);
+  return p;
+}
+
 class EngineBatching_vulkan : public ::testing::TestWithParam<bool> {};  // the parameter: requests sample (seeded)
 
 TEST_P(EngineBatching_vulkan, SixteenRequestsGrowingAndShrinkingEqualSolo) {
@@ -405,31 +439,12 @@ TEST_P(EngineBatching_vulkan, SixteenRequestsGrowingAndShrinkingEqualSolo) {
   // the logits move by more than the draw's distance to a boundary, and on the device a prompt run in chunks and at
   // once (and a batched and a one-row projection) round differently — fp16 by ~1e-3, int4 (fp16 dequantized
   // weights in the prompt kernels) by ~0.08 at logits of ~11: flips every few hundred tokens. fp32: ~1e-6.
-  if (sample && shared_dir().empty()) GTEST_SKIP() << "../shared is absent (the golden fp32 llama): test skipped";
-  genai::Config c = genai::Config::load(sample ? shared_dir() + "/golden/models/llama/fp32-cpu"
-                                               : std::string(OGX_SOURCE_DIR) + "/models/ogx-debian-10m/fp16");
   std::string skip;
-  std::shared_ptr<genai::Model> m = load_on_vulkan(c, skip);
+  std::shared_ptr<genai::Model> m = picking_model(sample, skip);
   if (!m) GTEST_SKIP() << skip;
-  auto vparams = [&](int max_length) {
-    GeneratorParams p(*m);
-    p.search.max_length = max_length;
-    p.search.do_sample = sample;
-    p.search.temperature = 0.8;
-    p.search.top_k = 0;
-    p.search.top_p = 1.0;
-    p.search.random_seed = 1000 + max_length;
-    p.search.min_length = 0;
-    p.search.repetition_penalty = 1.0;  // (the folder's 1.1 would pick on the host)
-    return p;
-  };
+  auto vparams = [&](int max_length) { return picking_params(*m, sample, max_length, 1000 + max_length); };
   constexpr int kRequests = 16;
-  const int32_t V = m->config().model.vocab_size;
-  auto vprompt = [&](size_t n, uint32_t seed) {  // prompt() with ids inside this model's vocabulary
-    std::vector<int32_t> p = prompt(n, seed);
-    for (size_t i = 1; i < p.size(); i++) p[i] = 3 + p[i] % (V - 3);
-    return p;
-  };
+  auto vprompt = [&](size_t n, uint32_t seed) { return prompt_in_vocab(*m, n, seed); };
   auto len_of = [](int i) { return 1 + (i * 7) % 23; };
   auto max_of = [&](int i) { return len_of(i) + 3 + (i * 5) % 13; };
   Engine e(m, EngineOptions{16, 64, nullptr});
@@ -452,14 +467,7 @@ TEST_P(EngineBatching_vulkan, SixteenRequestsGrowingAndShrinkingEqualSolo) {
   for (int i = 0; i < kRequests; i++) {
     SCOPED_TRACE("request " + std::to_string(i));
     EXPECT_NE(reqs[i]->finish_reason(), FinishReason::error) << reqs[i]->error();
-    Generator g(m, vparams(max_of(i)));
-    g.append_tokens(vprompt(len_of(i), 500 + i));
-    std::vector<int32_t> want;
-    while (!g.is_done()) {
-      g.generate_next_token();
-      want.push_back(g.last_token());
-    }
-    EXPECT_EQ(got[reqs[i].get()], want);
+    EXPECT_EQ(got[reqs[i].get()], solo_tokens(m, vparams(max_of(i)), vprompt(len_of(i), 500 + i)));
   }
   for (auto& r : reqs) e.remove_request(r);
 }
@@ -486,32 +494,18 @@ class EngineBatchingQueued_vulkan : public ::testing::TestWithParam<bool> {};  /
 
 TEST_P(EngineBatchingQueued_vulkan, LoneRequestQueuesAheadAndEqualsSolo) {
   const bool sample = GetParam();
-  if (sample && shared_dir().empty()) GTEST_SKIP() << "../shared is absent (the golden fp32 llama): test skipped";
-  genai::Config c = genai::Config::load(sample ? shared_dir() + "/golden/models/llama/fp32-cpu"
-                                               : std::string(OGX_SOURCE_DIR) + "/models/ogx-debian-10m/fp16");
   std::string skip;
-  std::shared_ptr<genai::Model> m = load_on_vulkan(c, skip);
+  std::shared_ptr<genai::Model> m = picking_model(sample, skip);
   if (!m) GTEST_SKIP() << skip;
   auto stat = [&](const std::string& name) {
     for (auto& [k, v] : m->session().stats())
       if (k == name) return v;
     return 0.0;
   };
-  auto vparams = [&](int max_length) {
-    GeneratorParams p(*m);
-    p.search.max_length = max_length;
-    p.search.do_sample = sample;
-    p.search.temperature = 0.8;
-    p.search.top_k = 0;
-    p.search.top_p = 1.0;
-    p.search.random_seed = 77 + max_length;
-    p.search.min_length = 0;
-    p.search.repetition_penalty = 1.0;  // (the folder's 1.1 would pick on the host)
-    return p;
-  };
+  auto vparams = [&](int max_length) { return picking_params(*m, sample, max_length, 77 + max_length); };
   const int32_t V = m->config().model.vocab_size;
-  auto vprompt = [&](size_t n, uint32_t seed) {  // prompt() with ids inside this model's vocabulary
-    std::vector<int32_t> p = prompt(n, seed);
+  auto vprompt = [&](size_t n, uint32_t seed) {  // prompt() with ids past this model's vocabulary moved inside it
+    std::vector<int32_t> p = prompt(n, seed);  // (only those: the queueing counts below depend on these prompts)
     for (size_t i = 1; i < p.size(); i++)
       if (p[i] >= V) p[i] = 3 + p[i] % (V - 3);
     return p;
@@ -550,14 +544,7 @@ TEST_P(EngineBatchingQueued_vulkan, LoneRequestQueuesAheadAndEqualsSolo) {
   run_all(e, got);
   for (auto [r, p, ml] : {std::make_tuple(a, a_prompt, a_max), std::make_tuple(b, b_prompt, b_max)}) {
     EXPECT_NE(r->finish_reason(), FinishReason::error) << r->error();
-    Generator g(m, vparams(ml));
-    g.append_tokens(p);
-    std::vector<int32_t> want;
-    while (!g.is_done()) {
-      g.generate_next_token();
-      want.push_back(g.last_token());
-    }
-    EXPECT_EQ(got[r.get()], want);
+    EXPECT_EQ(got[r.get()], solo_tokens(m, vparams(ml), p));
   }
   e.remove_request(a);
   e.remove_request(b);
