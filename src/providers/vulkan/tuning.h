@@ -35,6 +35,9 @@ struct Tuning {
                                          // workgroups (wide N fills the GPU; narrow N leaves it idle)
   uint32_t decode_group_max_splits = 128;  // most workgroups per KV head of the one-dispatch decode attention (long
                                           // caches; kernels/attention.cpp decode_group_splits)
+  uint32_t q4_subgroup_rows = 0;      // int4 decode matvec with block >= 32 and K % 32 == 0: weight rows per subgroup
+                                      // of matvec_q4_subgroup.comp (1..8; 0 = matvec.comp's layout everywhere)
+  uint32_t q4_subgroup_unroll = 2;    // most 32-value chunks a lane of it loads at once (1, 2, 4)
   bool vendor_tuned = false;          // a vendor row below was applied (false with disable_metacommands)
   std::string row;                    // which table row applied, for logs and `ogx devices`
 };

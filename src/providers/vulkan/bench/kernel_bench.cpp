@@ -2,9 +2,12 @@
 // cost of a dispatch and of a barrier inside a recorded sequence. GPU time comes from timestamps around a recorded
 // batch of dispatches; weights are cycled through enough copies (>= 256 MiB) that they stream from DRAM, not cache.
 //
-//   ogx_vulkan_bench [--quick] [--device-type gpu|cpu] [--threads N] [--q4-threads N] [--rows N] [--chain-only]
+//   ogx_vulkan_bench [--quick] [--device-type gpu|cpu] [--threads N] [--q4-threads N] [--rows N] [--q4-rps N]
+//                    [--q4-unroll N] [--shape-8b] [--chain-only]
 //     --quick: small shapes and few repetitions (a smoke test on lavapipe)
-//     --threads/--q4-threads/--rows: the tuning row with these matvec values replaced (experiments)
+//     --threads/--q4-threads/--rows: the tuning row with these matvec values replaced (experiments); --q4-rps N:
+//     int4 weight rows per subgroup of matvec_q4_subgroup.comp (0: matvec.comp), --q4-unroll its chunks per load;
+//     --shape-8b: Llama-3.1-8B's matvec shapes
 //     --chain-only: only the dependent-matvec chains and attention calls (latency as a decode step sees it)
 //     --attn-threads N: threads of the one-dispatch decode attention; --attn-max-splits N: its most workgroups per
 //     KV head (the tuning row's decode_group_max_splits)
@@ -397,6 +400,7 @@ int run(int argc, char** argv) {
   int mm_reps = 0;
   uint32_t mm_tile = 0, skinny_max_m = 0, skinny_rows = 0, skinny_unroll = 0, attn_splits = 0;
   uint32_t coop_max_m = 0, coop_threads = 0, coop_unroll = 0, coop_cols = 0, coop_direct = 2;  // 2: the row's
+  int q4_rps = -1, q4_unroll = 0;  // -1: the row's
   bool shape_8b = false;
   bool attention_only = false;
   std::vector<int> kv_lens = {2048, 8192, 32768}, prompt_lens = {2048, 8192, 32768};
@@ -427,9 +431,12 @@ int run(int argc, char** argv) {
     else if (a == "--coop-cols" && i + 1 < argc) coop_cols = (uint32_t)std::stoul(argv[++i]);
     else if (a == "--coop-direct" && i + 1 < argc) coop_direct = (uint32_t)std::stoul(argv[++i]);
     else if (a == "--shape-8b") shape_8b = true;
+    else if (a == "--q4-rps" && i + 1 < argc) q4_rps = std::stoi(argv[++i]);
+    else if (a == "--q4-unroll" && i + 1 < argc) q4_unroll = std::stoi(argv[++i]);
     else {
       std::fprintf(stderr, "usage: ogx_vulkan_bench [--quick] [--device-type gpu|cpu] [--threads N] [--q4-threads N] "
-                           "[--rows N] [--chain-only] [--attn-threads N] [--attn-max-splits N]\n"
+                           "[--rows N] [--q4-rps N] [--q4-unroll N] [--shape-8b] [--chain-only] [--attn-threads N] "
+                           "[--attn-max-splits N]\n"
                            "       ogx_vulkan_bench --attention-only [--kv-lens 2048,8192,32768] "
                            "[--prompt-lens 2048,8192,32768] [--attn-threads N] [--attn-max-splits N] [--quick]\n"
                            "       ogx_vulkan_bench --matmul-only [--m M] [--reps N] [--simt] [--matmul-tile 64|128] "
@@ -444,7 +451,8 @@ int run(int argc, char** argv) {
   o.block_bytes = 1ull << 30;
   // Tuning experiments: the table's row with these values replaced.
   if (q4_threads || rows || threads || attn_threads || attn_splits || mm_tile || simt || skinny_max_m || skinny_rows ||
-      skinny_unroll || coop_max_m || coop_threads || coop_unroll || coop_cols || coop_direct != 2) {
+      skinny_unroll || coop_max_m || coop_threads || coop_unroll || coop_cols || coop_direct != 2 || q4_rps >= 0 ||
+      q4_unroll) {
     Context probe(o);
     Tuning t = probe.tuning();
     if (q4_threads) t.matvec_threads_q4 = q4_threads;
@@ -461,6 +469,8 @@ int run(int argc, char** argv) {
     if (coop_unroll) t.coop_skinny_unroll = coop_unroll;
     if (coop_cols) t.coop_skinny_cols = coop_cols;
     if (coop_direct != 2) t.coop_skinny_direct_w = coop_direct;
+    if (q4_rps >= 0) t.q4_subgroup_rows = (uint32_t)q4_rps;
+    if (q4_unroll) t.q4_subgroup_unroll = (uint32_t)q4_unroll;
     t.row += " (threads " + std::to_string(t.matvec_threads) + ", q4 threads " + std::to_string(t.matvec_threads_q4) +
              ", rows " + std::to_string(t.matvec_rows) + ", matmul tile " + std::to_string(t.matmul_tile) +
              ", skinny max m " + std::to_string(t.skinny_max_m) + ", skinny rows " + std::to_string(t.skinny_rows) +
@@ -469,7 +479,8 @@ int run(int argc, char** argv) {
              std::to_string(t.decode_group_max_splits) + ", coop max m " + std::to_string(t.coop_skinny_max_m) +
              ", coop threads " + std::to_string(t.coop_skinny_threads) + ", coop unroll " +
              std::to_string(t.coop_skinny_unroll) + ", coop cols " + std::to_string(t.coop_skinny_cols) +
-             ", coop direct " + std::to_string(t.coop_skinny_direct_w) + ")";
+             ", coop direct " + std::to_string(t.coop_skinny_direct_w) + ", q4 subgroup rows " +
+             std::to_string(t.q4_subgroup_rows) + ", q4 subgroup unroll " + std::to_string(t.q4_subgroup_unroll) + ")";
     o.tuning = t;
   }
   if (simt) o.provider.disable_metacommands = true;  // the row above stays; only the matrix-unit kernels go
@@ -501,6 +512,9 @@ int run(int argc, char** argv) {
   }
   std::vector<Shape2> shapes = {{"2048x2048 (q/o)", 2048, 2048}, {"2048x8192 (up)", 2048, 8192},
                                 {"8192x2048 (down)", 8192, 2048}, {"2048x128256 (lm)", 2048, 128256}};
+  if (shape_8b)
+    shapes = {{"4096x6144 (qkv)", 4096, 6144}, {"4096x4096 (o)", 4096, 4096}, {"4096x28672 (gate/up)", 4096, 28672},
+              {"14336x4096 (down)", 14336, 4096}, {"4096x128256 (lm)", 4096, 128256}};
   if (quick) shapes = {{"256x512", 256, 512}, {"512x256", 512, 256}};
   std::printf("\n| weights | chain (dependent matvecs) | n | us/matvec |\n|---|---|---|---|\n");
   for (bool int4 : {false, true}) {

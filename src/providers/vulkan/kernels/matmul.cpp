@@ -84,6 +84,15 @@ uint32_t matvec_unroll(int64_t K, uint32_t threads, uint32_t rows, bool int4) {
 // Units of K a skinny thread loads per iteration (matvec_skinny.comp UNROLL): as many as it has (1, 2 or 4) up to
 // the tuning row's skinny_unroll, where the decoded weights (unroll x rows x 8 floats) and the accumulators (rows x
 // M) stay within 96 registers' worth of floats.
+// Weight rows per subgroup of matvec_q4_subgroup.comp for this weight (0: it does not apply): int4 with blocks of
+// at least 32 values (a 16-byte load stays in one block) and K % 32 == 0; an even count for gate/up pairs.
+uint32_t q4_subgroup_rows(const Tuning& tu, const MatMulWeight& w, bool silu_pairs) {
+  uint32_t rps = std::min<uint32_t>(tu.q4_subgroup_rows, 8);
+  if (!w.int4 || rps == 0 || w.block_size < 32 || w.K % 32 != 0) return 0;
+  if (silu_pairs && rps % 2 != 0) rps = rps == 1 ? 2 : rps - 1;
+  return rps;
+}
+
 uint32_t skinny_unroll(int64_t K, uint32_t threads, uint32_t rows, int64_t M, uint32_t cap) {
   int64_t per_thread = ((K + 7) / 8 + threads - 1) / threads;
   uint32_t u = 1;
@@ -345,6 +354,20 @@ void matvec_fused(CommandRecorder& rec, const TensorView& x, const MatMulWeight&
     uint32_t gx, gz;
     grid_2d(div_up(w.N, rows), &gx, &gz);
     rec.dispatch(pl, &p, push_bytes, gx, 1, gz, reads, writes);
+    return;
+  }
+  uint32_t rps = q4_subgroup_rows(tu, w, silu_pairs);
+  if (rps && wide && w.data.slice().address % 16 == 0) {  // matvec_q4_subgroup.comp: whole rows per subgroup
+    uint32_t sg = std::max<uint32_t>(ctx.info().subgroup_size, 1);
+    uint32_t rows = rps * std::max<uint32_t>(threads / sg, 1);
+    int64_t per_lane = div_up((uint64_t)(w.K / 32), sg);
+    uint32_t unroll = 1;
+    while (unroll * 2 <= std::min<uint32_t>(tu.q4_subgroup_unroll, 4) && per_lane >= unroll * 2) unroll *= 2;
+    std::string shader = std::string("matvec_q4_subgroup_") + storage_suffix(x.dtype, "MatMul") + variant;
+    const Pipeline& pl = ctx.pipelines().get(shader, {threads, rps, rows, unroll, w.has_zero_points ? 1u : 0u});
+    uint32_t gx, gz;
+    grid_2d(div_up((uint64_t)w.N, rows), &gx, &gz);
+    rec.dispatch(pl, &p, push_bytes, gx, (uint32_t)M, gz, reads, writes);
     return;
   }
   OGX_CHECK(!silu_pairs || tu.matvec_rows % 2 == 0, what, " needs an even matvec_rows, tuning has ", tu.matvec_rows);

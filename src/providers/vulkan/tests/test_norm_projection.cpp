@@ -85,7 +85,9 @@ INSTANTIATE_TEST_SUITE_P(
                       NormProjCase{1, 96, 50, DType::f16, true, true, false, true, false, false},    // int4
                       NormProjCase{2, 160, 17, DType::f32, true, false, false, false, false, true},  // int4 gate/up
                       NormProjCase{1, 256, 37, DType::f16, false, true, false, true, false, true},   // fp16 gate/up
-                      NormProjCase{1, 2048, 64, DType::f16, false, true, false, true, false, false}));  // 1B width
+                      NormProjCase{1, 2048, 64, DType::f16, false, true, false, true, false, false},  // 1B width
+                      NormProjCase{1, 2048, 40, DType::f16, true, true, false, true, false, true},    // int4 gate/up
+                      NormProjCase{1, 4096, 9, DType::f32, true, false, true, false, true, false}));  // int4, 8B width
 
 // Seeded random shapes and flags.
 std::vector<NormProjCase> random_cases() {
