@@ -3,12 +3,13 @@
 // batch of dispatches; weights are cycled through enough copies (>= 256 MiB) that they stream from DRAM, not cache.
 //
 //   ogx_vulkan_bench [--quick] [--device-type gpu|cpu] [--threads N] [--q4-threads N] [--rows N] [--q4-rps N]
-//                    [--q4-unroll N] [--shape-8b] [--chain-only]
+//                    [--q4-unroll N] [--shape-8b] [--chain-only] [--int4-matvec-only]
 //     --quick: small shapes and few repetitions (a smoke test on lavapipe)
 //     --threads/--q4-threads/--rows: the tuning row with these matvec values replaced (experiments); --q4-rps N:
 //     int4 weight rows per subgroup of matvec_q4_subgroup.comp (0: matvec.comp), --q4-unroll its chunks per load;
 //     --shape-8b: Llama-3.1-8B's matvec shapes
 //     --chain-only: only the dependent-matvec chains and attention calls (latency as a decode step sees it)
+//     --int4-matvec-only: only the int4 matvec table (tuning sweeps)
 //     --attn-threads N: threads of the one-dispatch decode attention; --attn-max-splits N: its most workgroups per
 //     KV head (the tuning row's decode_group_max_splits)
 //   ogx_vulkan_bench --attention-only [--kv-lens 2048,8192,32768] [--prompt-lens 2048,8192,32768] [--quick]
@@ -395,7 +396,7 @@ int run(int argc, char** argv) {
   bool quick = false;
   std::string type = "gpu";
   uint32_t q4_threads = 0, rows = 0, threads = 0, attn_threads = 0;
-  bool chain_only = false, matmul_only = false, simt = false;
+  bool chain_only = false, matmul_only = false, simt = false, int4_only = false;
   int64_t mm_rows = 0;
   int mm_reps = 0;
   uint32_t mm_tile = 0, skinny_max_m = 0, skinny_rows = 0, skinny_unroll = 0, attn_splits = 0;
@@ -412,6 +413,7 @@ int run(int argc, char** argv) {
     else if (a == "--rows" && i + 1 < argc) rows = (uint32_t)std::stoul(argv[++i]);
     else if (a == "--threads" && i + 1 < argc) threads = (uint32_t)std::stoul(argv[++i]);
     else if (a == "--chain-only") chain_only = true;
+    else if (a == "--int4-matvec-only") int4_only = true;
     else if (a == "--attn-threads" && i + 1 < argc) attn_threads = (uint32_t)std::stoul(argv[++i]);
     else if (a == "--attn-max-splits" && i + 1 < argc) attn_splits = (uint32_t)std::stoul(argv[++i]);
     else if (a == "--attention-only") attention_only = true;
@@ -435,7 +437,8 @@ int run(int argc, char** argv) {
     else if (a == "--q4-unroll" && i + 1 < argc) q4_unroll = std::stoi(argv[++i]);
     else {
       std::fprintf(stderr, "usage: ogx_vulkan_bench [--quick] [--device-type gpu|cpu] [--threads N] [--q4-threads N] "
-                           "[--rows N] [--q4-rps N] [--q4-unroll N] [--shape-8b] [--chain-only] [--attn-threads N] "
+                           "[--rows N] [--q4-rps N] [--q4-unroll N] [--shape-8b] [--chain-only] [--int4-matvec-only] "
+                           "[--attn-threads N] "
                            "[--attn-max-splits N]\n"
                            "       ogx_vulkan_bench --attention-only [--kv-lens 2048,8192,32768] "
                            "[--prompt-lens 2048,8192,32768] [--attn-threads N] [--attn-max-splits N] [--quick]\n"
@@ -516,6 +519,12 @@ int run(int argc, char** argv) {
     shapes = {{"4096x6144 (qkv)", 4096, 6144}, {"4096x4096 (o)", 4096, 4096}, {"4096x28672 (gate/up)", 4096, 28672},
               {"14336x4096 (down)", 14336, 4096}, {"4096x128256 (lm)", 4096, 128256}};
   if (quick) shapes = {{"256x512", 256, 512}, {"512x256", 512, 256}};
+  if (int4_only) {  // the int4 matvec table only (tuning sweeps)
+    std::printf("\n| weights | K x N | us/matvec | GB/s | of 4.47 TB/s | dispatches x copies | max rel err |\n"
+                "|---|---|---|---|---|---|---|\n");
+    for (const auto& s : shapes) bench_matvec(ctx, timer, s, true, quick);
+    return 0;
+  }
   std::printf("\n| weights | chain (dependent matvecs) | n | us/matvec |\n|---|---|---|---|\n");
   for (bool int4 : {false, true}) {
     bench_chain(ctx, timer, shapes[0], false, int4, quick ? 8 : 64);
