@@ -3,11 +3,11 @@
 // batch of dispatches; weights are cycled through enough copies (>= 256 MiB) that they stream from DRAM, not cache.
 //
 //   ogx_vulkan_bench [--quick] [--device-type gpu|cpu] [--threads N] [--q4-threads N] [--rows N] [--q4-rps N]
-//                    [--q4-unroll N] [--shape-8b] [--chain-only] [--int4-matvec-only]
+//                    [--q4-unroll N] [--q4-min-groups N] [--shape-8b] [--chain-only] [--int4-matvec-only]
 //     --quick: small shapes and few repetitions (a smoke test on lavapipe)
 //     --threads/--q4-threads/--rows: the tuning row with these matvec values replaced (experiments); --q4-rps N:
-//     int4 weight rows per subgroup of matvec_q4_subgroup.comp (0: matvec.comp), --q4-unroll its chunks per load;
-//     --shape-8b: Llama-3.1-8B's matvec shapes
+//     int4 weight rows per subgroup of matvec_q4_subgroup.comp (0: matvec.comp), --q4-unroll its chunks per load,
+//     --q4-min-groups the workgroups it keeps; --shape-8b: Llama-3.1-8B's matvec shapes
 //     --chain-only: only the dependent-matvec chains and attention calls (latency as a decode step sees it)
 //     --int4-matvec-only: only the int4 matvec table (tuning sweeps)
 //     --attn-threads N: threads of the one-dispatch decode attention; --attn-max-splits N: its most workgroups per
@@ -401,7 +401,7 @@ int run(int argc, char** argv) {
   int mm_reps = 0;
   uint32_t mm_tile = 0, skinny_max_m = 0, skinny_rows = 0, skinny_unroll = 0, attn_splits = 0;
   uint32_t coop_max_m = 0, coop_threads = 0, coop_unroll = 0, coop_cols = 0, coop_direct = 2;  // 2: the row's
-  int q4_rps = -1, q4_unroll = 0;  // -1: the row's
+  int q4_rps = -1, q4_unroll = 0, q4_min_groups = -1;  // -1: the row's
   bool shape_8b = false;
   bool attention_only = false;
   std::vector<int> kv_lens = {2048, 8192, 32768}, prompt_lens = {2048, 8192, 32768};
@@ -435,9 +435,11 @@ int run(int argc, char** argv) {
     else if (a == "--shape-8b") shape_8b = true;
     else if (a == "--q4-rps" && i + 1 < argc) q4_rps = std::stoi(argv[++i]);
     else if (a == "--q4-unroll" && i + 1 < argc) q4_unroll = std::stoi(argv[++i]);
+    else if (a == "--q4-min-groups" && i + 1 < argc) q4_min_groups = std::stoi(argv[++i]);
     else {
       std::fprintf(stderr, "usage: ogx_vulkan_bench [--quick] [--device-type gpu|cpu] [--threads N] [--q4-threads N] "
-                           "[--rows N] [--q4-rps N] [--q4-unroll N] [--shape-8b] [--chain-only] [--int4-matvec-only] "
+                           "[--rows N] [--q4-rps N] [--q4-unroll N] [--q4-min-groups N] [--shape-8b] [--chain-only] "
+                           "[--int4-matvec-only] "
                            "[--attn-threads N] "
                            "[--attn-max-splits N]\n"
                            "       ogx_vulkan_bench --attention-only [--kv-lens 2048,8192,32768] "
@@ -455,7 +457,7 @@ int run(int argc, char** argv) {
   // Tuning experiments: the table's row with these values replaced.
   if (q4_threads || rows || threads || attn_threads || attn_splits || mm_tile || simt || skinny_max_m || skinny_rows ||
       skinny_unroll || coop_max_m || coop_threads || coop_unroll || coop_cols || coop_direct != 2 || q4_rps >= 0 ||
-      q4_unroll) {
+      q4_unroll || q4_min_groups >= 0) {
     Context probe(o);
     Tuning t = probe.tuning();
     if (q4_threads) t.matvec_threads_q4 = q4_threads;
@@ -474,6 +476,7 @@ int run(int argc, char** argv) {
     if (coop_direct != 2) t.coop_skinny_direct_w = coop_direct;
     if (q4_rps >= 0) t.q4_subgroup_rows = (uint32_t)q4_rps;
     if (q4_unroll) t.q4_subgroup_unroll = (uint32_t)q4_unroll;
+    if (q4_min_groups >= 0) t.q4_subgroup_min_groups = (uint32_t)q4_min_groups;
     t.row += " (threads " + std::to_string(t.matvec_threads) + ", q4 threads " + std::to_string(t.matvec_threads_q4) +
              ", rows " + std::to_string(t.matvec_rows) + ", matmul tile " + std::to_string(t.matmul_tile) +
              ", skinny max m " + std::to_string(t.skinny_max_m) + ", skinny rows " + std::to_string(t.skinny_rows) +
@@ -483,7 +486,8 @@ int run(int argc, char** argv) {
              ", coop threads " + std::to_string(t.coop_skinny_threads) + ", coop unroll " +
              std::to_string(t.coop_skinny_unroll) + ", coop cols " + std::to_string(t.coop_skinny_cols) +
              ", coop direct " + std::to_string(t.coop_skinny_direct_w) + ", q4 subgroup rows " +
-             std::to_string(t.q4_subgroup_rows) + ", q4 subgroup unroll " + std::to_string(t.q4_subgroup_unroll) + ")";
+             std::to_string(t.q4_subgroup_rows) + ", q4 subgroup unroll " + std::to_string(t.q4_subgroup_unroll) + ", q4 subgroup min groups " +
+             std::to_string(t.q4_subgroup_min_groups) + ")";
     o.tuning = t;
   }
   if (simt) o.provider.disable_metacommands = true;  // the row above stays; only the matrix-unit kernels go
@@ -519,7 +523,9 @@ int run(int argc, char** argv) {
     shapes = {{"4096x6144 (qkv)", 4096, 6144}, {"4096x4096 (o)", 4096, 4096}, {"4096x28672 (gate/up)", 4096, 28672},
               {"14336x4096 (down)", 14336, 4096}, {"4096x128256 (lm)", 4096, 128256}};
   if (quick) shapes = {{"256x512", 256, 512}, {"512x256", 512, 256}};
-  if (int4_only) {  // the int4 matvec table only (tuning sweeps)
+  if (int4_only) {  // the int4 matvec tables only (tuning sweeps): dependent chains, then independent dispatches
+    std::printf("\n| weights | chain (dependent matvecs) | n | us/matvec |\n|---|---|---|---|\n");
+    for (const auto& s : shapes) bench_chain(ctx, timer, s, false, true, quick ? 8 : 64);
     std::printf("\n| weights | K x N | us/matvec | GB/s | of 4.47 TB/s | dispatches x copies | max rel err |\n"
                 "|---|---|---|---|---|---|---|\n");
     for (const auto& s : shapes) bench_matvec(ctx, timer, s, true, quick);

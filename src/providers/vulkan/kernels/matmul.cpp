@@ -359,7 +359,10 @@ void matvec_fused(CommandRecorder& rec, const TensorView& x, const MatMulWeight&
   uint32_t rps = q4_subgroup_rows(tu, w, silu_pairs);
   if (rps && wide && w.data.slice().address % 16 == 0) {  // matvec_q4_subgroup.comp: whole rows per subgroup
     uint32_t sg = std::max<uint32_t>(ctx.info().subgroup_size, 1);
-    uint32_t rows = rps * std::max<uint32_t>(threads / sg, 1);
+    uint32_t subgroups = std::max<uint32_t>(threads / sg, 1);
+    while (subgroups > 1 && div_up((uint64_t)w.N, rps * subgroups) < tu.q4_subgroup_min_groups) subgroups /= 2;
+    threads = subgroups * sg;
+    uint32_t rows = rps * subgroups;
     int64_t per_lane = div_up((uint64_t)(w.K / 32), sg);
     uint32_t unroll = 1;
     while (unroll * 2 <= std::min<uint32_t>(tu.q4_subgroup_unroll, 4) && per_lane >= unroll * 2) unroll *= 2;
