@@ -35,11 +35,10 @@ struct Tuning {
                                          // workgroups (wide N fills the GPU; narrow N leaves it idle)
   uint32_t decode_group_max_splits = 128;  // most workgroups per KV head of the one-dispatch decode attention (long
                                           // caches; kernels/attention.cpp decode_group_splits)
-  uint32_t q4_subgroup_rows = 0;      // int4 decode matvec with block >= 32 and K % 32 == 0: weight rows per subgroup
-                                      // of matvec_q4_subgroup.comp (1..8; 0 = matvec.comp's layout everywhere)
-  uint32_t q4_subgroup_unroll = 2;    // most 32-value chunks a lane of it loads at once (1, 2, 4)
-  uint32_t q4_subgroup_min_groups = 512;  // its workgroups shrink (fewer subgroups) until N gives this many: a
-                                          // dependent dispatch of a narrow matrix must still spread over every core
+  uint32_t q4_wide_rows = 0;          // int4 decode matvec with blocks >= 32 and K % 32 == 0: outputs per workgroup
+                                      // of matvec_q4_wide.comp (1..8; 0 = matvec.comp everywhere)
+  uint32_t q4_wide_unroll = 2;        // most 32-value chunks a thread of it loads at once (1, 2, 4); its threads
+                                      // grow (up to matvec_threads_q4) until K fits in one round of loads
   bool vendor_tuned = false;          // a vendor row below was applied (false with disable_metacommands)
   std::string row;                    // which table row applied, for logs and `ogx devices`
 };

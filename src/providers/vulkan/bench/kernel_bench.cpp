@@ -2,12 +2,12 @@
 // cost of a dispatch and of a barrier inside a recorded sequence. GPU time comes from timestamps around a recorded
 // batch of dispatches; weights are cycled through enough copies (>= 256 MiB) that they stream from DRAM, not cache.
 //
-//   ogx_vulkan_bench [--quick] [--device-type gpu|cpu] [--threads N] [--q4-threads N] [--rows N] [--q4-rps N]
-//                    [--q4-unroll N] [--q4-min-groups N] [--shape-8b] [--chain-only] [--int4-matvec-only]
+//   ogx_vulkan_bench [--quick] [--device-type gpu|cpu] [--threads N] [--q4-threads N] [--rows N] [--q4-rows N]
+//                    [--q4-unroll N] [--shape-8b] [--chain-only] [--int4-matvec-only]
 //     --quick: small shapes and few repetitions (a smoke test on lavapipe)
-//     --threads/--q4-threads/--rows: the tuning row with these matvec values replaced (experiments); --q4-rps N:
-//     int4 weight rows per subgroup of matvec_q4_subgroup.comp (0: matvec.comp), --q4-unroll its chunks per load,
-//     --q4-min-groups the workgroups it keeps; --shape-8b: Llama-3.1-8B's matvec shapes
+//     --threads/--q4-threads/--rows: the tuning row with these matvec values replaced (experiments); --q4-rows N:
+//     int4 outputs per workgroup of matvec_q4_wide.comp (0: matvec.comp), --q4-unroll its chunks per load;
+//     --shape-8b: Llama-3.1-8B's matvec shapes
 //     --chain-only: only the dependent-matvec chains and attention calls (latency as a decode step sees it)
 //     --int4-matvec-only: only the int4 matvec table (tuning sweeps)
 //     --attn-threads N: threads of the one-dispatch decode attention; --attn-max-splits N: its most workgroups per
@@ -401,7 +401,7 @@ int run(int argc, char** argv) {
   int mm_reps = 0;
   uint32_t mm_tile = 0, skinny_max_m = 0, skinny_rows = 0, skinny_unroll = 0, attn_splits = 0;
   uint32_t coop_max_m = 0, coop_threads = 0, coop_unroll = 0, coop_cols = 0, coop_direct = 2;  // 2: the row's
-  int q4_rps = -1, q4_unroll = 0, q4_min_groups = -1;  // -1: the row's
+  int q4_rows = -1, q4_unroll = 0;  // -1: the row's
   bool shape_8b = false;
   bool attention_only = false;
   std::vector<int> kv_lens = {2048, 8192, 32768}, prompt_lens = {2048, 8192, 32768};
@@ -433,12 +433,11 @@ int run(int argc, char** argv) {
     else if (a == "--coop-cols" && i + 1 < argc) coop_cols = (uint32_t)std::stoul(argv[++i]);
     else if (a == "--coop-direct" && i + 1 < argc) coop_direct = (uint32_t)std::stoul(argv[++i]);
     else if (a == "--shape-8b") shape_8b = true;
-    else if (a == "--q4-rps" && i + 1 < argc) q4_rps = std::stoi(argv[++i]);
+    else if (a == "--q4-rows" && i + 1 < argc) q4_rows = std::stoi(argv[++i]);
     else if (a == "--q4-unroll" && i + 1 < argc) q4_unroll = std::stoi(argv[++i]);
-    else if (a == "--q4-min-groups" && i + 1 < argc) q4_min_groups = std::stoi(argv[++i]);
     else {
       std::fprintf(stderr, "usage: ogx_vulkan_bench [--quick] [--device-type gpu|cpu] [--threads N] [--q4-threads N] "
-                           "[--rows N] [--q4-rps N] [--q4-unroll N] [--q4-min-groups N] [--shape-8b] [--chain-only] "
+                           "[--rows N] [--q4-rows N] [--q4-unroll N] [--shape-8b] [--chain-only] "
                            "[--int4-matvec-only] "
                            "[--attn-threads N] "
                            "[--attn-max-splits N]\n"
@@ -456,8 +455,8 @@ int run(int argc, char** argv) {
   o.block_bytes = 1ull << 30;
   // Tuning experiments: the table's row with these values replaced.
   if (q4_threads || rows || threads || attn_threads || attn_splits || mm_tile || simt || skinny_max_m || skinny_rows ||
-      skinny_unroll || coop_max_m || coop_threads || coop_unroll || coop_cols || coop_direct != 2 || q4_rps >= 0 ||
-      q4_unroll || q4_min_groups >= 0) {
+      skinny_unroll || coop_max_m || coop_threads || coop_unroll || coop_cols || coop_direct != 2 || q4_rows >= 0 ||
+      q4_unroll) {
     Context probe(o);
     Tuning t = probe.tuning();
     if (q4_threads) t.matvec_threads_q4 = q4_threads;
@@ -474,9 +473,8 @@ int run(int argc, char** argv) {
     if (coop_unroll) t.coop_skinny_unroll = coop_unroll;
     if (coop_cols) t.coop_skinny_cols = coop_cols;
     if (coop_direct != 2) t.coop_skinny_direct_w = coop_direct;
-    if (q4_rps >= 0) t.q4_subgroup_rows = (uint32_t)q4_rps;
-    if (q4_unroll) t.q4_subgroup_unroll = (uint32_t)q4_unroll;
-    if (q4_min_groups >= 0) t.q4_subgroup_min_groups = (uint32_t)q4_min_groups;
+    if (q4_rows >= 0) t.q4_wide_rows = (uint32_t)q4_rows;
+    if (q4_unroll) t.q4_wide_unroll = (uint32_t)q4_unroll;
     t.row += " (threads " + std::to_string(t.matvec_threads) + ", q4 threads " + std::to_string(t.matvec_threads_q4) +
              ", rows " + std::to_string(t.matvec_rows) + ", matmul tile " + std::to_string(t.matmul_tile) +
              ", skinny max m " + std::to_string(t.skinny_max_m) + ", skinny rows " + std::to_string(t.skinny_rows) +
@@ -485,9 +483,8 @@ int run(int argc, char** argv) {
              std::to_string(t.decode_group_max_splits) + ", coop max m " + std::to_string(t.coop_skinny_max_m) +
              ", coop threads " + std::to_string(t.coop_skinny_threads) + ", coop unroll " +
              std::to_string(t.coop_skinny_unroll) + ", coop cols " + std::to_string(t.coop_skinny_cols) +
-             ", coop direct " + std::to_string(t.coop_skinny_direct_w) + ", q4 subgroup rows " +
-             std::to_string(t.q4_subgroup_rows) + ", q4 subgroup unroll " + std::to_string(t.q4_subgroup_unroll) + ", q4 subgroup min groups " +
-             std::to_string(t.q4_subgroup_min_groups) + ")";
+             ", coop direct " + std::to_string(t.coop_skinny_direct_w) + ", q4 wide rows " +
+             std::to_string(t.q4_wide_rows) + ", q4 wide unroll " + std::to_string(t.q4_wide_unroll) + ")";
     o.tuning = t;
   }
   if (simt) o.provider.disable_metacommands = true;  // the row above stays; only the matrix-unit kernels go

@@ -84,13 +84,13 @@ uint32_t matvec_unroll(int64_t K, uint32_t threads, uint32_t rows, bool int4) {
 // Units of K a skinny thread loads per iteration (matvec_skinny.comp UNROLL): as many as it has (1, 2 or 4) up to
 // the tuning row's skinny_unroll, where the decoded weights (unroll x rows x 8 floats) and the accumulators (rows x
 // M) stay within 96 registers' worth of floats.
-// Weight rows per subgroup of matvec_q4_subgroup.comp for this weight (0: it does not apply): int4 with blocks of
-// at least 32 values (a 16-byte load stays in one block) and K % 32 == 0; an even count for gate/up pairs.
-uint32_t q4_subgroup_rows(const Tuning& tu, const MatMulWeight& w, bool silu_pairs) {
-  uint32_t rps = std::min<uint32_t>(tu.q4_subgroup_rows, 8);
-  if (!w.int4 || rps == 0 || w.block_size < 32 || w.K % 32 != 0) return 0;
-  if (silu_pairs && rps % 2 != 0) rps = rps == 1 ? 2 : rps - 1;
-  return rps;
+// Outputs per workgroup of matvec_q4_wide.comp for this weight (0: it does not apply): int4 with blocks of at
+// least 32 values (a 16-byte load stays in one block) and K % 32 == 0; an even count for gate/up pairs.
+uint32_t q4_wide_rows(const Tuning& tu, const MatMulWeight& w, bool silu_pairs) {
+  uint32_t rows = std::min<uint32_t>(tu.q4_wide_rows, 8);
+  if (!w.int4 || rows == 0 || w.block_size < 32 || w.K % 32 != 0) return 0;
+  if (silu_pairs && rows % 2 != 0) rows = rows == 1 ? 2 : rows - 1;
+  return rows;
 }
 
 uint32_t skinny_unroll(int64_t K, uint32_t threads, uint32_t rows, int64_t M, uint32_t cap) {
@@ -356,20 +356,19 @@ void matvec_fused(CommandRecorder& rec, const TensorView& x, const MatMulWeight&
     rec.dispatch(pl, &p, push_bytes, gx, 1, gz, reads, writes);
     return;
   }
-  uint32_t rps = q4_subgroup_rows(tu, w, silu_pairs);
-  if (rps && wide && w.data.slice().address % 16 == 0) {  // matvec_q4_subgroup.comp: whole rows per subgroup
-    uint32_t sg = std::max<uint32_t>(ctx.info().subgroup_size, 1);
-    uint32_t subgroups = std::max<uint32_t>(threads / sg, 1);
-    while (subgroups > 1 && div_up((uint64_t)w.N, rps * subgroups) < tu.q4_subgroup_min_groups) subgroups /= 2;
-    threads = subgroups * sg;
-    uint32_t rows = rps * subgroups;
-    int64_t per_lane = div_up((uint64_t)(w.K / 32), sg);
-    uint32_t unroll = 1;
-    while (unroll * 2 <= std::min<uint32_t>(tu.q4_subgroup_unroll, 4) && per_lane >= unroll * 2) unroll *= 2;
-    std::string shader = std::string("matvec_q4_subgroup_") + storage_suffix(x.dtype, "MatMul") + variant;
-    const Pipeline& pl = ctx.pipelines().get(shader, {threads, rps, rows, unroll, w.has_zero_points ? 1u : 0u});
+  uint32_t q4_rows = q4_wide_rows(tu, w, silu_pairs);
+  if (q4_rows && wide && w.data.slice().address % 16 == 0) {  // matvec_q4_wide.comp: 16-byte nibble loads
+    // The fewest threads (from one subgroup up to the row's int4 threads) that hold all of K in one round of
+    // unroll chunks each: one memory round trip per dispatch.
+    int64_t chunks = w.K / 32;
+    uint32_t unroll = std::clamp<uint32_t>(tu.q4_wide_unroll, 1, 4) == 4 ? 4 : (tu.q4_wide_unroll >= 2 ? 2 : 1);
+    uint32_t t = std::max<uint32_t>(ctx.info().subgroup_size, 1);
+    while (t * 2 <= threads && (int64_t)t * unroll < chunks) t *= 2;
+    while (unroll > 1 && (int64_t)t * (unroll / 2) >= chunks) unroll /= 2;
+    std::string shader = std::string("matvec_q4_wide_") + storage_suffix(x.dtype, "MatMul") + variant;
+    const Pipeline& pl = ctx.pipelines().get(shader, {t, q4_rows, unroll, w.has_zero_points ? 1u : 0u});
     uint32_t gx, gz;
-    grid_2d(div_up((uint64_t)w.N, rows), &gx, &gz);
+    grid_2d(div_up((uint64_t)w.N, q4_rows), &gx, &gz);
     rec.dispatch(pl, &p, push_bytes, gx, (uint32_t)M, gz, reads, writes);
     return;
   }

@@ -1,0 +1,127 @@
+// y[m, n] = sum_k x[m, k] * W[n, k] (+ bias[n]) for MatMulNBits int4 weights ([N, K/bs, bs/2] bytes, low nibble
+// first, scales [N, K/bs], optional packed 4-bit zero points [N, ceil(K/bs / 2)] bytes, default zero point 8): the
+// decode matvec of block sizes >= 32 with K % 32 == 0 (matvec.comp takes the rest). Same semantics and variants
+// (EPILOGUE_SILU, NORM_PROLOGUE) as matvec.comp.
+//
+// A workgroup computes ROWS outputs of one row m; its threads split K in chunks of 32 values: one 16-byte load of
+// nibbles and one scale per chunk and row (matvec.comp: a 4-byte load, a scale and a zero-point load per 8 values).
+// The host sizes the workgroup so that each thread has at most UNROLL chunks: every weight load of a thread is
+// issued before any is used — one memory round trip per dispatch, which is what a dependent dispatch waits for.
+// A nibble q becomes the float 1 + q / 16 by moving it into the top mantissa bits of 1.0 (a shift and a mask-or, no
+// conversion, no subtraction per value); the chunk's dot is sum (1 + q/16) x = sum x + sum q x / 16, so
+// sum (q - z) x = 16 dot - (16 + z) sum x, exact up to fp32 rounding of the sums. fp32 accumulation.
+#version 460
+#include "common.glsl"
+
+layout(local_size_x_id = 0) in;
+layout(constant_id = 1) const uint ROWS = 4;    // outputs per workgroup (even with EPILOGUE_SILU), 1..8
+layout(constant_id = 2) const uint UNROLL = 1;  // chunks of 32 values per thread loaded together (1, 2 or 4)
+layout(constant_id = 3) const uint HAS_ZP = 0;  // zero points present (else 8)
+const uint WIDE = 1;                            // activations are read 16 bytes at a time (host checks alignment)
+
+#include "matvec_common.glsl"
+
+shared float partial[9 * 64];  // rows 0..7: dot products per subgroup; row 8: the norm's sum of squares
+
+// sum over the chunk's 32 values of (1 + q_i / 16) * xs[i], q_i the nibbles of w (low nibble first).
+float dot_chunk(uvec4 w, float xs[32]) {
+  float s[4] = float[4](0, 0, 0, 0);
+  for (uint j = 0; j < 4; j++) {
+    uint word = w[j];
+    for (uint i = 0; i < 8; i++) {
+      uint bits = i <= 4 ? (word << (19 - 4 * i)) : (word >> (4 * i - 19));  // nibble i to mantissa bits 19..22
+      s[j] += uintBitsToFloat((bits & 0x00780000u) | 0x3F800000u) * xs[j * 8 + i];
+    }
+  }
+  return (s[0] + s[1]) + (s[2] + s[3]);
+}
+
+void main() {
+  uint m = gl_WorkGroupID.y;
+  uint n0 = (gl_WorkGroupID.x + gl_WorkGroupID.z * gl_NumWorkGroups.x) * ROWS;  // grid folded into x, z
+  if (n0 >= p.N) return;  // whole workgroup
+  uint tid = gl_LocalInvocationID.x, T = gl_WorkGroupSize.x;
+  uint chunks = p.K / 32;
+  uint row_vecs = (p.nblocks * p.block_size) >> 5;      // 16-byte vectors of one weight row
+  uint chunk_shift = uint(findLSB(p.block_size)) - 5u;  // log2(chunks per quantization block)
+  float acc[8] = float[8](0, 0, 0, 0, 0, 0, 0, 0);
+#if NORM_PROLOGUE
+  float ss = 0.0;
+  bool write_residual = (p.norm_flags & 4u) != 0 && n0 == 0;
+#endif
+  for (uint c0 = tid; c0 < chunks; c0 += UNROLL * T) {
+    // Every row's nibbles, scales (and zero points) of the UNROLL chunks first, then the activations; chunks past
+    // the end re-read the last one and count zero (no branch between the loads).
+    uint cs[UNROLL];
+    float valid[UNROLL];
+    uvec4 w[UNROLL][ROWS];
+    float sc[UNROLL][ROWS], zero[UNROLL][ROWS];
+    for (uint i = 0; i < UNROLL; i++) {
+      uint c = c0 + i * T;
+      valid[i] = c < chunks ? 1.0 : 0.0;
+      cs[i] = min(c, chunks - 1);
+      uint blk = cs[i] >> chunk_shift;
+      for (uint r = 0; r < ROWS; r++) {
+        uint n = min(n0 + r, p.N - 1);
+        w[i][r] = U32x4Buf(p.w).v[n * row_vecs + cs[i]];
+        sc[i][r] = float(p.scales.v[n * p.nblocks + blk]);
+        zero[i][r] = 8.0;
+        if (HAS_ZP != 0) {
+          uint byte_index = n * p.zp_stride + (blk >> 1);
+          uint byte = (p.zp.v[byte_index >> 2] >> ((byte_index & 3u) << 3)) & 0xffu;
+          zero[i][r] = float((blk & 1u) == 0 ? (byte & 0xfu) : (byte >> 4));
+        }
+      }
+    }
+    for (uint i = 0; i < UNROLL; i++) {
+      float xs[32];
+      for (uint j = 0; j < 4; j++) {
+        float t[8];
+        load_x8(m, cs[i] * 32 + j * 8, t);
+#if NORM_PROLOGUE
+        norm_prologue(m, cs[i] * 32 + j * 8, t, ss, write_residual && valid[i] != 0.0, valid[i]);
+#endif
+        for (uint e = 0; e < 8; e++) xs[j * 8 + e] = t[e];
+      }
+      float sx = 0.0;
+      for (uint e = 0; e < 32; e++) sx += xs[e];
+      for (uint r = 0; r < ROWS; r++)
+        acc[r] += valid[i] * sc[i][r] * (16.0 * dot_chunk(w[i][r], xs) - (16.0 + zero[i][r]) * sx);
+    }
+  }
+  for (uint r = 0; r < ROWS; r++) {
+    float s = subgroupAdd(acc[r]);
+    if (gl_SubgroupInvocationID == 0) partial[r * 64 + gl_SubgroupID] = s;
+  }
+  float inv = 1.0;  // 1 / rms of the normalized input
+#if NORM_PROLOGUE
+  ss = subgroupAdd(ss);
+  if (gl_SubgroupInvocationID == 0) partial[8 * 64 + gl_SubgroupID] = ss;
+  barrier();
+  float total = 0.0;
+  for (uint i = 0; i < gl_NumSubgroups; i++) total += partial[8 * 64 + i];
+  inv = inversesqrt(total / float(p.K) + p.epsilon);
+#else
+  barrier();
+#endif
+#if EPILOGUE_SILU
+  if (tid < ROWS / 2 && n0 + 2 * tid + 1 < p.N) {
+    float g = 0.0, u = 0.0;
+    for (uint i = 0; i < gl_NumSubgroups; i++) {
+      g += partial[(2 * tid) * 64 + i];
+      u += partial[(2 * tid + 1) * 64 + i];
+    }
+    g = float(TO_STORE(g * inv));
+    u = float(TO_STORE(u * inv));
+    p.y.v[m * (p.N / 2) + n0 / 2 + tid] = TO_STORE(g / (1.0 + exp(-g)) * u);
+  }
+#else
+  if (tid < ROWS && n0 + tid < p.N) {
+    float s = 0.0;
+    for (uint i = 0; i < gl_NumSubgroups; i++) s += partial[tid * 64 + i];
+    s *= inv;
+    if (p.has_bias != 0) s += float(p.bias.v[n0 + tid]);
+    p.y.v[m * p.N + n0 + tid] = TO_STORE(s);
+  }
+#endif
+}
