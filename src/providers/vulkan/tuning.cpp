@@ -25,7 +25,7 @@ struct Row {
 // (matvec_q4_wide.comp); qualcomm and the generic row keep matvec.comp's, so the tests run both.
 const Row kRows[] = {
     {"nvidia", 4318, DeviceType::other,
-     {256, 4, 256, 128, 256, 32, 64, 256, 128, 16, 4, 2, 64, 256, 4, 2, 0, 128, 128, 4, 2}},
+     {256, 4, 256, 128, 256, 32, 64, 256, 128, 16, 4, 2, 64, 256, 4, 2, 0, 128, 128, 4, 2, 4096}},
     {"amd", 4098, DeviceType::other,
      {256, 8, 256, 128, 256, 256, 256, 256, 128, 16, 4, 2, 64, 256, 4, 1, 0, 128, 128, 4, 1}},
     {"intel", 32902, DeviceType::other,

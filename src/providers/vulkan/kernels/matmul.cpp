@@ -88,7 +88,7 @@ uint32_t matvec_unroll(int64_t K, uint32_t threads, uint32_t rows, bool int4) {
 // least 32 values (a 16-byte load stays in one block) and K % 32 == 0; an even count for gate/up pairs.
 uint32_t q4_wide_rows(const Tuning& tu, const MatMulWeight& w, bool silu_pairs) {
   uint32_t rows = std::min<uint32_t>(tu.q4_wide_rows, 8);
-  if (!w.int4 || rows == 0 || w.block_size < 32 || w.K % 32 != 0) return 0;
+  if (!w.int4 || rows == 0 || w.block_size < 32 || w.K % 32 != 0 || w.K < tu.q4_wide_min_k) return 0;
   if (silu_pairs && rows % 2 != 0) rows = rows == 1 ? 2 : rows - 1;
   return rows;
 }
