@@ -24,6 +24,9 @@ rm -rf $d/libstage $d/lib
 cp ../shared/model-shapes/*.json $d/shapes/
 cp -r ../shared/golden/models $d/shared/golden/
 cp ../shared/golden/*.json $d/shared/golden/ 2>/dev/null || true
+mkdir -p $d/shared/tok  # the Llama 3 tokenizer for run.sh's guidance step
+cp ../shared/golden/tokenizers/llama3/tokenizer.json.xz ../shared/golden/tokenizers/llama3/tokenizer_config.json \
+  $d/shared/tok/ 2>/dev/null && chmod u+w $d/shared/tok/* || true
 ls $d/vulkan-validationlayers_*.deb >/dev/null 2>&1 || (cd $d && apt-get download vulkan-validationlayers >/dev/null)
 if [ ! -d $d/llamacpp/work ] && [ -d ../shared/llamacpp-bench ]; then
   cp -r ../shared/llamacpp-bench $d/llamacpp-build

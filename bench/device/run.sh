@@ -36,6 +36,9 @@
 #   spec:SHAPE:PREC[:DRAFT_SHAPE]
 #                                `ogx bench --speculative` on a real folder: n-gram on a repetitive prompt (prompt 512,
 #                                period 32, 256 new tokens) against plain decoding, and with DRAFT_SHAPE a draft model
+#   guidance:SHAPE:PREC          `ogx generate` (prompt 'hello', 128 new tokens, twice each) on a random-weight folder with
+#                                the Llama 3 tokenizer copied in: unconstrained, --regex '[a-z ]+', --json-schema
+#                                bench/data/guidance_schema.json; decode tok/s of each (structured output's cost)
 set -o pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 source "$HERE/env.sh"
@@ -129,6 +132,20 @@ step_generators() {
   done
 }
 
+step_guidance() {
+  local shape=$1 prec=$2 dir; dir=$(folder_of $1 $2)
+  cp .devrun/shared/tok/tokenizer* $dir/
+  gen() {  # gen LABEL MIN_NEW [constraint arguments]
+    local label=$1 mn=$2; shift 2
+    local j; j=$(timeout 60 ./.devrun/ogx generate $dir --prompt hello --max-new-tokens 128 --min-new-tokens $mn \
+      --provider dml "$@" --json 2>&1)
+    log "guidance $shape $prec $label: $(echo "$j" | grep -o '"decode_tok_s":[0-9.]*\|"decode_ms":[0-9.]*\|rror.*' | tr '\n' ' ')"
+  }
+  for i in 1 2; do
+    gen none 128; gen regex 128 --regex '[a-z ]+'; gen schema 1 --json-schema bench/data/guidance_schema.json
+  done
+}
+
 step_spec() {
   local shape=$1 prec=$2 draft=$3 dir args out
   dir=$(folder_of $shape $prec)
@@ -146,7 +163,7 @@ for step in "$@"; do
   IFS=: read -r name a1 a2 a3 a4 a5 a6 <<< "$step"
   log "== $step ($(date +%T))"
   case $name in
-    gpu | tests | check | bench | batch | folder | ab | llamacpp | serve | generators | spec)
+    gpu | tests | check | bench | batch | folder | ab | llamacpp | serve | generators | spec | guidance)
       step_$name "$a1" "$a2" "$a3" "$a4" "$a5" "$a6" ;;
     *) log "unknown step '$name'" ;;
   esac
