@@ -28,8 +28,8 @@ void LogitMask::apply_row(int r, float* row, int64_t vocab) {
       std::fill_n(row + base, n, banned);
       continue;
     }
-    for (int64_t i = 0; i < n; i++)
-      if (!(bits >> i & 1)) row[base + i] = banned;
+    for (int64_t i = 0; i < n; i++)  // a select, not a branch per token (mixed words are unpredictable): vectorized
+      row[base + i] = (bits >> i & 1) ? row[base + i] : banned;
   }
   for (int64_t t = words * 64; t < vocab; t++) row[t] = banned;  // ids past the tokenizer's vocabulary
 }

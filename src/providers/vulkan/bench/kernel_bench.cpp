@@ -266,6 +266,39 @@ void bench_chain(Context& ctx, Timer& timer, const Shape2& s, bool pair, bool in
   std::fflush(stdout);
 }
 
+// The decode step's norm-fused int4 projections as a chain: `n` dependent matvec_fused calls with a
+// SkipSimplifiedLayerNorm prologue (skip, gamma, residual written) and, with `silu`, the gate/up SiLU epilogue (the
+// q/k/v and gate/up projections of a layer; y feeds the next call).
+void bench_chain_norm(Context& ctx, Timer& timer, const Shape2& s, bool silu, int n) {
+  double bytes = s.N * s.K * (0.5 + 2.0 / 32);
+  int copies = (int)std::clamp<double>(std::ceil(256e6 / bytes), 2, 32);
+  std::vector<kernels::MatMulWeight> w;
+  for (int c = 0; c < copies; c++) w.push_back(make_weight(ctx, s, true, (uint64_t)c));
+  int64_t width = std::max(s.K, s.N);
+  std::vector<DeviceBuffer> bufs;
+  std::vector<uint16_t> xh(width, f32_to_f16(0.01f));
+  for (int i = 0; i < 5; i++) {  // x / y ping-pong, skip, gamma, residual
+    bufs.push_back(ctx.memory().allocate("chain norm", width * 2));
+    ctx.transfers().upload(bufs.back().slice(), 0, xh.data(), width * 2);
+  }
+  auto view = [&](int i, int64_t len) { return TensorView{bufs[i].slice().sub(0, len * 2), DType::f16, {1, len}}; };
+  TensorView skip = view(2, s.K), gamma = view(3, s.K), residual = view(4, s.K);
+  CommandRecorder rec(ctx);
+  rec.begin();
+  rec.write_timestamp(timer.pool(), 0);
+  for (int i = 0; i < n; i++) {
+    TensorView x = view(i % 2, s.K), y = view(1 - i % 2, silu ? s.N / 2 : s.N);
+    kernels::NormPrologue norm{&skip, nullptr, &gamma, 1e-5f, &residual};
+    kernels::matvec_fused(rec, x, w[i % copies], nullptr, &norm, silu, y);
+  }
+  rec.write_timestamp(timer.pool(), 1);
+  rec.end();
+  double us = timer.median_us(rec, 5) / n;
+  std::printf("| %-6s | %-22s | %4d | %8.2f |\n", "int4", (std::string(s.name) + (silu ? " norm+silu" : " norm")).c_str(),
+              n, us);
+  std::fflush(stdout);
+}
+
 // Per-call GPU time of one-token attention with packed QKV (B 1, Hkv 8, D 64, fp16, rotary) over kv_len cached
 // positions, `n` calls in a row (each writes the KV cache the next reads: one barrier each, as layers in a step),
 // cycling through enough layers' caches (>= 256 MiB in all, as a decode step's layers) that long caches stream from
@@ -523,6 +556,8 @@ int run(int argc, char** argv) {
   if (int4_only) {  // the int4 matvec tables only (tuning sweeps): dependent chains, then independent dispatches
     std::printf("\n| weights | chain (dependent matvecs) | n | us/matvec |\n|---|---|---|---|\n");
     for (const auto& s : shapes) bench_chain(ctx, timer, s, false, true, quick ? 8 : 64);
+    bench_chain_norm(ctx, timer, shapes[0], false, quick ? 8 : 64);  // q/k/v-like
+    bench_chain_norm(ctx, timer, shape_8b ? shapes[2] : shapes[1], true, quick ? 8 : 64);  // gate/up
     std::printf("\n| weights | K x N | us/matvec | GB/s | of 4.47 TB/s | dispatches x copies | max rel err |\n"
                 "|---|---|---|---|---|---|---|\n");
     for (const auto& s : shapes) bench_matvec(ctx, timer, s, true, quick);
