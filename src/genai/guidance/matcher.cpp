@@ -1,6 +1,7 @@
 #include "genai/guidance/matcher.h"
 
 #include <algorithm>
+#include <cstdint>
 
 #include "common/error.h"
 
@@ -162,17 +163,26 @@ void Matcher::add_boundaries(const State& s, const CompiledGrammar::Walk& w, std
     State after;
   };
   std::vector<Commit> done;
+  // A walk has thousands of boundaries (a permissive regex: every prefix where the lexeme may end) but few distinct
+  // accepting DFA states: each state's commit is looked up by its id, not by a copy of its accepted list.
+  std::vector<std::pair<int32_t, size_t>> by_state;  // accepting DFA state -> its entry in done
   for (auto [node, accepting] : w.boundaries) {
-    const std::vector<int32_t> acc = cg.g_->lexer.accepts(accepting);  // a copy: new DFA states move the lexer's
-    const Commit* c = nullptr;
-    for (auto& d : done)
-      if (d.accepted == acc) c = &d;
-    if (!c) {
-      State t = s;
-      bool ok = commit(t, acc);
-      done.push_back({acc, ok, std::move(t)});
-      c = &done.back();
+    size_t at = SIZE_MAX;
+    for (auto [state, i] : by_state)
+      if (state == accepting) at = i;
+    if (at == SIZE_MAX) {
+      const std::vector<int32_t> acc = cg.g_->lexer.accepts(accepting);  // a copy: new DFA states move the lexer's
+      for (size_t i = 0; i < done.size() && at == SIZE_MAX; i++)
+        if (done[i].accepted == acc) at = i;
+      if (at == SIZE_MAX) {
+        State t = s;
+        bool ok = commit(t, acc);
+        at = done.size();
+        done.push_back({acc, ok, std::move(t)});
+      }
+      by_state.push_back({accepting, at});
     }
+    const Commit* c = &done[at];
     if (!c->ok) continue;
     const CompiledGrammar::Walk& sub = cg.children_walk(c->after.lex, accepting, node);
     for (int32_t tok : sub.tokens) mask[(size_t)tok >> 6] |= 1ull << (tok & 63);
