@@ -39,7 +39,8 @@ struct Tuning {
                                       // of matvec_q4_wide.comp (1..8; 0 = matvec.comp everywhere)
   uint32_t q4_wide_unroll = 2;        // most 32-value chunks a thread of it loads at once (1, 2, 4); its threads
                                       // grow (up to matvec_threads_q4) until K fits in one round of loads
-  uint32_t q4_wide_min_k = 0;         // ... and only for K at least this (narrower rows stay with matvec.comp)
+  uint32_t q4_wide_min_dim = 0;       // ... and only where K and N are both at least this (smaller matrices stay
+                                      // with matvec.comp)
   bool vendor_tuned = false;          // a vendor row below was applied (false with disable_metacommands)
   std::string row;                    // which table row applied, for logs and `ogx devices`
 };

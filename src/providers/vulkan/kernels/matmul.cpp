@@ -81,18 +81,20 @@ uint32_t matvec_unroll(int64_t K, uint32_t threads, uint32_t rows, bool int4) {
   return u < cap ? u : cap;
 }
 
-// Units of K a skinny thread loads per iteration (matvec_skinny.comp UNROLL): as many as it has (1, 2 or 4) up to
-// the tuning row's skinny_unroll, where the decoded weights (unroll x rows x 8 floats) and the accumulators (rows x
-// M) stay within 96 registers' worth of floats.
 // Outputs per workgroup of matvec_q4_wide.comp for this weight (0: it does not apply): int4 with blocks of at
-// least 32 values (a 16-byte load stays in one block) and K % 32 == 0; an even count for gate/up pairs.
+// least 32 values (a 16-byte load stays in one block), K % 32 == 0, K and N at least the row's q4_wide_min_dim; an
+// even count for gate/up pairs.
 uint32_t q4_wide_rows(const Tuning& tu, const MatMulWeight& w, bool silu_pairs) {
   uint32_t rows = std::min<uint32_t>(tu.q4_wide_rows, 8);
-  if (!w.int4 || rows == 0 || w.block_size < 32 || w.K % 32 != 0 || w.K < tu.q4_wide_min_k) return 0;
+  if (!w.int4 || rows == 0 || w.block_size < 32 || w.K % 32 != 0 || std::min(w.K, w.N) < tu.q4_wide_min_dim)
+    return 0;
   if (silu_pairs && rows % 2 != 0) rows = rows == 1 ? 2 : rows - 1;
   return rows;
 }
 
+// Units of K a skinny thread loads per iteration (matvec_skinny.comp UNROLL): as many as it has (1, 2 or 4) up to
+// the tuning row's skinny_unroll, where the decoded weights (unroll x rows x 8 floats) and the accumulators (rows x
+// M) stay within 96 registers' worth of floats.
 uint32_t skinny_unroll(int64_t K, uint32_t threads, uint32_t rows, int64_t M, uint32_t cap) {
   int64_t per_thread = ((K + 7) / 8 + threads - 1) / threads;
   uint32_t u = 1;
