@@ -50,11 +50,31 @@ void Metrics::request_duration(double seconds) {
   duration_.observe(seconds);
 }
 
-void Metrics::tokens(size_t prompt, size_t completion) {
+void Metrics::tokens(const std::string& model, size_t prompt, size_t completion) {
   std::lock_guard<std::mutex> lk(mu_);
   prompt_tokens_ += prompt;
   completion_tokens_ += completion;
+  PerModel& m = models_[model];
+  m.requests++;
+  m.prompt_tokens += prompt;
+  m.completion_tokens += completion;
 }
+
+namespace {
+// A label value as the text format writes it: backslash, double quote and newline escaped.
+std::string label_value(const std::string& v) {
+  std::string out;
+  for (char ch : v) {
+    if (ch == '\\' || ch == '"') out += '\\';
+    if (ch == '\n') {
+      out += "\\n";
+      continue;
+    }
+    out += ch;
+  }
+  return out;
+}
+}  // namespace
 
 void Metrics::sample_generated(uint64_t total) {
   std::lock_guard<std::mutex> lk(mu_);
@@ -82,6 +102,17 @@ std::string Metrics::prometheus(const genai::EngineStats& engine, size_t in_flig
   };
   counter("ogx_prompt_tokens_total", "Prompt tokens of completed requests.", prompt_tokens_);
   counter("ogx_generation_tokens_total", "Tokens generated for completed requests.", completion_tokens_);
+  auto per_model = [&](const char* name, const char* help, uint64_t PerModel::*field) {
+    out += std::string("# HELP ") + name + " " + help + "\n# TYPE " + name + " counter\n";
+    for (auto& [model, m] : models_)
+      out += std::string(name) + "{model=\"" + label_value(model) + "\"} " + std::to_string(m.*field) + "\n";
+  };
+  per_model("ogx_model_requests_total", "Completed requests by served model (the base model or a LoRA adapter).",
+            &PerModel::requests);
+  per_model("ogx_model_prompt_tokens_total", "Prompt tokens of completed requests by served model.",
+            &PerModel::prompt_tokens);
+  per_model("ogx_model_generation_tokens_total", "Tokens generated for completed requests by served model.",
+            &PerModel::completion_tokens);
   counter("ogx_engine_steps_total", "Engine steps that ran the model.", engine.steps);
   counter("ogx_engine_generated_tokens_total", "Tokens the engine generated (all requests, also unfinished).",
           engine.generated_tokens);

@@ -266,7 +266,7 @@ void Server::routes() {
           for (size_t i = 0; i < texts.size(); i++) texts[i] += deltas[i];
         }
         ctx.metrics.request_duration(c->seconds_since_start());
-        ctx.metrics.tokens(c->prompt_tokens() * c->choices(), c->completion_tokens());
+        ctx.metrics.tokens(model, c->prompt_tokens() * c->choices(), c->completion_tokens());
         for (size_t i = 0; i < c->choices(); i++)
           if (c->finish_reason(i) == "error")
             return send_json(res, 500, error_body("generation failed: " + c->error(i), "server_error", "", 500));
@@ -313,7 +313,7 @@ void Server::routes() {
             }
             if (done) {
               ctx.metrics.request_duration(c->seconds_since_start());
-              ctx.metrics.tokens(c->prompt_tokens() * c->choices(), c->completion_tokens());
+              ctx.metrics.tokens(c->model_id(), c->prompt_tokens() * c->choices(), c->completion_tokens());
               sink.done();
             }
             return true;

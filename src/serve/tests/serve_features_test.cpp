@@ -300,6 +300,14 @@ TEST_F(ServeFeatures, MetricsSplitTheEngineStepTimeByPhase) {
   EXPECT_GT(prompt, 0);
   EXPECT_GE(wait, 0);
   EXPECT_LE(decode + prompt + wait, step * (1 + 1e-9));
+  // Per served model: here only the base model, so its counters are the totals (the fixture's server has answered
+  // the earlier tests' requests too).
+  EXPECT_NE(res->body.find("ogx_model_requests_total{model=\""), std::string::npos) << res->body;
+  size_t at = res->body.find("ogx_model_generation_tokens_total{model=\"");
+  ASSERT_NE(at, std::string::npos) << res->body;
+  const double base = std::stod(res->body.substr(res->body.find("} ", at) + 2));
+  EXPECT_GE(base, 8.0);
+  EXPECT_EQ(base, value("ogx_generation_tokens_total"));
 }
 
 }  // namespace

@@ -273,11 +273,14 @@ def test_serve_two_adapters(served, provider):
         assert [m["id"] for m in models] == ["base", "red", "blue"]
         assert [m["parent"] for m in models] == [None, "base", "base"]
 
+        used = {}  # completion tokens by model name, from the responses' usage
+
         def complete(name):
             status, body = _post(url + "/v1/completions", {"model": name, "prompt": PROMPT, "max_tokens": n,
                                                            "temperature": 0})
             assert status == 200, body
             assert body["model"] == name
+            used[name] = used.get(name, 0) + body["usage"]["completion_tokens"]
             return body["choices"][0]["text"]
 
         def text_of(tokens):  # the server streams text after the prompt: its decode, compared without edge spaces
@@ -289,6 +292,12 @@ def test_serve_two_adapters(served, provider):
         for name, text in zip(names, got):
             assert text.strip() == text_of(want["" if name == "base" else name]), name
         assert got[0] != got[1]
+        # /metrics counts each served model's requests and generated tokens (3 red, 3 blue, 2 base).
+        with urllib.request.urlopen(url + "/metrics", timeout=30) as r:
+            metrics = r.read().decode()
+        for name, count in (("red", 3), ("blue", 3), ("base", 2)):
+            assert f'ogx_model_requests_total{{model="{name}"}} {count}\n' in metrics, metrics
+            assert f'ogx_model_generation_tokens_total{{model="{name}"}} {used[name]}\n' in metrics, metrics
         status, body = _post(url + "/v1/completions", {"model": "green", "prompt": PROMPT, "max_tokens": 2})
         assert status == 404 and body["error"]["param"] == "model" and "red" in body["error"]["message"]
     finally:
