@@ -18,7 +18,7 @@ layout(constant_id = 3) const uint UNROLL = 1;
 
 #include "matvec_common.glsl"
 
-shared float partial[9 * 64];  // rows 0..7: dot products; row 8: the norm's sum of squares
+#include "matvec_finish.glsl"
 
 #if WEIGHT_INT4
 uint row_words;  // 32-bit words of one int4 weight row: nblocks * block_size / 8
@@ -99,41 +99,9 @@ void main() {
     for (uint i = 0; i < UNROLL; i++)
       for (uint r = 0; r < ROWS; r++) acc[r] += valid[i] * dot_unit(min(n0 + r, p.N - 1), us[i], xs[i]);
   }
-  for (uint r = 0; r < ROWS; r++) {
-    float s = subgroupAdd(acc[r]);
-    if (gl_SubgroupInvocationID == 0) partial[r * 64 + gl_SubgroupID] = s;
-  }
-  float inv = 1.0;  // 1 / rms of the normalized input
 #if NORM_PROLOGUE
-  ss = subgroupAdd(ss);
-  if (gl_SubgroupInvocationID == 0) partial[8 * 64 + gl_SubgroupID] = ss;
-  barrier();
-  float total = 0.0;
-  for (uint i = 0; i < gl_NumSubgroups; i++) total += partial[8 * 64 + i];
-  inv = inversesqrt(total / float(p.K) + p.epsilon);
+  matvec_finish(acc, ss, m, n0);
 #else
-  barrier();
+  matvec_finish(acc, 0.0, m, n0);
 #endif
-#if EPILOGUE_SILU
-  if (tid < ROWS / 2 && n0 + 2 * tid + 1 < p.N) {
-    float g = 0.0, u = 0.0;
-    for (uint i = 0; i < gl_NumSubgroups; i++) {
-      g += partial[(2 * tid) * 64 + i];
-      u += partial[(2 * tid + 1) * 64 + i];
-    }
-    g *= inv;
-    u *= inv;
-    g = float(TO_STORE(g));
-    u = float(TO_STORE(u));
-    p.y.v[m * (p.N / 2) + n0 / 2 + tid] = TO_STORE(g / (1.0 + exp(-g)) * u);
-  }
-  return;
-#endif
-  if (tid < ROWS && n0 + tid < p.N) {
-    float s = 0.0;
-    for (uint i = 0; i < gl_NumSubgroups; i++) s += partial[tid * 64 + i];
-    s *= inv;
-    if (p.has_bias != 0) s += float(p.bias.v[n0 + tid]);
-    p.y.v[m * p.N + n0 + tid] = TO_STORE(s);
-  }
 }

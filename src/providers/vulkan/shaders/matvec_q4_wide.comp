@@ -21,7 +21,7 @@ const uint WIDE = 1;                            // activations are read 16 bytes
 
 #include "matvec_common.glsl"
 
-shared float partial[9 * 64];  // rows 0..7: dot products per subgroup; row 8: the norm's sum of squares
+#include "matvec_finish.glsl"
 
 // sum over the chunk's 32 values of (1 + q_i / 16) * xs[i], q_i the nibbles of w (low nibble first).
 float dot_chunk(uvec4 w, float xs[32]) {
@@ -89,39 +89,9 @@ void main() {
         acc[r] += valid[i] * sc[i][r] * (16.0 * dot_chunk(w[i][r], xs) - (16.0 + zero[i][r]) * sx);
     }
   }
-  for (uint r = 0; r < ROWS; r++) {
-    float s = subgroupAdd(acc[r]);
-    if (gl_SubgroupInvocationID == 0) partial[r * 64 + gl_SubgroupID] = s;
-  }
-  float inv = 1.0;  // 1 / rms of the normalized input
 #if NORM_PROLOGUE
-  ss = subgroupAdd(ss);
-  if (gl_SubgroupInvocationID == 0) partial[8 * 64 + gl_SubgroupID] = ss;
-  barrier();
-  float total = 0.0;
-  for (uint i = 0; i < gl_NumSubgroups; i++) total += partial[8 * 64 + i];
-  inv = inversesqrt(total / float(p.K) + p.epsilon);
+  matvec_finish(acc, ss, m, n0);
 #else
-  barrier();
-#endif
-#if EPILOGUE_SILU
-  if (tid < ROWS / 2 && n0 + 2 * tid + 1 < p.N) {
-    float g = 0.0, u = 0.0;
-    for (uint i = 0; i < gl_NumSubgroups; i++) {
-      g += partial[(2 * tid) * 64 + i];
-      u += partial[(2 * tid + 1) * 64 + i];
-    }
-    g = float(TO_STORE(g * inv));
-    u = float(TO_STORE(u * inv));
-    p.y.v[m * (p.N / 2) + n0 / 2 + tid] = TO_STORE(g / (1.0 + exp(-g)) * u);
-  }
-#else
-  if (tid < ROWS && n0 + tid < p.N) {
-    float s = 0.0;
-    for (uint i = 0; i < gl_NumSubgroups; i++) s += partial[tid * 64 + i];
-    s *= inv;
-    if (p.has_bias != 0) s += float(p.bias.v[n0 + tid]);
-    p.y.v[m * p.N + n0 + tid] = TO_STORE(s);
-  }
+  matvec_finish(acc, 0.0, m, n0);
 #endif
 }

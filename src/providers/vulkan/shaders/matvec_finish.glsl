@@ -1,0 +1,45 @@
+// The end of the one-activation-row matvecs (matvec.comp, matvec_q4_wide.comp; included after matvec_common.glsl
+// and their ROWS): each thread's partial dot products acc[0..ROWS) — and with NORM_PROLOGUE its sum of squares ss —
+// are summed over the workgroup (subgroup sums, one barrier, shared memory), then threads tid < ROWS (tid < ROWS / 2
+// with EPILOGUE_SILU, over (gate, up) row pairs) write output row m's columns n0 + tid: scaled by 1 / rms with the
+// norm prologue, plus the bias, or silu(gate) * up with each product rounded to the storage type first.
+shared float partial[9 * 64];  // rows 0..7: dot products per subgroup; row 8: the norm's sum of squares
+
+void matvec_finish(float acc[8], float ss, uint m, uint n0) {
+  uint tid = gl_LocalInvocationID.x;
+  for (uint r = 0; r < ROWS; r++) {
+    float s = subgroupAdd(acc[r]);
+    if (gl_SubgroupInvocationID == 0) partial[r * 64 + gl_SubgroupID] = s;
+  }
+  float inv = 1.0;  // 1 / rms of the normalized input
+#if NORM_PROLOGUE
+  ss = subgroupAdd(ss);
+  if (gl_SubgroupInvocationID == 0) partial[8 * 64 + gl_SubgroupID] = ss;
+  barrier();
+  float total = 0.0;
+  for (uint i = 0; i < gl_NumSubgroups; i++) total += partial[8 * 64 + i];
+  inv = inversesqrt(total / float(p.K) + p.epsilon);
+#else
+  barrier();
+#endif
+#if EPILOGUE_SILU
+  if (tid < ROWS / 2 && n0 + 2 * tid + 1 < p.N) {
+    float g = 0.0, u = 0.0;
+    for (uint i = 0; i < gl_NumSubgroups; i++) {
+      g += partial[(2 * tid) * 64 + i];
+      u += partial[(2 * tid + 1) * 64 + i];
+    }
+    g = float(TO_STORE(g * inv));
+    u = float(TO_STORE(u * inv));
+    p.y.v[m * (p.N / 2) + n0 / 2 + tid] = TO_STORE(g / (1.0 + exp(-g)) * u);
+  }
+#else
+  if (tid < ROWS && n0 + tid < p.N) {
+    float s = 0.0;
+    for (uint i = 0; i < gl_NumSubgroups; i++) s += partial[tid * 64 + i];
+    s *= inv;
+    if (p.has_bias != 0) s += float(p.bias.v[n0 + tid]);
+    p.y.v[m * p.N + n0 + tid] = TO_STORE(s);
+  }
+#endif
+}
