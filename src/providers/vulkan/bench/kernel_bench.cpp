@@ -234,15 +234,22 @@ void bench_dispatch(Context& ctx, Timer& timer, bool chained, int n, bool altern
               (unsigned long long)rec.stats().barriers, us / n, record_us / n, replay_us);
 }
 
-// Per-matvec GPU time of a chain of `n` dependent matvecs (each reads the previous output: one barrier each), as
-// in a decode step, against the same matvecs' throughput above. `pair` alternates K x N and N x K (up, then down);
-// weights cycle through copies so they stream from DRAM.
-void bench_chain(Context& ctx, Timer& timer, const Shape2& s, bool pair, bool int4, int n) {
+// The weights a chain cycles through: copies of s (with `pair`, odd copies N x K), >= 256 MB in all (2..32 copies).
+std::vector<kernels::MatMulWeight> chain_weights(Context& ctx, const Shape2& s, bool pair, bool int4) {
   Shape2 back{"back", s.N, s.K};
   double bytes_fwd = int4 ? s.N * s.K * (0.5 + 2.0 / 32) : s.N * s.K * 2.0;
   int copies = (int)std::clamp<double>(std::ceil(256e6 / bytes_fwd), 2, 32);
   std::vector<kernels::MatMulWeight> w;
   for (int c = 0; c < copies; c++) w.push_back(make_weight(ctx, (pair && c % 2) ? back : s, int4, (uint64_t)c));
+  return w;
+}
+
+// Per-matvec GPU time of a chain of `n` dependent matvecs (each reads the previous output: one barrier each), as
+// in a decode step, against the same matvecs' throughput above. `pair` alternates K x N and N x K (up, then down);
+// weights cycle through copies so they stream from DRAM.
+void bench_chain(Context& ctx, Timer& timer, const Shape2& s, bool pair, bool int4, int n) {
+  std::vector<kernels::MatMulWeight> w = chain_weights(ctx, s, pair, int4);
+  const size_t copies = w.size();
   int64_t width = std::max(s.K, s.N);
   DeviceBuffer a = ctx.memory().allocate("chain a", width * 2), b = ctx.memory().allocate("chain b", width * 2);
   std::vector<uint16_t> xh(width, f32_to_f16(0.01f));
@@ -270,10 +277,8 @@ void bench_chain(Context& ctx, Timer& timer, const Shape2& s, bool pair, bool in
 // SkipSimplifiedLayerNorm prologue (skip, gamma, residual written) and, with `silu`, the gate/up SiLU epilogue (the
 // q/k/v and gate/up projections of a layer; y feeds the next call).
 void bench_chain_norm(Context& ctx, Timer& timer, const Shape2& s, bool silu, int n) {
-  double bytes = s.N * s.K * (0.5 + 2.0 / 32);
-  int copies = (int)std::clamp<double>(std::ceil(256e6 / bytes), 2, 32);
-  std::vector<kernels::MatMulWeight> w;
-  for (int c = 0; c < copies; c++) w.push_back(make_weight(ctx, s, true, (uint64_t)c));
+  std::vector<kernels::MatMulWeight> w = chain_weights(ctx, s, false, true);
+  const size_t copies = w.size();
   int64_t width = std::max(s.K, s.N);
   std::vector<DeviceBuffer> bufs;
   std::vector<uint16_t> xh(width, f32_to_f16(0.01f));
