@@ -52,8 +52,6 @@ void Metrics::request_duration(double seconds) {
 
 void Metrics::tokens(const std::string& model, size_t prompt, size_t completion) {
   std::lock_guard<std::mutex> lk(mu_);
-  prompt_tokens_ += prompt;
-  completion_tokens_ += completion;
   PerModel& m = models_[model];
   m.requests++;
   m.prompt_tokens += prompt;
@@ -100,8 +98,13 @@ std::string Metrics::prometheus(const genai::EngineStats& engine, size_t in_flig
   auto gauge = [&](const char* name, const char* help, double v) {
     out += std::string("# HELP ") + name + " " + help + "\n# TYPE " + name + " gauge\n" + name + " " + num(v) + "\n";
   };
-  counter("ogx_prompt_tokens_total", "Prompt tokens of completed requests.", prompt_tokens_);
-  counter("ogx_generation_tokens_total", "Tokens generated for completed requests.", completion_tokens_);
+  uint64_t prompt_tokens = 0, completion_tokens = 0;
+  for (auto& [model, m] : models_) {
+    prompt_tokens += m.prompt_tokens;
+    completion_tokens += m.completion_tokens;
+  }
+  counter("ogx_prompt_tokens_total", "Prompt tokens of completed requests.", prompt_tokens);
+  counter("ogx_generation_tokens_total", "Tokens generated for completed requests.", completion_tokens);
   auto per_model = [&](const char* name, const char* help, uint64_t PerModel::*field) {
     out += std::string("# HELP ") + name + " " + help + "\n# TYPE " + name + " counter\n";
     for (auto& [model, m] : models_)

@@ -1,7 +1,8 @@
 // Prometheus metrics of `ogx serve` (GET /metrics, text format 0.0.4): requests by endpoint and status, prompt and
-// generated tokens (in all, and per served model: the base model or a LoRA adapter), queue depth, running requests, batch size, time to first token and request duration
-// (histograms), generated tokens per second over the last 10 s, and the engine steps' time by phase (decode runs,
-// prompt runs, model-lock waits; the rest of the step time is bookkeeping, the rest of the wall time idle).
+// generated tokens (in all, and per served model: the base model or a LoRA adapter), queue depth, running requests,
+// batch size, time to first token and request duration (histograms), generated tokens per second over the last 10 s,
+// and the engine steps' time by phase (decode runs, prompt runs, model-lock waits; the rest of the step time is
+// bookkeeping, the rest of the wall time idle).
 #pragma once
 #include <chrono>
 #include <cstdint>
@@ -44,11 +45,10 @@ class Metrics {
   using Clock = std::chrono::steady_clock;
   mutable std::mutex mu_;
   std::map<std::pair<std::string, int>, uint64_t> requests_;  // (endpoint, status) -> count
-  uint64_t prompt_tokens_ = 0, completion_tokens_ = 0;
   struct PerModel {
     uint64_t requests = 0, prompt_tokens = 0, completion_tokens = 0;
   };
-  std::map<std::string, PerModel> models_;  // by served model name
+  std::map<std::string, PerModel> models_;  // finished requests by served model name (the totals are their sums)
   Histogram ttft_, duration_;
   std::deque<std::pair<Clock::time_point, uint64_t>> samples_;  // (time, generated total), the last ~10 s
 };
