@@ -23,12 +23,13 @@ struct Row {
 // (1B 126 vs 144 us). Direct weight fragments (coop_skinny_direct_w = 1) were slower everywhere: off.
 // q4_wide_rows / q4_wide_unroll / q4_wide_min_dim (the last values): the int4 decode matvec with 16-byte nibble
 // loads (matvec_q4_wide.comp); the rows of vendors where it was not measured (amd, intel, qualcomm) and the generic
-// row keep matvec.comp, cpu-driver (lavapipe) takes it, so the tests run both. nvidia, H200
-// (3f69e7b, alternated runs): everywhere, the 8B int4 decode 210 -> 222 tok/s but the 1B 883 -> 840; so only
-// matrices of at least 4096 x 4096 (all of the 8B's, none of the 1B's).
+// row keep matvec.comp, cpu-driver (lavapipe) takes it, so the tests run both. nvidia, H200 (ddf56f8, alternated
+// runs, decode tok/s 8B / 1B int4): matvec.comp 209 / 884; wide rows 4 unroll 2 on the 8B only 222 / 884, everywhere
+// 222 / 840; unroll 1 everywhere with rows 1 / 2 / 4 / 8: 209 / 863, 241 / 991, 293 / 1138, 232 / 801 -> rows 4,
+// unroll 1, every matrix.
 const Row kRows[] = {
     {"nvidia", 4318, DeviceType::other,
-     {256, 4, 256, 128, 256, 32, 64, 256, 128, 16, 4, 2, 64, 256, 4, 2, 0, 128, 128, 4, 2, 4096}},
+     {256, 4, 256, 128, 256, 32, 64, 256, 128, 16, 4, 2, 64, 256, 4, 2, 0, 128, 128, 4, 1, 0}},
     {"amd", 4098, DeviceType::other, {256, 8, 256, 128, 256, 256, 256, 256, 128, 16, 4, 2}},
     {"intel", 32902, DeviceType::other, {128, 4, 128, 64, 256, 128, 128, 256, 128, 16, 4, 2}},
     {"qualcomm", 20803, DeviceType::other, {128, 2, 128, 64, 128, 128, 128, 256, 128, 8, 2, 1}},
