@@ -37,4 +37,20 @@ done
 echo "serve $tag at $url (clients $clients, prompt $prompt_tokens, max_tokens $max_tokens)"
 python3 "$here/serve_load.py" --url "$url" --clients "$clients" --max-tokens "$max_tokens" \
   --prompt-tokens "$prompt_tokens" --temperature "${TEMPERATURE:-0.8}" --json "$out/serve-$tag.json"
+# Where the time per generated token went (the engine's phases) and whether decode steps were queued ahead.
+python3 - "$url" "$out/metrics-$tag.txt" <<'PY'
+import re, sys, urllib.request
+text = urllib.request.urlopen(sys.argv[1] + "/metrics", timeout=10).read().decode()
+open(sys.argv[2], "w").write(text)
+v = {}
+for line in text.splitlines():
+    m = re.match(r'(ogx_engine_[a-z_]+|ogx_session_stat\{stat="([a-z_]+)"\}) ([0-9.e+-]+)$', line)
+    if m: v[m.group(2) or m.group(1)] = float(m.group(3))
+n = v.get("ogx_engine_generated_tokens_total", 0) or 1
+ms = lambda k: "%.3f" % (1000 * v.get(k, 0) / n)
+print("metrics per generated token (ms): step %s, decode %s, prompt %s, lock wait %s; session runs %d, queued %d, "
+      "dropped %d, submits %d" % (ms("ogx_engine_step_seconds_total"), ms("ogx_engine_decode_seconds_total"),
+      ms("ogx_engine_prompt_seconds_total"), ms("ogx_engine_lock_wait_seconds_total"), v.get("runs", 0),
+      v.get("queued_runs", 0), v.get("dropped_runs", 0), v.get("submits", 0)))
+PY
 kill -TERM $pid; wait $pid || true

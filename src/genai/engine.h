@@ -137,6 +137,9 @@ struct EngineStats {
   // decoding requests' model run (step_generators: inputs, the run, the picks); the prompt chunks' runs (with the
   // first token of each prompt that completed). The rest of step_seconds is the engine's bookkeeping.
   double step_seconds = 0, lock_wait_seconds = 0, decode_seconds = 0, prompt_seconds = 0;
+  // The model session's counters (Session::stats: runs, queued and dropped runs, submits, ...), copied under the
+  // model lock at most every 200 ms and whenever the engine runs out of requests.
+  std::vector<std::pair<std::string, double>> session;
 };
 
 class Engine {
@@ -196,6 +199,7 @@ class Engine {
   std::vector<std::shared_ptr<Request>> parked_;   // turn complete, generator kept for continue_with
   std::deque<std::shared_ptr<Request>> ready_;     // have news for step() to return
   EngineStats stats_;
+  std::chrono::steady_clock::time_point session_stats_at_{};  // when stats_.session was last copied
 };
 
 // The seam for batched decode: picks the next token of every generator (each past its prompt, not done) with one

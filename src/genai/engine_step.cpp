@@ -150,6 +150,7 @@ void Engine::run_one_step() {
   }
 
   std::vector<std::unique_ptr<Generator>> to_free;
+  bool idle = false;  // no request left after this step
   {
     std::lock_guard<std::mutex> lk(mu_);
     stats_.steps++;
@@ -195,12 +196,20 @@ void Engine::run_one_step() {
                                              left_running.end();
                                     }),
                      running_.end());
+    idle = running_.empty() && queued_.empty();
   }
+  std::vector<std::pair<std::string, double>> session;
+  const bool snapshot = idle || Clock::now() - session_stats_at_ > std::chrono::milliseconds(200);
   {
     std::lock_guard<std::mutex> ml(model_lock());
     to_free.clear();
+    if (snapshot) session = model_->session().stats();
   }
   std::lock_guard<std::mutex> lk(mu_);
+  if (snapshot) {
+    stats_.session = std::move(session);
+    session_stats_at_ = Clock::now();
+  }
   stats_.lock_wait_seconds += seconds(t_model - t_start);
   stats_.decode_seconds += seconds(t_decoded - t_model);
   stats_.prompt_seconds += seconds(t_prompts - t_decoded);

@@ -130,6 +130,12 @@ std::string Metrics::prometheus(const genai::EngineStats& engine, size_t in_flig
           engine.prompt_seconds);
   seconds("ogx_engine_lock_wait_seconds_total", "Time engine steps waited for the model lock.",
           engine.lock_wait_seconds);
+  if (!engine.session.empty()) {  // e.g. runs / queued_runs / dropped_runs: whether decode steps were queued ahead
+    out += "# HELP ogx_session_stat The model session's counters (runs, queued_runs, dropped_runs, submits, ...), "
+           "as of the latest engine step (at most 200 ms old).\n# TYPE ogx_session_stat gauge\n";
+    for (auto& [name, v] : engine.session)
+      out += "ogx_session_stat{stat=\"" + label_value(name) + "\"} " + num(v) + "\n";
+  }
   gauge("ogx_queue_depth", "Requests waiting for a place in the running batch.", (double)engine.queued);
   gauge("ogx_running_requests", "Requests in the running batch.", (double)engine.running);
   gauge("ogx_batch_size", "Sequences that got a token in the latest engine step.", (double)engine.last_batch);
