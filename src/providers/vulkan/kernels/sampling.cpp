@@ -24,8 +24,9 @@ void sample_tokens(CommandRecorder& rec, const SamplingParams& params, const Ten
             "sampling: rng_state must be uint32 [", B, "]");
   OGX_CHECK(params.greedy || (params.top_p > 0.0f && params.top_p <= 1.0f && params.temperature > 0.0f),
             "sampling: top_p must be in (0, 1] and temperature > 0");
-  uint32_t chunks = 1;
-  if (params.greedy && argmax_scratch) {
+  uint32_t chunks = 1;  // the argmax (plain, or Gumbel for the whole distribution) spreads a row over chunks
+  const bool whole = !params.greedy && params.top_k == 0 && params.top_p >= 1.0f;
+  if ((params.greedy || whole || row_params) && argmax_scratch) {
     OGX_CHECK(dtype_size(argmax_scratch->dtype) == 4 && argmax_scratch->numel() >= argmax_scratch_words(B, V),
               "sampling: the argmax scratch must hold ", argmax_scratch_words(B, V), " 32-bit words");
     chunks = argmax_chunks(V);

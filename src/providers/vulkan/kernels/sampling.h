@@ -10,7 +10,8 @@ constexpr uint32_t kMaxSampleCandidates = 1024;  // sample.comp MAXK: top_p alon
 
 struct SamplingParams {
   bool greedy = true;        // argmax (lowest index among ties)
-  uint32_t top_k = 0;        // 0: off (top-p over the whole vocabulary, nucleus capped at kMaxSampleCandidates)
+  uint32_t top_k = 0;        // 0: off (top-p over the whole vocabulary, nucleus capped at kMaxSampleCandidates;
+                             // with top_p 1 an exact draw from the whole softmax, spread like the argmax)
   float top_p = 1.0f;
   float temperature = 1.0f;
 };

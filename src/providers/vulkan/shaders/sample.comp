@@ -10,7 +10,11 @@
 //   flags & 4: per-row settings (generators decoding together, each with its own search options): row b reads
 //     (mode, top_k, top_p, temperature) from row_params[b] instead of the push constants; on a (B, C) grid the
 //     sampling rows use workgroup c = 0 only.
-//   mode 1: top-k / top-p / temperature sampling, one workgroup per row. The k = min(top_k, MAXK) largest logits
+//   mode 1 with top_k = 0 and top_p >= 1 (the whole distribution, OpenAI's default): the argmax above of
+//     logit / temperature + Gumbel noise, which is an exact draw from softmax(logit / temperature) (the Gumbel-max
+//     trick); element i's noise comes from a hash of (row state, i), so chunks need no coordination and a row's token
+//     does not depend on how the row is split; the row state advances once per call (by the chunk that merges).
+//   mode 1 otherwise: top-k / top-p / temperature sampling, one workgroup per row. The k = min(top_k, MAXK) largest logits
 //     are found by an exact radix select (4 passes of 8-bit digits over order-preserving keys), sorted (bitonic),
 //     softmaxed with the temperature, cut to the smallest prefix whose probability reaches top_p, and sampled with
 //     u from a per-row PCG state kept in a device buffer (advanced on every call). top_k = 0: top-p over the whole
@@ -95,23 +99,52 @@ void reduce_argmax(float v, uint i) {
 
 shared uint last_sh;
 
-void argmax_row(uint b) {
+uint pcg_next(inout uint state) {
+  state = state * 747796405u + 2891336453u;
+  uint word = ((state >> ((state >> 28u) + 4u)) ^ state) * 277803737u;
+  return (word >> 22u) ^ word;
+}
+
+uint hash_u32(uint x) {  // "lowbias32" (C. Wellons): a well-mixed 32-bit permutation
+  x ^= x >> 16;
+  x *= 0x7feb352du;
+  x ^= x >> 15;
+  x *= 0x846ca68bu;
+  x ^= x >> 16;
+  return x;
+}
+
+// Gumbel(0, 1) noise of element i for a row whose state is `state` (mixed = hash_u32(state)).
+float gumbel(uint state, uint mixed, uint i) {
+  uint h = hash_u32(hash_u32(i * 0x9e3779b9u ^ mixed) + state);
+  float u = (float(h >> 8) + 0.5) * (1.0 / 16777216.0);  // in (0, 1)
+  return -log(-log(u));
+}
+
+// The argmax of row b (sampled: of logit * inv_t + Gumbel noise, see the header), spread over the grid's chunks.
+void argmax_row(uint b, bool sampled, float inv_t) {
   uint tid = gl_LocalInvocationID.x, c = gl_WorkGroupID.y, C = gl_NumWorkGroups.y;
   uint per = (p.V + C - 1) / C, lo = c * per, hi = min(p.V, lo + per);
+  uint state = sampled ? p.rng.v[b] : 0u, mixed = hash_u32(state);
   float best = -1.0 / 0.0;
   uint best_i = NONE;
   for (uint i0 = lo + tid; i0 < hi; i0 += 8 * T) {  // indices rise within a thread: strict > keeps the first
     float x[8];
     for (uint k = 0; k < 8; k++) x[k] = i0 + k * T < hi ? logit_at(b, i0 + k * T) : 0.0;
+    if (sampled)
+      for (uint k = 0; k < 8; k++) x[k] = x[k] * inv_t + gumbel(state, mixed, i0 + k * T);
     for (uint k = 0; k < 8; k++)
       if (i0 + k * T < hi && (best_i == NONE || x[k] > best)) {
         best = x[k];
         best_i = i0 + k * T;
       }
   }
-  reduce_argmax(best, best_i);
+  reduce_argmax(best, best_i);  // (its barriers: every thread of this chunk has read the row state)
   if (C == 1) {
-    if (tid == 0) write_token(b, red_i[0]);
+    if (tid == 0) {
+      write_token(b, red_i[0]);
+      if (sampled) p.rng.v[b] = state * 747796405u + 2891336453u;
+    }
     return;
   }
   if (tid == 0) {
@@ -132,6 +165,7 @@ void argmax_row(uint b) {
   if (tid == 0) {
     write_token(b, red_i[0]);
     p.scratch.v[b] = 0u;
+    if (sampled) p.rng.v[b] = state * 747796405u + 2891336453u;  // every chunk has read it (the counter says so)
   }
 }
 
@@ -161,12 +195,6 @@ uint kth_key(uint b, uint k) {
     barrier();
   }
   return sh_prefix;
-}
-
-uint pcg_next(inout uint state) {
-  state = state * 747796405u + 2891336453u;
-  uint word = ((state >> ((state >> 28u) + 4u)) ^ state) * 277803737u;
-  return (word >> 22u) ^ word;
 }
 
 void sample_row(uint b, uint top_k, float top_p, float temperature) {
@@ -251,18 +279,24 @@ void sample_row(uint b, uint top_k, float top_p, float temperature) {
   }
 }
 
+// Row b picks with (mode, top_k, top_p, temperature): the argmax (plain or Gumbel) on every chunk of the grid, the
+// top-k / top-p sampler on chunk 0 only.
+void pick(uint b, uint mode, uint top_k, float top_p, float temperature) {
+  if (mode == 0) {
+    argmax_row(b, false, 1.0);
+  } else if (top_k == 0 && top_p >= 1.0) {
+    argmax_row(b, true, 1.0 / max(temperature, 1e-6));
+  } else if (gl_WorkGroupID.y == 0) {
+    sample_row(b, top_k, top_p, temperature);
+  }
+}
+
 void main() {
   uint b = gl_WorkGroupID.x;
   if ((p.flags & 4u) == 0) {
-    if (p.mode == 0) argmax_row(b);
-    else sample_row(b, p.top_k, p.top_p, p.temperature);
-    return;
-  }
-  uint mode = p.row_params.v[4 * b];
-  if (mode == 0) {
-    argmax_row(b);
-  } else if (gl_WorkGroupID.y == 0) {
-    sample_row(b, p.row_params.v[4 * b + 1], uintBitsToFloat(p.row_params.v[4 * b + 2]),
-               uintBitsToFloat(p.row_params.v[4 * b + 3]));
+    pick(b, p.mode, p.top_k, p.top_p, p.temperature);
+  } else {
+    pick(b, p.row_params.v[4 * b], p.row_params.v[4 * b + 1], uintBitsToFloat(p.row_params.v[4 * b + 2]),
+         uintBitsToFloat(p.row_params.v[4 * b + 3]));
   }
 }

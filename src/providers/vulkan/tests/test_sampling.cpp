@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <numeric>
+#include <set>
 
 namespace ogx::vk::test {
 namespace {
@@ -134,11 +135,12 @@ TEST_F(VulkanSamplingTest, TokenMaskLeavesOnlyAllowedTokens) {
 // with its settings and random state, over three calls on one scratch (random states advance only on sampling
 // rows, the argmax counters return to zero).
 TEST_F(VulkanSamplingTest, PerRowSettingsEqualEachRowAlone) {
-  const int64_t B = 5, V = 128256 + 37;
+  const int64_t B = 6, V = 128256 + 37;
   std::vector<kernels::SamplingParams> rows(B);
   rows[1].greedy = false, rows[1].top_k = 1;
   rows[2].greedy = false, rows[2].top_k = 50, rows[2].top_p = 0.9f, rows[2].temperature = 0.7f;
   rows[3].greedy = false, rows[3].top_p = 0.95f, rows[3].temperature = 1.3f;  // top-p alone
+  rows[5].greedy = false, rows[5].temperature = 0.8f;  // the whole distribution (Gumbel argmax over the chunks)
   std::vector<uint32_t> words(B * 4);
   for (int64_t b = 0; b < B; b++) kernels::write_row_params(rows[b], &words[b * 4]);
   TensorView params = upload_i32(std::vector<int32_t>(words.begin(), words.end()), {B, 4});
@@ -216,6 +218,67 @@ TEST_F(VulkanSamplingTest, TopKTemperatureFrequencies) {
     EXPECT_NEAR(f[order[i]], p, 4 * std::sqrt(p * (1 - p) / B) + 1e-3) << "rank " << i;  // ~4 sigma
   }
   EXPECT_NEAR(outside, 0.0, 1e-9) << "tokens outside the top-k were sampled";
+}
+
+// top_k 0 and top_p 1: an exact draw from softmax(logits / T) over the whole vocabulary (every token reachable,
+// frequencies within ~4 sigma), at T 0.8 and 1.5, f32 and f16 logits.
+TEST_F(VulkanSamplingTest, WholeDistributionFrequencies) {
+  const int64_t V = 300, B = 4000;
+  for (DType dt : {DType::f32, DType::f16})
+    for (float temp : {0.8f, 1.5f}) {
+      auto row = round_to(random_values(V, 94, -3, 3), dt);
+      row[17] = 4.0f;  // one likely token
+      std::vector<float> logits;
+      for (int64_t b = 0; b < B; b++) logits.insert(logits.end(), row.begin(), row.end());
+      kernels::SamplingParams sp;
+      sp.greedy = false, sp.temperature = temp;
+      auto f = frequencies(run(sp, logits, B, V, dt, 13), V);
+      double z = 0;
+      for (float x : row) z += std::exp(x / temp);
+      double chi2 = 0;
+      for (int64_t i = 0; i < V; i++) {
+        double p = std::exp(row[i] / temp) / z;
+        EXPECT_NEAR(f[i], p, 4.5 * std::sqrt(p * (1 - p) / B) + 1e-3) << "token " << i << " T " << temp;
+        chi2 += B * (f[i] - p) * (f[i] - p) / p;
+      }
+      // V - 1 = 299 degrees of freedom: mean 299, sd ~24.5; 420 is ~5 sd.
+      EXPECT_LT(chi2, 420.0) << dtype_name(dt) << " T " << temp;
+    }
+}
+
+// The whole-distribution draw depends only on the row's state and the logits, not on how the row is split into
+// chunks: spread over a scratch it picks what one workgroup per row picks, and the state advances the same.
+TEST_F(VulkanSamplingTest, WholeDistributionSpreadEqualsOneWorkgroup) {
+  const int64_t B = 4, V = 128256 + 37;
+  ASSERT_GT(kernels::argmax_chunks(V), 1u);
+  TensorView scratch = empty(DType::i32, {kernels::argmax_scratch_words(B, V)});
+  kernels::SamplingParams sp;
+  sp.greedy = false, sp.temperature = 0.9f;
+  auto seeds = kernels::seed_sampling_state(77, B);
+  TensorView rng_spread = upload_i32(std::vector<int32_t>(seeds.begin(), seeds.end()), {B});
+  TensorView rng_one = upload_i32(std::vector<int32_t>(seeds.begin(), seeds.end()), {B});
+  std::set<int64_t> seen;
+  for (int call = 0; call < 4; call++) {
+    auto logits = random_values(B * V, 300 + call, -2, 2);
+    TensorView lv = upload(logits, DType::f32, {B, V});
+    TensorView t_spread = empty(DType::i64, {B}), t_one = empty(DType::i64, {B});
+    CommandRecorder rec(ctx());
+    rec.begin();
+    kernels::sample_tokens(rec, sp, lv, t_spread, rng_spread, nullptr, &scratch);
+    kernels::sample_tokens(rec, sp, lv, t_one, rng_one);
+    rec.end();
+    rec.run();
+    Tensor a = ctx().transfers().download_tensor(t_spread), b = ctx().transfers().download_tensor(t_one);
+    for (int64_t r = 0; r < B; r++) {
+      EXPECT_EQ(a.data<int64_t>()[r], b.data<int64_t>()[r]) << "row " << r << " call " << call;
+      seen.insert(a.data<int64_t>()[r]);
+    }
+  }
+  EXPECT_GT(seen.size(), 12u) << "16 draws from a nearly flat distribution over 128k tokens repeat";
+  Tensor sa = ctx().transfers().download_tensor(rng_spread), sb = ctx().transfers().download_tensor(rng_one);
+  for (int64_t r = 0; r < B; r++) EXPECT_EQ(sa.data<int32_t>()[r], sb.data<int32_t>()[r]) << "state of row " << r;
+  Tensor left = ctx().transfers().download_tensor(scratch);
+  for (int64_t b = 0; b < kernels::kArgmaxMaxRows; b++) EXPECT_EQ(left.data<int32_t>()[b], 0) << "counter " << b;
 }
 
 TEST_F(VulkanSamplingTest, TopPKeepsTheNucleus) {
