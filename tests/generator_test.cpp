@@ -7,6 +7,7 @@
 
 #include <random>
 
+#include "genai/beam_search.h"
 #include "genai/generator.h"
 #include "genai/search.h"
 #include "shared_dir.h"
@@ -238,5 +239,45 @@ TEST(Argmax, MatchesFirstMaximumRule) {
     EXPECT_EQ(genai::argmax(v), want) << "size " << v.size();
   }
 }
+// BeamSearch::step keeps only the best 2 x num_beams candidates of a prompt while it scans: against a reference
+// that log-softmaxes every row (log_softmax), adds the beam scores and sorts all beams x V candidates (ties to the
+// lower beam, then token), the same tokens, source rows and beam scores step after step — random logits with
+// repeated values (ties within and across beams), 2 prompts x 3 beams, V 50 and 700, no EOS in reach.
+TEST(BeamSearchStep, KeepsTheCandidatesAWholeSortKeeps) {
+  for (int64_t V : {50, 700}) {
+    genai::SearchConfig sc;
+    sc.batch_size = 2, sc.num_beams = 3, sc.num_return_sequences = 3;
+    const int rows = 6;
+    genai::BeamSearch search(sc, {(int)V + 5}, 0);  // an EOS id no row can pick
+    std::vector<float> beam_scores(rows, 0.0f);
+    for (int r = 0; r < rows; r++) beam_scores[r] = r % 3 ? -1e9f : 0.0f;
+    std::vector<std::vector<int32_t>> seqs(rows, std::vector<int32_t>{1, 2});
+    std::mt19937 rng(7);
+    for (int step = 0; step < 5; step++) {
+      std::vector<float> logits((size_t)rows * V);
+      for (float& x : logits) x = (float)(rng() % 40) * 0.25f - 5.0f;  // 40 values: many ties
+      std::vector<int32_t> tokens, src;
+      search.step(logits, seqs, tokens, src);
+      for (int b = 0; b < 2; b++) {
+        std::vector<std::pair<float, int64_t>> all;
+        for (int j = 0; j < 3; j++) {
+          std::vector<float> l(logits.begin() + (b * 3 + j) * V, logits.begin() + (b * 3 + j + 1) * V);
+          genai::log_softmax(l.data(), V);
+          for (int64_t t = 0; t < V; t++) all.push_back({l[t] + beam_scores[b * 3 + j], j * V + t});
+        }
+        std::stable_sort(all.begin(), all.end(), [](auto& x, auto& y) { return x.first > y.first; });
+        for (int j = 0; j < 3; j++) {
+          EXPECT_EQ(tokens[b * 3 + j], all[j].second % V) << "V " << V << " step " << step << " beam " << j;
+          EXPECT_EQ(src[b * 3 + j], b * 3 + all[j].second / V) << "V " << V << " step " << step << " beam " << j;
+        }
+        for (int j = 0; j < 3; j++) beam_scores[b * 3 + j] = all[j].first;
+      }
+      std::vector<std::vector<int32_t>> next(rows);
+      for (int r = 0; r < rows; r++) (next[r] = seqs[src[r]]).push_back(tokens[r]);
+      seqs = next;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace ogx::test

@@ -8,8 +8,26 @@
 
 namespace ogx::genai {
 
+namespace {
+
+// The largest of x[0..n) (n >= 1), in 16 independent lanes (std::max_element kept its running maximum in memory:
+// ~10 cycles per logit); exact, as any order of taking maxima is.
+float max_of(const float* x, int64_t n) {
+  float m[16];
+  for (int j = 0; j < 16; j++) m[j] = x[0];
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16)
+    for (int j = 0; j < 16; j++) m[j] = x[i + j] > m[j] ? x[i + j] : m[j];
+  float r = m[0];
+  for (int j = 1; j < 16; j++) r = m[j] > r ? m[j] : r;
+  for (; i < n; i++) r = x[i] > r ? x[i] : r;
+  return r;
+}
+
+}  // namespace
+
 void log_softmax(float* x, int64_t n) {
-  const float mx = *std::max_element(x, x + n);
+  const float mx = max_of(x, n);
   float sum = 0.0f;
   for (int64_t i = 0; i < n; i++) {
     x[i] = x[i] - mx;
@@ -43,23 +61,42 @@ BeamSearch::BeamSearch(const SearchConfig& s, std::vector<int> eos_ids, int pad_
     for (int j = 1; j < beams_; j++) beam_scores_[(size_t)b * beams_ + j] = -1e9f;
 }
 
-void BeamSearch::step(std::vector<float>& logits, const std::vector<std::vector<int32_t>>& seqs,
+namespace {
+
+// The best `k` (score, flat index) candidates of a prompt, best first, ties to the lower flat index. Rows are fed in
+// order, so a newcomer equal to a kept candidate ranks after it and one equal to the k-th is not taken.
+struct TopCandidates {
+  struct Item {
+    float score;
+    int64_t index;  // beam * V + token
+  };
+  std::vector<Item> items;
+  size_t k;
+  explicit TopCandidates(size_t k_) : k(k_) { items.reserve(k_ + 1); }
+  float threshold() const { return items.size() < k ? -INFINITY : items.back().score; }
+  void take(float score, int64_t index) {
+    auto at = std::upper_bound(items.begin(), items.end(), score,
+                               [](float s, const Item& it) { return s > it.score; });
+    items.insert(at, Item{score, index});
+    if (items.size() > k) items.pop_back();
+  }
+};
+
+}  // namespace
+
+// A candidate's score is ((x - max) - log(sum)) + beam score, the value log_softmax and the beam score give it, in the
+// same fp32 operations; only the best 2 x num_beams of a prompt are kept (a filter on the running k-th score), so the
+// log-probs of the whole vocabulary are never written.
+void BeamSearch::step(const std::vector<float>& logits, const std::vector<std::vector<int32_t>>& seqs,
                       std::vector<int32_t>& tokens, std::vector<int32_t>& source_rows) {
   const int64_t rows = (int64_t)batch_ * beams_, V = (int64_t)logits.size() / rows;
   OGX_CHECK((int64_t)logits.size() == rows * V && (int64_t)seqs.size() == rows, "beam search: expected ", rows,
             " rows of logits, got ", logits.size(), " values");
   OGX_CHECK(V >= 2, "beam search needs a vocabulary of at least 2 tokens, got ", V);
-  for (int64_t r = 0; r < rows; r++) {
-    float* x = logits.data() + r * V;
-    log_softmax(x, V);
-    for (int64_t v = 0; v < V; v++) x[v] += beam_scores_[r];
-  }
   const int top_k = 2 * beams_;
-  const int64_t per_prompt = (int64_t)beams_ * V;
   tokens.assign(rows, pad_);
   source_rows.assign(rows, 0);
   std::vector<float> next_scores(rows, 0.0f);
-  order_.resize(per_prompt);
   for (int b = 0; b < batch_; b++) {
     Hypotheses& h = hyps_[b];
     const int64_t first_row = (int64_t)b * beams_;
@@ -67,15 +104,28 @@ void BeamSearch::step(std::vector<float>& logits, const std::vector<std::vector<
       for (int j = 0; j < beams_; j++) source_rows[first_row + j] = (int32_t)first_row;
       continue;
     }
-    const float* scores = logits.data() + first_row * V;
-    std::iota(order_.begin(), order_.end(), 0);
-    std::partial_sort(order_.begin(), order_.begin() + top_k, order_.end(),
-                      [scores](int32_t a, int32_t c) { return scores[a] > scores[c]; });
+    TopCandidates best((size_t)top_k);
+    for (int j = 0; j < beams_; j++) {
+      const int64_t r = first_row + j;
+      const float* x = logits.data() + r * V;
+      const float mx = max_of(x, V);
+      float sum = 0.0f;
+      for (int64_t i = 0; i < V; i++) sum += std::exp(x[i] - mx);
+      const float log_sum = std::log(sum), beam = beam_scores_[r];
+      float threshold = best.threshold();
+      for (int64_t i = 0; i < V; i++) {
+        const float score = ((x[i] - mx) - log_sum) + beam;
+        if (score > threshold) {
+          best.take(score, j * V + i);
+          threshold = best.threshold();
+        }
+      }
+    }
     int taken = 0;
     for (int j = 0; j < top_k && taken < beams_; j++) {
-      const int32_t token = order_[j] % (int32_t)V;
-      const int64_t row = first_row + order_[j] / V;
-      const float score = scores[order_[j]];
+      const int32_t token = (int32_t)(best.items[j].index % V);
+      const int64_t row = first_row + best.items[j].index / V;
+      const float score = best.items[j].score;
       if (std::find(eos_.begin(), eos_.end(), token) != eos_.end()) {
         if (j >= beams_) continue;  // an EOS below the best num_beams candidates does not count
         h.add(seqs[row], score, length_penalty_, beams_);
@@ -91,7 +141,7 @@ void BeamSearch::step(std::vector<float>& logits, const std::vector<std::vector<
     // Without early stopping, a prompt goes on while its best candidate could still beat its worst hypothesis.
     // (GenAI reads the candidates at batch * num_beams here, a slice of other prompts' candidates for batch > 1;
     // this is the prompt's own best candidate, as in Hugging Face.)
-    if (!early_stopping_ && h.can_improve(scores[order_[0]], (int)seqs[first_row].size(), length_penalty_)) continue;
+    if (!early_stopping_ && h.can_improve(best.items[0].score, (int)seqs[first_row].size(), length_penalty_)) continue;
     h.done = true;
     not_done_--;
   }

@@ -27,10 +27,10 @@ class BeamSearch {
  public:
   BeamSearch(const SearchConfig& search, std::vector<int> eos_ids, int pad_token_id);
 
-  // One step. logits: [batch * num_beams x vocab], processed (min length, penalties); overwritten with the
-  // candidates' scores. sequences: each row's tokens so far (all the same length). Returns per row the token it
-  // appends (`tokens`, [rows]) and the row whose sequence and KV cache it continues (`source_rows`, [rows]).
-  void step(std::vector<float>& logits, const std::vector<std::vector<int32_t>>& sequences,
+  // One step. logits: [batch * num_beams x vocab], processed (min length, penalties). sequences: each row's tokens
+  // so far (all the same length). Returns per row the token it appends (`tokens`, [rows]) and the row whose sequence
+  // and KV cache it continues (`source_rows`, [rows]). Candidates of equal score rank by (beam, token).
+  void step(const std::vector<float>& logits, const std::vector<std::vector<int32_t>>& sequences,
             std::vector<int32_t>& tokens, std::vector<int32_t>& source_rows);
   // Every prompt has its hypotheses (with early_stopping, as soon as it has num_beams of them).
   bool done() const { return not_done_ == 0; }
@@ -53,7 +53,6 @@ class BeamSearch {
   std::vector<float> beam_scores_;  // [batch * num_beams] sum of log-probs of each running beam
   std::vector<Hypotheses> hyps_;    // [batch]
   int not_done_;
-  std::vector<int32_t> order_;      // scratch: candidate indices of one prompt [num_beams * vocab]
 };
 
 // In place: x - log(sum(exp(x - max))) - max, in fp32 in ONNX Runtime GenAI's order of operations.
