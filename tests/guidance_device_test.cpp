@@ -23,14 +23,17 @@ std::shared_ptr<genai::Model> load(bool vulkan) {
   return genai::Model::load(c);
 }
 
-std::vector<int32_t> generate(const std::shared_ptr<genai::Model>& m, const std::string& schema, bool* on_device) {
+std::vector<int32_t> generate(const std::shared_ptr<genai::Model>& m, const std::string& schema, bool* on_device,
+                              const char* kind = "json_schema", int min_new = 0, int64_t* host_picks = nullptr) {
   genai::GeneratorParams p(*m);
   p.search.max_length = 4 + 120;
-  p.set_guidance("json_schema", schema);
+  if (min_new) p.search.max_length = 4 + min_new + 8, p.search.min_length = 4 + min_new;
+  p.set_guidance(kind, schema);
   genai::Generator g(m, p);
   *on_device = g.samples_on_device();
   g.append_tokens({1, 300, 25, 911});
   while (!g.is_done()) g.generate_next_token();
+  if (host_picks) *host_picks = g.host_picks();
   return std::vector<int32_t>(g.sequence().begin() + 4, g.sequence().end());
 }
 
@@ -58,6 +61,17 @@ TEST(GuidanceDevice, vulkan_DeviceMaskGreedyEqualsHostMask) {
     ASSERT_FALSE(want.empty());
     EXPECT_EQ(want.back(), 2) << "the output should end with EOS";
   }
+  // Below min_length the device mask also bans EOS (the host bans it in the logits): a regex that could end at any
+  // step, 20 tokens at least.
+  bool cpu_device = true, gpu_device = false;
+  int64_t host_picks = -1;
+  std::vector<int32_t> want = generate(cpu, "[a-z ]+", &cpu_device, "regex", 20),
+                       got = generate(gpu, "[a-z ]+", &gpu_device, "regex", 20, &host_picks);
+  EXPECT_EQ(got, want);
+  EXPECT_LE(host_picks, 1) << "below min_length the guided steps should still pick on the device (the first token "
+                               "comes from the prompt run's logits)";
+  ASSERT_GE(want.size(), 20u);
+  for (size_t i = 0; i < 20; i++) EXPECT_NE(want[i], 2) << "EOS before min_length at " << i;
 }
 
 }  // namespace

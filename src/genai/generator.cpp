@@ -474,8 +474,10 @@ void Generator::generate_next_token() {
   OGX_CHECK(token_count() > 0, "generate_next_token: append a prompt first");
   OGX_CHECK(!is_done(), "generate_next_token: generation is done (EOS or max_length reached)");
   if (spec_) return spec_->generate_next_token(*this);
-  // On the device when nothing needs the logits on the host (EOS is suppressed until min_length on the host).
-  bool device = device_sampling_ && (int)token_count() >= search_.min_length;
+  // On the device when nothing needs the logits on the host. EOS is suppressed until min_length: by the token mask
+  // of a guided generator on the device, else on the host.
+  const bool below_min = (int)token_count() < search_.min_length;
+  bool device = device_sampling_ && (!below_min || (guidance_ && !pending_.empty()));
   if (queued_ > 0 && device) {
     // The pending token's step is queued: queue the next one first (its token comes from the device), then wait.
     bool next = queue_step();
@@ -490,7 +492,7 @@ void Generator::generate_next_token() {
     return;  // a step queued past EOS or max_length is dropped by the next call (or the destructor)
   }
   drop_queued();
-  if (device && guidance_ && !pending_.empty()) device = upload_token_mask();  // else the mask applies on the host
+  if (device && guidance_ && !pending_.empty()) device = upload_token_mask(below_min);  // else applied on the host
   if (!pending_.empty()) {
     run_pending(!device);
   } else if (logits_.empty() && !logits_on_device_) {  // after a rewind: recompute the last position
@@ -504,12 +506,13 @@ void Generator::generate_next_token() {
     append_device_tokens();
   } else {
     if (logits_on_device_) logits();  // a device step whose token is chosen on the host after all
+    if (device_sampling_) host_picks_++;
     pick_host();
   }
   if (device && !is_done() && queue_step()) queued_ = 1;
 }
 
-bool Generator::upload_token_mask() {
+bool Generator::upload_token_mask(bool ban_eos) {
   if (vocab_ <= 0) return false;  // the mask's width is the logits' (genai_config.json model.vocab_size)
   const int64_t V = vocab_;
   const int64_t words = (V + 31) / 32;
@@ -517,6 +520,9 @@ bool Generator::upload_token_mask() {
   for (int r = 0; r < rows(); r++) {
     if (eos_seen_[r]) continue;  // a row that ended: any pick (it gets a pad token)
     guidance_->packed(r, V, row);
+    if (ban_eos)  // below min_length, as the host's logit processing does
+      for (int id : model_->config().model.eos_token_ids)
+        if (id >= 0 && id < V) row[(size_t)id / 32] &= ~(1u << (id % 32));
     std::copy(row.begin(), row.end(), all.begin() + r * words);
   }
   return kv_.decoder() && kv_.decoder()->set_token_mask(*kv_.state(), all, words);

@@ -92,6 +92,9 @@ class Generator {
   // True when next tokens are picked on the provider's device (one row: greedy or top-k/top-p/temperature; a
   // batch: greedy; no beams, repetition penalty or n-gram bans): only token ids come back each step.
   bool samples_on_device() const { return device_sampling_; }
+  // Steps whose tokens were picked on the host (from logits read back) although samples_on_device(): min_length
+  // without a device mask, set_logits, a pick after logits() was read.
+  int64_t host_picks() const { return host_picks_; }
   void set_logits(const std::vector<float>& logits);  // [rows x vocab]
   void rewind_to(size_t length);
   int max_length() const { return max_length_; }
@@ -131,7 +134,8 @@ class Generator {
   void recompute_last();                       // after a rewind: the last position's logits again
   int32_t pad_token() const;                   // pad_token_id (the first EOS id when the config has none)
   void pick_host();                            // next tokens from logits_ on the host (all rows)
-  bool upload_token_mask();                    // guidance on the device: each row's allowed tokens; false: host
+  bool upload_token_mask(bool ban_eos);        // guidance on the device: each row's allowed tokens (EOS banned
+                                               // below min_length); false: the mask applies on the host
   void append_device_tokens();                 // the tokens the session picked on the device (pad: rows that ended)
   void append_row_tokens(const std::vector<int32_t>& tokens);  // one token per row: sequences, pending, EOS
   // Queues the forward pass of the token the next sampling returns (at position kv length + 1); false: not queued.
@@ -162,6 +166,7 @@ class Generator {
   DeviceSampling sampling_;  // what it asked the session for (device_sampling_)
   mutable int queued_ = 0;   // 1: the pending token's forward pass is queued (DecodeSession::queue_next)
   int64_t rerun_tokens_ = 0;
+  int64_t host_picks_ = 0;  // host_picks()
   bool batched_ = false;     // decoded with others (decode_together, unless alone in it): no steps queued ahead
   mutable std::vector<std::vector<Hypothesis>> final_;  // hypotheses(), cached for final_step_
   mutable int64_t final_step_ = -1;

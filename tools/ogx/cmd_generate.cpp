@@ -169,6 +169,7 @@ int run_generate(const GenerateOptions& o) {
     j["decode_ms"] = decode_ms;
     j["decode_tok_s"] = decode_tok_s;
     j["provider"] = model->provider();
+    j["host_picks"] = gen.host_picks();  // steps picked on the host although the device could pick
     if (tokenizer) j["text"] = tokenizer->decode(out, true);
     std::cout << j.dump() << std::endl;
   } else if (!stream) {

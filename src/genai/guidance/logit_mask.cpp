@@ -1,6 +1,7 @@
 #include "genai/guidance/logit_mask.h"
 
 #include <algorithm>
+#include <cstring>
 #include <limits>
 
 #include "common/error.h"
@@ -15,6 +16,32 @@ void LogitMask::reset() {
   off_.assign(rows_.size(), false);
 }
 
+namespace {
+
+// kByteLanes[b][j]: all ones where bit j of b is set — a byte of the mask as 8 lane masks, so a mixed word is 8
+// bitwise selects of 8 floats (the compiler vectorizes them; a per-bit select was ~3 ns a token: 0.4 ms a step at
+// a 128k vocabulary).
+struct ByteLanes {
+  uint32_t m[256][8];
+  constexpr ByteLanes() : m() {
+    for (int b = 0; b < 256; b++)
+      for (int j = 0; j < 8; j++) m[b][j] = (b >> j & 1) ? ~0u : 0u;
+  }
+};
+constexpr ByteLanes kByteLanes;
+
+// Floats p[0..8) whose lane in byte's bits is clear become `banned`.
+inline void select8(float* p, uint32_t byte, float banned) {
+  uint32_t x[8], ban;
+  std::memcpy(x, p, sizeof(x));
+  std::memcpy(&ban, &banned, 4);
+  const uint32_t* keep = kByteLanes.m[byte];
+  for (int j = 0; j < 8; j++) x[j] = (x[j] & keep[j]) | (ban & ~keep[j]);
+  std::memcpy(p, x, sizeof(x));
+}
+
+}  // namespace
+
 void LogitMask::apply_row(int r, float* row, int64_t vocab) {
   if (off_.at(r)) return;
   const float banned = std::numeric_limits<float>::lowest();
@@ -28,8 +55,11 @@ void LogitMask::apply_row(int r, float* row, int64_t vocab) {
       std::fill_n(row + base, n, banned);
       continue;
     }
-    for (int64_t i = 0; i < n; i++)  // a select, not a branch per token (mixed words are unpredictable): vectorized
-      row[base + i] = (bits >> i & 1) ? row[base + i] : banned;
+    if (n == 64) {
+      for (int k = 0; k < 8; k++) select8(row + base + 8 * k, (uint32_t)(bits >> (8 * k)) & 0xffu, banned);
+      continue;
+    }
+    for (int64_t i = 0; i < n; i++) row[base + i] = (bits >> i & 1) ? row[base + i] : banned;  // the last word
   }
   for (int64_t t = words * 64; t < vocab; t++) row[t] = banned;  // ids past the tokenizer's vocabulary
 }

@@ -2,6 +2,7 @@
 // JSON schemas, regexes and Lark grammars over a small synthetic vocabulary, and adversarial inputs.
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <optional>
 #include <random>
 #include <regex>
@@ -10,6 +11,7 @@
 
 #include "common/error.h"
 #include "genai/guidance/guidance.h"
+#include "genai/guidance/logit_mask.h"
 
 using namespace ogx::genai::guidance;
 
@@ -197,4 +199,36 @@ TEST(GuidanceMatcher, AdversarialInputsFailCleanly) {
   EXPECT_TRUE(m.consume_bytes(deep_value));
   EXPECT_TRUE(m.consume_bytes(std::string(200, ']')));
   EXPECT_TRUE(m.accepting());
+}
+
+// LogitMask::apply_row (host logits) bans exactly the tokens packed() leaves out: a vocabulary of the synthetic tokens
+// repeated to 1,000 entries (full 64-token words, mixed, and a partial last word; logits wider than the vocabulary are
+// banned past it), along a random walk of a permissive regex and a JSON schema.
+TEST(LogitMask, ApplyRowBansWhatPackedLeavesOut) {
+  std::vector<std::string> t{"<eos>"};
+  auto base = synthetic_vocab();
+  while (t.size() < 1000) t.push_back(base->bytes((int32_t)(1 + t.size() % (base->vocab_size() - 2))));
+  auto vocab = std::make_shared<TokenTrie>(t, std::vector<int32_t>{0});
+  std::mt19937 rng(5);
+  for (auto [kind, spec] : {std::pair<const char*, const char*>{"regex", "[a-z ]+"},
+                            {"json_schema", R"({"type":"object","properties":{"name":{"type":"string"}}})"}}) {
+    LogitMask mask(compile_guidance(kind, spec, vocab), 1);
+    for (int step = 0; step < 12; step++) {
+      const int64_t V = 1000 + 40;  // logits past the vocabulary (a padded lm_head)
+      std::vector<float> logits(V);
+      for (float& x : logits) x = (float)(rng() % 1000) * 0.01f - 5.0f;
+      std::vector<float> got = logits;
+      mask.apply_row(0, got.data(), V);
+      std::vector<uint32_t> bits;
+      mask.packed(0, 1000, bits);
+      std::vector<int32_t> ok;
+      for (int64_t i = 0; i < V; i++) {
+        const bool allowed = i < 1000 && (bits[i / 32] >> (i % 32) & 1);
+        EXPECT_EQ(got[i], allowed ? logits[i] : std::numeric_limits<float>::lowest()) << kind << " token " << i;
+        if (allowed && i > 0) ok.push_back((int32_t)i);
+      }
+      if (ok.empty()) break;
+      mask.consume({ok[rng() % ok.size()]}, {false});
+    }
+  }
 }
