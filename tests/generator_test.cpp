@@ -242,13 +242,17 @@ TEST(Argmax, MatchesFirstMaximumRule) {
 // BeamSearch::step keeps only the best 2 x num_beams candidates of a prompt while it scans: against a reference
 // that log-softmaxes every row (log_softmax), adds the beam scores and sorts all beams x V candidates (ties to the
 // lower beam, then token), the same tokens, source rows and beam scores step after step — random logits with
-// repeated values (ties within and across beams), 2 prompts x 3 beams, V 50 and 700, no EOS in reach.
+// repeated values (ties within and across beams), 2 prompts x 3 beams, V 50 and 700, no EOS in reach; the rows
+// scanned on the calling thread and on a pool.
 TEST(BeamSearchStep, KeepsTheCandidatesAWholeSortKeeps) {
+  ThreadPool pool(3);
+  for (ThreadPool* p : {(ThreadPool*)nullptr, &pool})  // rows scanned in turn, then in parallel
   for (int64_t V : {50, 700}) {
     genai::SearchConfig sc;
     sc.batch_size = 2, sc.num_beams = 3, sc.num_return_sequences = 3;
     const int rows = 6;
     genai::BeamSearch search(sc, {(int)V + 5}, 0);  // an EOS id no row can pick
+    search.set_pool(p);
     std::vector<float> beam_scores(rows, 0.0f);
     for (int r = 0; r < rows; r++) beam_scores[r] = r % 3 ? -1e9f : 0.0f;
     std::vector<std::vector<int32_t>> seqs(rows, std::vector<int32_t>{1, 2});

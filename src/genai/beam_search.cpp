@@ -85,8 +85,8 @@ struct TopCandidates {
 }  // namespace
 
 // A candidate's score is ((x - max) - log(sum)) + beam score, the value log_softmax and the beam score give it, in the
-// same fp32 operations; only the best 2 x num_beams of a prompt are kept (a filter on the running k-th score), so the
-// log-probs of the whole vocabulary are never written.
+// same fp32 operations; only each row's best 2 x num_beams are kept (a filter on the running k-th score), so the
+// log-probs of the whole vocabulary are never written. Rows are independent: with a pool they run in parallel.
 void BeamSearch::step(const std::vector<float>& logits, const std::vector<std::vector<int32_t>>& seqs,
                       std::vector<int32_t>& tokens, std::vector<int32_t>& source_rows) {
   const int64_t rows = (int64_t)batch_ * beams_, V = (int64_t)logits.size() / rows;
@@ -94,6 +94,32 @@ void BeamSearch::step(const std::vector<float>& logits, const std::vector<std::v
             " rows of logits, got ", logits.size(), " values");
   OGX_CHECK(V >= 2, "beam search needs a vocabulary of at least 2 tokens, got ", V);
   const int top_k = 2 * beams_;
+  // Each row alone (in parallel when a pool is given): its log-softmax statistics and its best top_k candidates.
+  std::vector<TopCandidates> row_best((size_t)rows, TopCandidates((size_t)top_k));
+  auto scan_row = [&](int64_t r) {
+    if (hyps_[r / beams_].done) return;
+    const float* x = logits.data() + r * V;
+    const float mx = max_of(x, V);
+    float sum = 0.0f;
+    for (int64_t i = 0; i < V; i++) sum += std::exp(x[i] - mx);
+    const float log_sum = std::log(sum), beam = beam_scores_[r];
+    const int64_t first = (r % beams_) * V;
+    TopCandidates& best = row_best[r];
+    float threshold = best.threshold();
+    for (int64_t i = 0; i < V; i++) {
+      const float score = ((x[i] - mx) - log_sum) + beam;
+      if (score > threshold) {
+        best.take(score, first + i);
+        threshold = best.threshold();
+      }
+    }
+  };
+  if (pool_ && rows > 1)
+    pool_->parallel_for(rows, 1, [&](int64_t a, int64_t b) {
+      for (int64_t r = a; r < b; r++) scan_row(r);
+    });
+  else
+    for (int64_t r = 0; r < rows; r++) scan_row(r);
   tokens.assign(rows, pad_);
   source_rows.assign(rows, 0);
   std::vector<float> next_scores(rows, 0.0f);
@@ -104,23 +130,16 @@ void BeamSearch::step(const std::vector<float>& logits, const std::vector<std::v
       for (int j = 0; j < beams_; j++) source_rows[first_row + j] = (int32_t)first_row;
       continue;
     }
+    // The prompt's best candidates: the union of its rows' best (each row's top k holds every candidate of the
+    // prompt's top k from that row), ranked by score, ties to the lower (beam, token).
+    std::vector<TopCandidates::Item> all;
+    for (int j = 0; j < beams_; j++) all.insert(all.end(), row_best[first_row + j].items.begin(),
+                                                row_best[first_row + j].items.end());
+    std::sort(all.begin(), all.end(), [](const TopCandidates::Item& x, const TopCandidates::Item& y) {
+      return x.score > y.score || (x.score == y.score && x.index < y.index);
+    });
     TopCandidates best((size_t)top_k);
-    for (int j = 0; j < beams_; j++) {
-      const int64_t r = first_row + j;
-      const float* x = logits.data() + r * V;
-      const float mx = max_of(x, V);
-      float sum = 0.0f;
-      for (int64_t i = 0; i < V; i++) sum += std::exp(x[i] - mx);
-      const float log_sum = std::log(sum), beam = beam_scores_[r];
-      float threshold = best.threshold();
-      for (int64_t i = 0; i < V; i++) {
-        const float score = ((x[i] - mx) - log_sum) + beam;
-        if (score > threshold) {
-          best.take(score, j * V + i);
-          threshold = best.threshold();
-        }
-      }
-    }
+    best.items.assign(all.begin(), all.begin() + std::min<size_t>(all.size(), (size_t)top_k));
     int taken = 0;
     for (int j = 0; j < top_k && taken < beams_; j++) {
       const int32_t token = (int32_t)(best.items[j].index % V);

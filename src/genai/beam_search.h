@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "common/thread_pool.h"
 #include "genai/config.h"
 
 namespace ogx::genai {
@@ -32,6 +33,8 @@ class BeamSearch {
   // and KV cache it continues (`source_rows`, [rows]). Candidates of equal score rank by (beam, token).
   void step(const std::vector<float>& logits, const std::vector<std::vector<int32_t>>& sequences,
             std::vector<int32_t>& tokens, std::vector<int32_t>& source_rows);
+  // Rows of a step scan in parallel on `pool` (not owned; null: on the calling thread). The same results either way.
+  void set_pool(ThreadPool* pool) { pool_ = pool; }
   // Every prompt has its hypotheses (with early_stopping, as soon as it has num_beams of them).
   bool done() const { return not_done_ == 0; }
   // The final hypotheses as they stand now (running beams of unfinished prompts added with their scores), best first:
@@ -53,6 +56,7 @@ class BeamSearch {
   std::vector<float> beam_scores_;  // [batch * num_beams] sum of log-probs of each running beam
   std::vector<Hypotheses> hyps_;    // [batch]
   int not_done_;
+  ThreadPool* pool_ = nullptr;
 };
 
 // In place: x - log(sum(exp(x - max))) - max, in fp32 in ONNX Runtime GenAI's order of operations.

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <thread>
 
 #include "common/checked.h"
 #include "common/half.h"
@@ -115,7 +116,16 @@ Generator::Generator(std::shared_ptr<const Model> model, const GeneratorParams& 
       sampler_(params.search, model_->config().model.eos_token_ids),
       seqs_(rows()),
       eos_seen_(rows(), false) {
-  if (beams_ > 1) beam_ = std::make_unique<BeamSearch>(search_, model_->config().model.eos_token_ids, pad_token());
+  if (beams_ > 1) {
+    beam_ = std::make_unique<BeamSearch>(search_, model_->config().model.eos_token_ids, pad_token());
+    // With the model on a device the host is idle during a pick: the beams' rows (128k logits each) scan in
+    // parallel. (With the CPU provider its own threads have the cores.)
+    const int threads = std::clamp(std::min(rows(), (int)std::thread::hardware_concurrency() / 2), 1, 8);
+    if (kv_.on_provider() && threads > 1) {
+      beam_pool_ = std::make_unique<ThreadPool>(threads);
+      beam_->set_pool(beam_pool_.get());
+    }
+  }
   // Logit processing that needs the sequence stays on the host; EOS suppression before min_length is handled per
   // step (such steps read the logits back). One row, or greedy rows of a batch (beams need the log-probs).
   if (params.speculative.ngram_size > 0 || model_->draft()) start_speculative(params.speculative);  // host picks

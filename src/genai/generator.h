@@ -166,6 +166,7 @@ class Generator {
   DeviceSampling sampling_;  // what it asked the session for (device_sampling_)
   mutable int queued_ = 0;   // 1: the pending token's forward pass is queued (DecodeSession::queue_next)
   int64_t rerun_tokens_ = 0;
+  std::unique_ptr<ThreadPool> beam_pool_;  // beams on a device: the rows of a pick scan in parallel
   int64_t host_picks_ = 0;  // host_picks()
   bool batched_ = false;     // decoded with others (decode_together, unless alone in it): no steps queued ahead
   mutable std::vector<std::vector<Hypothesis>> final_;  // hypotheses(), cached for final_step_
