@@ -13,6 +13,7 @@
 #include "serve/completion.h"
 #include "serve/responses.h"
 #include "serve/serve_context.h"
+#include "serve/warmup.h"
 
 namespace ogx::serve {
 
@@ -92,6 +93,7 @@ Server::Server(const genai::Config& config, ServerOptions options) : options_(st
       std::fprintf(stderr, "ogx serve: no structured output (%s)\n", e.what());
     }
   }
+  if (options_.warmup) warm_up(ctx_->model);
   genai::EngineOptions eo;
   eo.max_batch = options_.max_batch;
   eo.prefill_chunk = options_.prefill_chunk;

@@ -37,6 +37,7 @@ struct ServerOptions {
   int prefill_chunk = 256;     // prompt tokens per engine step
   int shutdown_grace_s = 10;   // after SIGTERM: in-flight requests may finish for this long, then are cancelled
   int threads = 0;             // HTTP worker threads (0: max_batch + max_queue + 8)
+  bool warmup = true;          // before serving: one short request alone and two together (warmup.cpp)
 };
 
 class Server {

@@ -23,6 +23,7 @@ struct ServeArgs {
   int64_t max_body = 1 << 20;
   std::vector<std::string> adapters;  // --adapter NAME=FILE (or FILE: named by its stem)
   serve::ServerOptions o;
+  bool no_warmup = false;
 };
 int run_serve(ServeArgs& a);
 }  // namespace
@@ -48,6 +49,8 @@ Runner define_serve(Flags& flags) {
   flags.option("--prefill-chunk", o.prefill_chunk, "prompt tokens run per engine step");
   flags.option("--shutdown-grace", o.shutdown_grace_s, "seconds in-flight requests may finish after SIGTERM");
   flags.option("--http-threads", o.threads, "HTTP worker threads (0: max-batch + max-queue + 8)");
+  flags.flag("--no-warmup", a.no_warmup, "listen at once (by default a few throwaway steps run first, so the first "
+                                         "request does not pay for the device's first use of its kernels)");
   return [args] { return run_serve(*args); };
 }
 
@@ -56,6 +59,7 @@ int run_serve(ServeArgs& a) {
   if (a.max_body <= 0) throw UsageError("--max-body must be positive, got " + std::to_string(a.max_body));
   serve::ServerOptions& o = a.o;
   o.max_body_bytes = (size_t)a.max_body;
+  o.warmup = !a.no_warmup;
   for (const std::string& spec : a.adapters) {
     const size_t eq = spec.find('=');
     std::string name = eq == std::string::npos ? std::filesystem::path(spec).stem().string() : spec.substr(0, eq);
