@@ -206,7 +206,10 @@ void sample_row(uint b, uint top_k, float top_p, float temperature) {
   barrier();
   for (uint i = tid; i < p.V; i += T) {
     float x = logit_at(b, i);
-    if (key_of(x) > threshold) { uint slot = atomicAdd(sh_count, 1u); cand_val[slot] = x; cand_idx[slot] = i; }
+    if (key_of(x) > threshold) {  // (fewer than k: the threshold is the k-th key; the bound guards the array)
+      uint slot = atomicAdd(sh_count, 1u);
+      if (slot < k) { cand_val[slot] = x; cand_idx[slot] = i; }
+    }
   }
   barrier();
   for (uint i = tid; i < p.V; i += T) {  // ties at the threshold fill the remaining slots
@@ -247,32 +250,34 @@ void sample_row(uint b, uint top_k, float top_p, float temperature) {
   if (top_k == 0)
     for (uint i = tid; i < p.V; i += T) part += exp((logit_at(b, i) - top) / t);
   red_v[tid] = part;
+  barrier();  // (every thread has read `top`)
+  for (uint i = tid; i < k; i += T) cand_val[i] = exp((cand_val[i] - top) / t);  // now each candidate's weight
   barrier();
   for (uint w = T / 2; w > 0; w /= 2) {
     if (tid < w) red_v[tid] += red_v[tid + w];
     barrier();
   }
-  if (tid == 0) {
+  if (tid == 0) {  // (sums of the weights only: the exponentials were taken in parallel above)
     float total = 0.0;
     if (top_k != 0)
-      for (uint i = 0; i < k; i++) total += exp((cand_val[i] - top) / t);
+      for (uint i = 0; i < k; i++) total += cand_val[i];
     else
       total = red_v[0];
     uint keep = k;  // top-p: smallest prefix with probability >= top_p
     float cum = 0.0;
     for (uint i = 0; i < k; i++) {
-      cum += exp((cand_val[i] - top) / t) / total;
+      cum += cand_val[i] / total;
       if (cum >= top_p) { keep = i + 1; break; }
     }
     float kept = 0.0;
-    for (uint i = 0; i < keep; i++) kept += exp((cand_val[i] - top) / t);
+    for (uint i = 0; i < keep; i++) kept += cand_val[i];
     uint state = p.rng.v[b];
     float u = float(pcg_next(state) >> 8) * (1.0 / 16777216.0);
     p.rng.v[b] = state;
     float target = u * kept, run = 0.0;
     uint choice = cand_idx[keep - 1];
     for (uint i = 0; i < keep; i++) {
-      run += exp((cand_val[i] - top) / t);
+      run += cand_val[i];
       if (run > target) { choice = cand_idx[i]; break; }
     }
     write_token(b, choice);

@@ -327,7 +327,8 @@ TEST_F(VulkanSamplingTest, TopPWithoutTopKUsesTheWholeVocabulary) {
 }
 
 TEST_F(VulkanSamplingTest, LargeVocabTopKSupport) {
-  int64_t V = 32000, B = 64, K = 40;
+  for (auto [V, K] : {std::pair<int64_t, int64_t>{32000, 40}, {128256 + 37, 50}, {128256 + 37, 1}, {128256 + 37, 1024}}) {
+  const int64_t B = 64;
   auto row = random_values(V, 93, -8, 8);
   std::vector<float> logits;
   for (int64_t b = 0; b < B; b++) logits.insert(logits.end(), row.begin(), row.end());
@@ -337,7 +338,8 @@ TEST_F(VulkanSamplingTest, LargeVocabTopKSupport) {
   std::vector<float> sorted = row;
   std::nth_element(sorted.begin(), sorted.begin() + (K - 1), sorted.end(), std::greater<float>());
   float kth = sorted[K - 1];
-  for (auto t : got) EXPECT_GE(row[t], kth) << "token " << t << " is not in the top " << K;
+  for (auto t : got) EXPECT_GE(row[t], kth) << "token " << t << " is not in the top " << K << " of " << V;
+  }
 }
 
 }  // namespace
