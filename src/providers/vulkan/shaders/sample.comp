@@ -169,6 +169,15 @@ void argmax_row(uint b, bool sampled, float inv_t) {
   }
 }
 
+// The sampler's passes over a row run in one workgroup: each thread keeps 8 loads in flight (a load at a time made
+// every pass wait out the memory latency 500 times over 128k logits).
+const uint UNROLL = 8;
+
+// Logits i0 + u * T (u < UNROLL) of row b; past the row: -inf (never a candidate; exp gives 0).
+void load8(uint b, uint i0, out float x[UNROLL]) {
+  for (uint u = 0; u < UNROLL; u++) x[u] = i0 + u * T < p.V ? logit_at(b, i0 + u * T) : -1.0 / 0.0;
+}
+
 // Exact key of the k-th largest logit.
 uint kth_key(uint b, uint k) {
   uint tid = gl_LocalInvocationID.x;
@@ -179,9 +188,13 @@ uint kth_key(uint b, uint k) {
     uint shift = uint(pass) * 8;
     uint mask_hi = pass == 3 ? 0u : (0xffffffffu << (shift + 8));
     uint prefix = sh_prefix;
-    for (uint i = tid; i < p.V; i += T) {
-      uint key = key_of(logit_at(b, i));
-      if ((key & mask_hi) == (prefix & mask_hi)) atomicAdd(hist[(key >> shift) & 0xffu], 1u);
+    for (uint i0 = tid; i0 < p.V; i0 += UNROLL * T) {
+      float x[UNROLL];
+      load8(b, i0, x);
+      for (uint u = 0; u < UNROLL; u++) {
+        uint key = key_of(x[u]);
+        if (i0 + u * T < p.V && (key & mask_hi) == (prefix & mask_hi)) atomicAdd(hist[(key >> shift) & 0xffu], 1u);
+      }
     }
     barrier();
     if (tid == 0) {
@@ -204,20 +217,24 @@ void sample_row(uint b, uint top_k, float top_p, float temperature) {
   if (tid == 0) sh_count = 0;
   for (uint i = tid; i < MAXK; i += T) { cand_val[i] = -1.0 / 0.0; cand_idx[i] = 0xffffffffu; }
   barrier();
-  for (uint i = tid; i < p.V; i += T) {
-    float x = logit_at(b, i);
-    if (key_of(x) > threshold) {  // (fewer than k: the threshold is the k-th key; the bound guards the array)
-      uint slot = atomicAdd(sh_count, 1u);
-      if (slot < k) { cand_val[slot] = x; cand_idx[slot] = i; }
-    }
+  for (uint i0 = tid; i0 < p.V; i0 += UNROLL * T) {
+    float x[UNROLL];
+    load8(b, i0, x);
+    for (uint u = 0; u < UNROLL; u++)
+      if (i0 + u * T < p.V && key_of(x[u]) > threshold) {  // (fewer than k; the bound guards the arrays)
+        uint slot = atomicAdd(sh_count, 1u);
+        if (slot < k) { cand_val[slot] = x[u]; cand_idx[slot] = i0 + u * T; }
+      }
   }
   barrier();
-  for (uint i = tid; i < p.V; i += T) {  // ties at the threshold fill the remaining slots
-    float x = logit_at(b, i);
-    if (key_of(x) == threshold) {
-      uint slot = atomicAdd(sh_count, 1u);
-      if (slot < k) { cand_val[slot] = x; cand_idx[slot] = i; }
-    }
+  for (uint i0 = tid; i0 < p.V; i0 += UNROLL * T) {  // ties at the threshold fill the remaining slots
+    float x[UNROLL];
+    load8(b, i0, x);
+    for (uint u = 0; u < UNROLL; u++)
+      if (i0 + u * T < p.V && key_of(x[u]) == threshold) {
+        uint slot = atomicAdd(sh_count, 1u);
+        if (slot < k) { cand_val[slot] = x[u]; cand_idx[slot] = i0 + u * T; }
+      }
   }
   barrier();
   // Bitonic sort of the first n candidates (n = k rounded up to a power of two; the rest are -inf),
@@ -248,7 +265,11 @@ void sample_row(uint b, uint top_k, float top_p, float temperature) {
   // whole vocabulary without it (so the nucleus is exact whenever it fits in MAXK candidates).
   float part = 0.0;
   if (top_k == 0)
-    for (uint i = tid; i < p.V; i += T) part += exp((logit_at(b, i) - top) / t);
+    for (uint i0 = tid; i0 < p.V; i0 += UNROLL * T) {
+      float x[UNROLL];
+      load8(b, i0, x);
+      for (uint u = 0; u < UNROLL; u++) part += exp((x[u] - top) / t);  // (-inf past the row: 0)
+    }
   red_v[tid] = part;
   barrier();  // (every thread has read `top`)
   for (uint i = tid; i < k; i += T) cand_val[i] = exp((cand_val[i] - top) / t);  // now each candidate's weight
