@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <numeric>
 
 #include "common/error.h"
 
@@ -63,7 +62,7 @@ BeamSearch::BeamSearch(const SearchConfig& s, std::vector<int> eos_ids, int pad_
 
 namespace {
 
-// The best `k` (score, flat index) candidates of a prompt, best first, ties to the lower flat index. Rows are fed in
+// The best `k` (score, flat index) candidates of a row, best first, ties to the lower flat index: tokens are fed in
 // order, so a newcomer equal to a kept candidate ranks after it and one equal to the k-th is not taken.
 struct TopCandidates {
   struct Item {
@@ -138,13 +137,11 @@ void BeamSearch::step(const std::vector<float>& logits, const std::vector<std::v
     std::sort(all.begin(), all.end(), [](const TopCandidates::Item& x, const TopCandidates::Item& y) {
       return x.score > y.score || (x.score == y.score && x.index < y.index);
     });
-    TopCandidates best((size_t)top_k);
-    best.items.assign(all.begin(), all.begin() + std::min<size_t>(all.size(), (size_t)top_k));
     int taken = 0;
-    for (int j = 0; j < top_k && taken < beams_; j++) {
-      const int32_t token = (int32_t)(best.items[j].index % V);
-      const int64_t row = first_row + best.items[j].index / V;
-      const float score = best.items[j].score;
+    for (int j = 0; j < top_k && j < (int)all.size() && taken < beams_; j++) {
+      const int32_t token = (int32_t)(all[j].index % V);
+      const int64_t row = first_row + all[j].index / V;
+      const float score = all[j].score;
       if (std::find(eos_.begin(), eos_.end(), token) != eos_.end()) {
         if (j >= beams_) continue;  // an EOS below the best num_beams candidates does not count
         h.add(seqs[row], score, length_penalty_, beams_);
@@ -160,7 +157,7 @@ void BeamSearch::step(const std::vector<float>& logits, const std::vector<std::v
     // Without early stopping, a prompt goes on while its best candidate could still beat its worst hypothesis.
     // (GenAI reads the candidates at batch * num_beams here, a slice of other prompts' candidates for batch > 1;
     // this is the prompt's own best candidate, as in Hugging Face.)
-    if (!early_stopping_ && h.can_improve(best.items[0].score, (int)seqs[first_row].size(), length_penalty_)) continue;
+    if (!early_stopping_ && h.can_improve(all[0].score, (int)seqs[first_row].size(), length_penalty_)) continue;
     h.done = true;
     not_done_--;
   }

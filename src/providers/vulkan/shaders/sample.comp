@@ -14,8 +14,8 @@
 //     logit / temperature + Gumbel noise, which is an exact draw from softmax(logit / temperature) (the Gumbel-max
 //     trick); element i's noise comes from a hash of (row state, i), so chunks need no coordination and a row's token
 //     does not depend on how the row is split; the row state advances once per call (by the chunk that merges).
-//   mode 1 otherwise: top-k / top-p / temperature sampling, one workgroup per row. The k = min(top_k, MAXK) largest logits
-//     are found by an exact radix select (4 passes of 8-bit digits over order-preserving keys), sorted (bitonic),
+//   mode 1 otherwise: top-k / top-p / temperature sampling, one workgroup per row. The k = min(top_k, MAXK)
+//     largest logits are found by an exact radix select (4 passes of 8-bit digits over order-preserving keys), sorted (bitonic),
 //     softmaxed with the temperature, cut to the smallest prefix whose probability reaches top_p, and sampled with
 //     u from a per-row PCG state kept in a device buffer (advanced on every call). top_k = 0: top-p over the whole
 //     vocabulary's softmax, exact when the nucleus fits in MAXK candidates (else the MAXK most likely tokens are
@@ -99,8 +99,10 @@ void reduce_argmax(float v, uint i) {
 
 shared uint last_sh;
 
+uint lcg_step(uint state) { return state * 747796405u + 2891336453u; }  // how a row state advances per call
+
 uint pcg_next(inout uint state) {
-  state = state * 747796405u + 2891336453u;
+  state = lcg_step(state);
   uint word = ((state >> ((state >> 28u) + 4u)) ^ state) * 277803737u;
   return (word >> 22u) ^ word;
 }
@@ -143,7 +145,7 @@ void argmax_row(uint b, bool sampled, float inv_t) {
   if (C == 1) {
     if (tid == 0) {
       write_token(b, red_i[0]);
-      if (sampled) p.rng.v[b] = state * 747796405u + 2891336453u;
+      if (sampled) p.rng.v[b] = lcg_step(state);
     }
     return;
   }
@@ -165,7 +167,7 @@ void argmax_row(uint b, bool sampled, float inv_t) {
   if (tid == 0) {
     write_token(b, red_i[0]);
     p.scratch.v[b] = 0u;
-    if (sampled) p.rng.v[b] = state * 747796405u + 2891336453u;  // every chunk has read it (the counter says so)
+    if (sampled) p.rng.v[b] = lcg_step(state);  // every chunk has read it (the counter says so)
   }
 }
 
