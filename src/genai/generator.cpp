@@ -445,12 +445,17 @@ void Generator::pick_host() {
   const size_t V = logits_.size() / R;
   OGX_CHECK(V > 0 && logits_.size() == R * V, "no logits to choose the next tokens from");
   if (beam_) {
-    std::vector<float> l = logits_;
-    for (int r = 0; r < R; r++) sampler_.process_logits(l.data() + r * V, (int64_t)V, seqs_[r]);
-    if (guidance_)
-      for (int r = 0; r < R; r++) guidance_->apply_row(r, l.data() + r * V, (int64_t)V);
+    bool processed = guidance_ != nullptr;  // else the beam step reads logits_ as they are (no copy of R x V)
+    for (int r = 0; r < R && !processed; r++) processed = sampler_.processes_logits(seqs_[r]);
+    std::vector<float> l;
+    if (processed) {
+      l = logits_;
+      for (int r = 0; r < R; r++) sampler_.process_logits(l.data() + r * V, (int64_t)V, seqs_[r]);
+      if (guidance_)
+        for (int r = 0; r < R; r++) guidance_->apply_row(r, l.data() + r * V, (int64_t)V);
+    }
     std::vector<int32_t> tokens, src;
-    beam_->step(l, seqs_, tokens, src);
+    beam_->step(processed ? l : logits_, seqs_, tokens, src);
     if (guidance_) {  // each beam continues the matcher of the row it extends; a finished prompt's pads are not
       guidance_->reorder(src);
       guidance_->consume(tokens, {}, false);

@@ -70,7 +70,11 @@ bool penalizes_sequence(const SearchConfig& s) {
 }
 
 bool Sampler::greedy_without_processing(const std::vector<int32_t>& seq) const {
-  return !s_.do_sample && !penalizes_sequence(s_) && (int)seq.size() >= s_.min_length;
+  return !s_.do_sample && !processes_logits(seq);
+}
+
+bool Sampler::processes_logits(const std::vector<int32_t>& seq) const {
+  return penalizes_sequence(s_) || (int)seq.size() < s_.min_length;
 }
 
 Sampler::Sampler(const SearchConfig& search, std::vector<int> eos_ids) : s_(search), eos_(std::move(eos_ids)) {

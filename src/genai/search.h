@@ -24,6 +24,8 @@ class Sampler {
   size_t prompt_length() const { return prompt_length_; }
   // True when next() would be a plain argmax of the logits (greedy, no penalties, EOS not suppressed).
   bool greedy_without_processing(const std::vector<int32_t>& seq) const;
+  // Whether process_logits would change any logit of a row with this sequence (penalties, EOS before min_length).
+  bool processes_logits(const std::vector<int32_t>& seq) const;
   // logits: [vocab] (modified in place); sequence: all tokens so far (prompt + generated).
   int32_t next(std::vector<float>& logits, const std::vector<int32_t>& sequence);
   int32_t next(float* logits, int64_t vocab, const std::vector<int32_t>& sequence);
