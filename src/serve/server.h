@@ -29,8 +29,7 @@ struct ServerOptions {
   // LoRA adapters (.onnx_adapter files) loaded at start, as (name, file): a request selects one with "model": name
   // (vLLM's convention; /v1/models lists them after the base model). With adapters, an unknown "model" is a 404.
   std::vector<std::pair<std::string, std::string>> adapters;
-  int max_batch = 0;           // requests decoding together; 0: 16, or 1 where the provider's session keeps one
-                               // sequence's KV cache (interleaving there re-runs tokens at every switch)
+  int max_batch = 0;           // requests decoding together (one batched model run per step); 0: 16
   int max_queue = 64;          // requests waiting beyond those (more: 429)
   std::string api_key;         // non-empty: /v1/* need `Authorization: Bearer KEY`
   size_t max_body_bytes = 1 << 20;
