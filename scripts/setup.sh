@@ -21,6 +21,7 @@ PKGS=(
   clang libclang-rt-dev                              # fuzz targets: clang's libFuzzer (scripts/fuzz.sh)
   nginx-light                                        # ogx serve: the scale-out test (tests/serve/nginx_test.mjs)
   python3-matplotlib                                 # bench/plot.py: the charts of bench/
+  python3-torch                                      # the LoRA reference (tools/peft_reference, test_lora_reference.py)
 )
 runtime=0
 [ "${1:-}" = --runtime ] && runtime=1 && PKGS=("${RUNTIME_PKGS[@]}")

@@ -6,8 +6,8 @@ Usage:
   make_reference.py HF_DIR PEFT_DIR --prompt-ids 1,17,93,5 -n 12 [--method auto|peft|by-hand|reference] [--all]
 
 Prints JSON: {"tokens": [...new ids...], "method": ..., "prompt_ids": [...]}; with --all, one entry per method
-available ({"methods": {name: tokens}, "agree": bool}). EOS is not special: exactly N tokens are picked (ogx's
-tests suppress EOS the same way, min_length = max_length).
+available ({"methods": {name: tokens}, "agree": bool}). Exactly N tokens are picked with the checkpoint's EOS ids
+banned, as ogx does below min_length (its tests set min_length = max_length).
 
 Methods, tried in this order by auto:
   peft       transformers + peft: PeftModel.from_pretrained on the fp32 model (PEFT's own LoRA forward)
@@ -73,10 +73,32 @@ def lora_deltas(peft_dir):
     return deltas
 
 
-def greedy_loop(logits_of, prompt, n):
+def eos_ids(hf_dir):
+    """The checkpoint's end-of-sequence ids (config.json, else generation_config.json): ogx bans them while the
+    sequence is shorter than min_length, and the tests set min_length = max_length, so the reference bans them too."""
+    ids = []
+    for name in ("config.json", "generation_config.json"):
+        path = os.path.join(hf_dir, name)
+        if os.path.exists(path):
+            with open(path) as f:
+                e = json.load(f).get("eos_token_id")
+            if e is not None:
+                ids += e if isinstance(e, list) else [e]
+    return sorted(set(ids))
+
+
+def greedy_loop(logits_of, prompt, n, banned=(), margins=None):
+    """n greedy tokens after prompt; margins (a list), when given, receives each step's top-1 minus top-2 logit."""
     seq = list(prompt)
     for _ in range(n):
-        seq.append(int(logits_of(seq).argmax()))
+        logits = logits_of(seq).clone()
+        for t in banned:
+            if 0 <= t < logits.shape[-1]:
+                logits[t] = -math.inf
+        top = torch.topk(logits, 2)
+        if margins is not None:
+            margins.append(float(top.values[0] - top.values[1]))
+        seq.append(int(top.indices[0]))
     return seq[len(prompt):]
 
 
@@ -107,7 +129,7 @@ def by_peft(hf_dir, peft_dir, prompt, n):
     from transformers import AutoModelForCausalLM
     model = AutoModelForCausalLM.from_pretrained(transformers_dir(hf_dir), torch_dtype=torch.float32)
     model = PeftModel.from_pretrained(model, peft_dir).eval()
-    return greedy_loop(lambda s: model(input_ids=torch.tensor([s])).logits[0, -1], prompt, n)
+    return greedy_loop(lambda s: model(input_ids=torch.tensor([s])).logits[0, -1], prompt, n, eos_ids(hf_dir))
 
 
 def by_hand(hf_dir, peft_dir, prompt, n):
@@ -117,19 +139,20 @@ def by_hand(hf_dir, peft_dir, prompt, n):
     for module, d in lora_deltas(peft_dir).items():
         lin = mods[module]
         lin.weight.copy_((lin.weight.double() + d).float())
-    return greedy_loop(lambda s: model(input_ids=torch.tensor([s])).logits[0, -1], prompt, n)
+    return greedy_loop(lambda s: model(input_ids=torch.tensor([s])).logits[0, -1], prompt, n, eos_ids(hf_dir))
 
 
-def by_reference(hf_dir, peft_dir, prompt, n):
+def by_reference(hf_dir, peft_dir, prompt, n, margins=None):
+    """peft_dir None: the base model."""
     here = os.path.dirname(os.path.abspath(__file__))
     path = os.path.join(here, "..", "..", "src", "builder", "tests", "torch_reference.py")
     spec = importlib.util.spec_from_file_location("torch_reference", path)
     ref = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(ref)
     cfg, W = ref.load(hf_dir)
-    for module, d in lora_deltas(peft_dir).items():
+    for module, d in (lora_deltas(peft_dir) if peft_dir else {}).items():
         W[module + ".weight"] = W[module + ".weight"] + d
-    return greedy_loop(lambda s: ref.forward(cfg, W, s)[-1], prompt, n)
+    return greedy_loop(lambda s: torch.as_tensor(ref.forward(cfg, W, s)[-1]), prompt, n, eos_ids(hf_dir), margins)
 
 
 METHODS = {"peft": by_peft, "by-hand": by_hand, "reference": by_reference}
