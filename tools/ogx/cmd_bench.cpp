@@ -14,8 +14,8 @@
 // the time per decode step and the KV cache bytes per sequence (all its rows, at max_length = P + G). The JSON's
 // decode_step_gb_s: weights plus the KV bytes a step reads (kv_read_bytes_per_step) over the step time.
 // --generators N: N independent generators (prompts of P * (i + 1) / N ids: different lengths) decoded together
-// (genai/batch_step.h: one model run per step for all on the Vulkan provider, one per generator on the CPU);
-// aggregate decode tokens/s over all of them, time per step, and the KV pool's bytes per sequence.
+// (genai/batch_step.h: one model run per step for all on the Vulkan provider, one per generator on the CPU; each
+// step queues the next on the device where every row picks there, as the Engine's steps do); aggregate decode tokens/s over all of them, time per step, and the KV pool's bytes per sequence.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -150,7 +150,7 @@ nlohmann::json bench_generators(const std::shared_ptr<genai::Model>& model, int 
     size_t before = 0, after = 0, steps = 0;
     for (auto* g : ptrs) before += g->token_count();
     for (bool any = true; any; steps++) {
-      genai::decode_together(ptrs);
+      genai::decode_together(ptrs, /*queue_ahead=*/true);  // as the Engine steps: the device runs one step ahead
       any = false;
       for (auto* g : ptrs) any = any || !g->is_done();
     }
