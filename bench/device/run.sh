@@ -7,7 +7,7 @@
 #
 # Steps (fields separated by ':'; BIN is a binary in .devrun, default ogx):
 #   gpu                          name, driver and clocks of the GPU (nvidia-smi)
-#   tests[:FILTER]               kernel suite (gtest FILTER; 'none': skip it) then the goldens, device sampling and
+#   tests[:FILTER]               kernel suite (gtest FILTER, ',' for ':'; 'none': skip it) then the goldens, device sampling and
 #                                the default model on the GPU, validation layers on
 #   check[:SHAPES_DIR]           tests/check_architectures.sh --full on the GPU: `ogx check` (CPU provider against the
 #                                GPU, prompts 1..129, 32 new tokens) over the 36 random-weight folders `ogx build`
@@ -22,20 +22,25 @@
 #                                KV cache bytes per sequence (P=128, G=128)
 #   folder:SHAPE:PREC[:P[:BIN]]  a real folder: `ogx build --random-weights` to /dev/shm, then `ogx bench` on it
 #                                (load_ms, decode) and the wall time of one `ogx generate` (load to last token)
-#   ab:BIN1,BIN2[,...]:SHAPE:PREC[:ROUNDS]
-#                                builds alternated ROUNDS times (default 3) on one machine: same-run A/B
+#   ab:BIN1,BIN2[,...]:SHAPE:PREC[:ROUNDS[:EXTRA]]
+#                                builds alternated ROUNDS times (default 3) on one machine: same-run A/B; EXTRA as
+#                                for bench (e.g. '--batch+16')
+#   kbench:BIN1[,BIN2...]:ARGS   the kernel bench (BIN: ogx_vulkan_bench or an A/B copy of it) with ARGS ('+' for
+#                                spaces, e.g. '--matmul-only+--m+16+--shape-8b'), the builds alternated twice
 #   llamacpp[:ARGS]              ../shared/llamacpp-bench/device.sh (llama.cpp's Vulkan llama-bench), ARGS with '+'
 #                                for spaces (e.g. 'llamacpp:--no-8b'); needs .devrun/llamacpp/ (a copy of that folder
 #                                with its work/ payload)
 #   serve:SHAPE:PREC[:CLIENTS[:MAX_TOKENS[:TEMPERATURE]]]
 #                                bench/serve_bench.sh on a random-weight folder of SHAPE (CLIENTS default 1,8,32,64,
 #                                128 new tokens, 128-token prompts; TEMPERATURE default 0.8, 0 = greedy)
-#   generators:SHAPE:PREC[:COUNTS[:P[:G]]]
+#   generators:SHAPE:PREC[:COUNTS[:P[:G[:BIN]]]]
 #                                `ogx bench --generators N` on a real folder for each N of COUNTS (default 16,64):
 #                                N sequences of different prompt lengths decoded together (P=128, G=64)
 #   spec:SHAPE:PREC[:DRAFT_SHAPE]
 #                                `ogx bench --speculative` on a real folder: n-gram on a repetitive prompt (prompt 512,
 #                                period 32, 256 new tokens) against plain decoding, and with DRAFT_SHAPE a draft model
+#   sample:SHAPE:PREC[:BIN]      `ogx bench --synthetic --temperature 0.8` with top-p 0.9, top-k 50 and the whole
+#                                distribution, alternated twice; decode tok/s of each (the device sampler's cost)
 #   guidance:SHAPE:PREC          `ogx generate` (prompt 'hello', 128 new tokens, twice each) on a random-weight folder with
 #                                the Llama 3 tokenizer copied in: unconstrained, --regex '[a-z ]+', --json-schema
 #                                bench/data/guidance_schema.json; decode tok/s of each (structured output's cost)
@@ -51,7 +56,7 @@ step_gpu() {
   nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noheader 2>&1 | tee -a "$SUMMARY"
 }
 
-step_tests() { gpu_tests "${1:-*}" | tee -a "$SUMMARY"; }
+step_tests() { local f=${1:-*}; gpu_tests "${f//,/:}" | tee -a "$SUMMARY"; }  # ',' for gtest's ':' 
 
 step_check() {  # tests/check_architectures.sh on the GPU: 36 tiny folders (+ the shapes in $1, a folder of HF configs)
   local extra=(); [ -n "$1" ] && extra=(--shapes "$1")
@@ -97,9 +102,19 @@ step_folder() {
 }
 
 step_ab() {
-  local bins=${1//,/ } shape=$2 prec=$3 rounds=${4:-3}
+  local bins=${1//,/ } shape=$2 prec=$3 rounds=${4:-3} extra=${5//+/ }
   for r in $(seq $rounds); do
-    for b in $bins; do bench_model $b $shape $prec "" _r$r | tee -a "$SUMMARY"; done
+    for b in $bins; do bench_model $b $shape $prec "$extra" _r$r | tee -a "$SUMMARY"; done
+  done
+}
+
+step_kbench() {
+  local bins=${1//,/ } args=${2//+/ } tag=${2//[^a-z0-9]/}
+  for r in 1 2; do
+    for b in $bins; do
+      timeout 200 ./.devrun/$b $args > $OUT/kbench_${b}_${tag}_r$r.txt 2>&1
+      log "kbench $b $args (round $r): rc=$?"; grep -vE '^\s*$' $OUT/kbench_${b}_${tag}_r$r.txt | tail -25 | tee -a "$SUMMARY"
+    done
   done
 }
 
@@ -122,13 +137,13 @@ step_serve() {
 }
 
 step_generators() {
-  local shape=$1 prec=$2 counts=${3:-16,64} P=${4:-128} G=${5:-64} dir
+  local shape=$1 prec=$2 counts=${3:-16,64} P=${4:-128} G=${5:-64} bin=${6:-ogx} dir
   dir=$(folder_of $shape $prec)
   for n in ${counts//,/ }; do
-    local out=$OUT/generators_${shape}_${prec}_$n
-    timeout 300 ./.devrun/ogx bench $dir --provider dml --prompt-len $P --gen-len $G --generators $n --repeats 1 \
+    local out=$OUT/generators_${shape}_${prec}_${n}_$bin
+    timeout 300 ./.devrun/$bin bench $dir --provider dml --prompt-len $P --gen-len $G --generators $n --repeats 1 \
       --json > $out.json 2> $out.err
-    log "generators $shape $prec N=$n: $(grep -o '"decode_tok_s":[0-9.]*\|"replay_gpu_us_median":[0-9.]*' $out.json | tr '\n' ' ')"
+    log "generators $shape $prec N=$n $bin: $(grep -o '"decode_tok_s":[0-9.]*\|"replay_gpu_us_median":[0-9.]*' $out.json | tr '\n' ' ')"
   done
 }
 
@@ -143,6 +158,15 @@ step_guidance() {
   }
   for i in 1 2; do
     gen none 128; gen regex 128 --regex '[a-z ]+'; gen schema 1 --json-schema bench/data/guidance_schema.json
+  done
+}
+
+step_sample() {
+  local shape=$1 prec=$2 bin=${3:-ogx}
+  for i in 1 2; do
+    for mode in "--top-p 0.9" "--top-k 50" ""; do
+      local m=${mode// /}; bench_model $bin $shape $prec "--temperature 0.8 $mode" _t08${m//-/} | tee -a "$SUMMARY"
+    done
   done
 }
 
@@ -163,7 +187,7 @@ for step in "$@"; do
   IFS=: read -r name a1 a2 a3 a4 a5 a6 <<< "$step"
   log "== $step ($(date +%T))"
   case $name in
-    gpu | tests | check | bench | batch | folder | ab | llamacpp | serve | generators | spec | guidance)
+    gpu | tests | check | bench | batch | folder | ab | kbench | llamacpp | serve | generators | spec | guidance | sample)
       step_$name "$a1" "$a2" "$a3" "$a4" "$a5" "$a6" ;;
     *) log "unknown step '$name'" ;;
   esac

@@ -1,9 +1,11 @@
 // ogx bench (MODEL_DIR | --synthetic SHAPE.json [--precision fp32|fp16|int4]) --prompt-len P --gen-len G
 //   [--batch B] [--num-beams N] [--repeats R] [--provider P] [--provider-option K=V]... [--threads N] [--json]
 //   [--speculative ngram|DRAFT_DIR [--draft-tokens K]] [--prompt-period N] [--generators N] [--temperature T]
+//   [--top-k K] [--top-p P]
 // --temperature T: pick as `ogx serve` does for an OpenAI request with temperature T (T > 0: sampling with top_k 0,
 // top_p 1, seeded; 0: greedy; no repetition penalty) instead of the folder's greedy search, to compare with
-// bench/serve_load.py at the same temperature.
+// bench/serve_load.py at the same temperature; --top-k / --top-p narrow that sampling (the device sampler's
+// truncated path, what a request with top_p < 1 takes).
 // --speculative: speculative decoding with n-gram (prompt-lookup, ngram_size 3) drafting or the draft model folder
 // DRAFT_DIR (same provider and options, same tokenizer vocabulary), K drafted tokens per round (default 4); the
 // JSON gains its statistics. --prompt-period N: the prompt repeats its first N random ids (a repetitive prompt).
@@ -69,6 +71,8 @@ struct BenchOptions {
   int prompt_len = 128, gen_len = 128, repeats = 3, batch = 1, num_beams = 1;
   int generators = 0;                // --generators N (0: off)
   float temperature = -1;            // --temperature T (< 0: not given: greedy with the folder's options)
+  int top_k = 0;                     // --top-k K with --temperature T > 0 (0: every token)
+  float top_p = 1;                   // --top-p P with --temperature T > 0
   std::string speculative;           // --speculative ngram|DRAFT_DIR
   int draft_tokens = 4;              // --draft-tokens K
   int prompt_period = 0;             // --prompt-period N
@@ -106,19 +110,20 @@ double session_stat(const genai::Model& m, const std::string& name) {
 // --temperature T: each sequence picks as an OpenAI request with temperature T does in `ogx serve` (T > 0: sampling
 // with top_k 0, top_p 1, seeded; 0: greedy; no repetition penalty either way). Not given (< 0): greedy with the
 // folder's other search options.
-void set_picking(genai::GeneratorParams& params, double temperature, int seed) {
+void set_picking(genai::GeneratorParams& params, double temperature, int seed, int top_k = 0, double top_p = 1) {
   params.search.do_sample = temperature > 0;
   if (temperature < 0) return;
   params.search.repetition_penalty = 1.0;
   if (temperature == 0) return;
   params.search.temperature = std::max(temperature, genai::kMinTemperature);
-  params.search.top_k = 0;
-  params.search.top_p = 1.0;
+  params.search.top_k = top_k;
+  params.search.top_p = top_p;
   params.search.random_seed = seed;
 }
 
 // --generators N: N generators of prompts P * (i + 1) / N ids, decoded together for G tokens each.
-nlohmann::json bench_generators(const std::shared_ptr<genai::Model>& model, int N, int P, int G, int R, double T) {
+nlohmann::json bench_generators(const std::shared_ptr<genai::Model>& model, int N, int P, int G, int R, double T,
+                                int top_k, double top_p) {
   using Clock = std::chrono::steady_clock;
   int vocab = model->io().vocab_size > 0 ? model->io().vocab_size : 1000;
   std::mt19937 rng(1234);
@@ -138,7 +143,7 @@ nlohmann::json bench_generators(const std::shared_ptr<genai::Model>& model, int 
     for (auto& p : prompts) {
       genai::GeneratorParams params(*model);
       params.search.max_length = (int)p.size() + gen_len;
-      set_picking(params, T, 1234 + (int)gens.size());
+      set_picking(params, T, 1234 + (int)gens.size(), top_k, top_p);
       gens.push_back(std::make_unique<genai::Generator>(model, params));
       gens.back()->append_tokens(p);
       ptrs.push_back(gens.back().get());
@@ -189,6 +194,8 @@ Runner define_bench(Flags& flags) {
   flags.option("--num-beams", o->num_beams, "beam search over N beams");
   flags.option("--generators", o->generators, "N generators of different prompt lengths decoded together");
   flags.option("--temperature", o->temperature, "pick as an OpenAI request with this temperature (0: greedy)");
+  flags.option("--top-k", o->top_k, "with --temperature > 0: sample from the K most likely tokens (0: all)");
+  flags.option("--top-p", o->top_p, "with --temperature > 0: sample from the smallest set with probability P");
   flags.option("--speculative", o->speculative, "speculative decoding: ngram or a draft model folder");
   flags.option("--draft-tokens", o->draft_tokens, "tokens drafted per round (--speculative)");
   flags.option("--prompt-period", o->prompt_period, "the prompt repeats its first N random ids (repetitive)");
@@ -209,6 +216,9 @@ int run_bench(const BenchOptions& a) {
   OGX_CHECK(B >= 1 && B <= genai::Generator::kMaxBatchSize, "--batch must be in [1, ", genai::Generator::kMaxBatchSize,
             "], got ", B);
   OGX_CHECK(a.temperature < 0 || a.temperature <= 100, "--temperature must be in [0, 100], got ", a.temperature);
+  OGX_CHECK(a.top_k >= 0 && a.top_p > 0 && a.top_p <= 1, "--top-k must be >= 0 and --top-p in (0, 1], got ", a.top_k,
+            " and ", a.top_p);
+  OGX_CHECK((a.top_k == 0 && a.top_p == 1) || a.temperature > 0, "--top-k / --top-p need --temperature > 0");
   OGX_CHECK(beams >= 1 && beams <= genai::Generator::kMaxBeams, "--num-beams must be in [1, ",
             genai::Generator::kMaxBeams, "], got ", beams);
   using Clock = std::chrono::steady_clock;
@@ -234,7 +244,7 @@ int run_bench(const BenchOptions& a) {
     const int N = a.generators;
     OGX_CHECK(N >= 1 && N <= 256, "--generators must be in [1, 256], got ", N);
     OGX_CHECK(B == 1 && beams == 1, "--generators runs one sequence per generator: no --batch or --num-beams");
-    nlohmann::json j = bench_generators(model, N, P, G, R, a.temperature);
+    nlohmann::json j = bench_generators(model, N, P, G, R, a.temperature, a.top_k, a.top_p);
     j["model"] = dir;
     if (synthetic) j["precision"] = a.precision;
     j["provider"] = model->provider();
@@ -263,7 +273,7 @@ int run_bench(const BenchOptions& a) {
   auto make_params = [&](int max_length) {
     genai::GeneratorParams params(*model);
     params.search.max_length = max_length;
-    set_picking(params, a.temperature, 1234);
+    set_picking(params, a.temperature, 1234, a.top_k, a.top_p);
     params.search.batch_size = B;
     params.search.num_beams = beams;
     if (spec == "ngram") params.speculative.ngram_size = 3;
@@ -316,6 +326,8 @@ int run_bench(const BenchOptions& a) {
   j["decode_step_ms"] = median(step_ms);
   j["samples_on_device"] = on_device;
   if (a.temperature >= 0) j["temperature"] = a.temperature;
+  if (a.top_k != 0) j["top_k"] = a.top_k;
+  if (a.top_p != 1) j["top_p"] = a.top_p;
   if (!spec.empty()) {
     j["speculative"]["drafting"] = spec == "ngram" ? "ngram" : "draft model";
     for (auto& [k, v] : spec_stats.items()) j["speculative"][k] = v;  // of the last repeat

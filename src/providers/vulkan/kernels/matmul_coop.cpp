@@ -82,8 +82,20 @@ CoopSkinnyShape coop_skinny_shape(const Context& ctx, int64_t M, bool int4) {
   // Shared memory: staged x and W pieces of every subgroup, plus one fp32 16 x 16 fragment per subgroup.
   const uint32_t limit = std::min<uint32_t>(ctx.info().max_shared_memory, 48 * 1024);
   k.direct_w = !int4 && tu.coop_skinny_direct_w != 0;  // direct: no weight slots in shared memory
-  auto bytes = [&] { return k.threads / 32 * (k.unroll * (k.row_tiles + k.col_tiles) * 512 + 1024); };
-  while (bytes() > limit && k.unroll > 1) k.unroll /= 2;
+  auto bytes = [&] {  // per subgroup: (RT + CT) tiles of 16 rows x stride pieces of 16 bytes (matvec_coop.comp)
+    uint32_t stride = 2 * k.unroll + (k.unroll > 1 && k.pad ? 2 : 0);
+    return k.threads / 32 * ((k.row_tiles + k.col_tiles) * 256 * stride + 1024);
+  };
+  // What does not fit drops the padding, then halves the unroll (padded again), and so on: H200, 8B shapes, M = 16
+  // at unroll 2: padded 211 us for the four projections, unpadded 223, before the lanes read whole rows 245.
+  while (bytes() > limit && k.unroll > 1) {
+    if (k.pad) {
+      k.pad = 0;
+    } else {
+      k.unroll /= 2;
+      k.pad = 1;
+    }
+  }
   while (bytes() > limit && k.col_tiles > 1) k.col_tiles /= 2;
   while (bytes() > limit && k.threads > 32) k.threads /= 2;
   return k;
@@ -101,7 +113,7 @@ void matvec_coop(CommandRecorder& rec, const TensorView& x, const MatMulWeight& 
             shape_str(y.shape), " does not fit ", M, " rows of ", w.N, silu_pairs ? " gate/up columns" : " columns");
   const CoopSkinnyShape k = coop_skinny_shape(ctx, M, w.int4);
   std::string shader = std::string(w.int4 ? "matvec_coop_q4_f16" : "matvec_coop_f16") + (silu_pairs ? "_silu" : "");
-  const Pipeline& pl = ctx.pipelines().get(shader, {k.threads, k.unroll, k.col_tiles, k.row_tiles, k.direct_w});
+  const Pipeline& pl = ctx.pipelines().get(shader, {k.threads, k.unroll, k.col_tiles, k.row_tiles, k.direct_w, k.pad});
   CoopPush p = coop_push(x, w, bias, y, M);  // int4 without zero points: has_zp 0, the address is not read
   uint32_t gx, gz;
   grid_2d(div_up((uint32_t)w.N, 16u * k.col_tiles), &gx, &gz);

@@ -26,6 +26,7 @@ bool matvec_coop_applies(const Context& ctx, const TensorView& x, const MatMulWe
 // (int4 with one row tile: one column tile), reduced until its shared memory fits (48 KiB at most).
 struct CoopSkinnyShape {
   uint32_t threads = 256, unroll = 4, col_tiles = 1, row_tiles = 1, direct_w = 0;
+  uint32_t pad = 1;  // staged rows padded against shared-memory bank conflicts (dropped first when memory is short)
 };
 CoopSkinnyShape coop_skinny_shape(const Context& ctx, int64_t M, bool int4);
 

@@ -9,7 +9,8 @@ namespace ogx::vk::kernels {
 
 uint32_t argmax_chunks(int64_t V) { return (uint32_t)std::clamp<int64_t>((V + 2047) / 2048, 1, 64); }
 
-int64_t argmax_scratch_words(int64_t B, int64_t V) { return kArgmaxMaxRows + B * 2 * (int64_t)argmax_chunks(V); }
+// sample.comp: the counters, then PART (6) words per (row, chunk), then ROW_WORDS (6) per row.
+int64_t argmax_scratch_words(int64_t B, int64_t V) { return kArgmaxMaxRows + B * (6 * (int64_t)argmax_chunks(V) + 6); }
 
 void sample_tokens(CommandRecorder& rec, const SamplingParams& params, const TensorView& logits,
                    const TensorView& tokens, const TensorView& rng_state, const TensorView* host_tokens,
@@ -24,9 +25,10 @@ void sample_tokens(CommandRecorder& rec, const SamplingParams& params, const Ten
             "sampling: rng_state must be uint32 [", B, "]");
   OGX_CHECK(params.greedy || (params.top_p > 0.0f && params.top_p <= 1.0f && params.temperature > 0.0f),
             "sampling: top_p must be in (0, 1] and temperature > 0");
-  uint32_t chunks = 1;  // the argmax (plain, or Gumbel for the whole distribution) spreads a row over chunks
+  uint32_t chunks = 1;  // the argmax (plain or Gumbel) and rejection sampling spread a row over chunks
   const bool whole = !params.greedy && params.top_k == 0 && params.top_p >= 1.0f;
-  if ((params.greedy || whole || row_params) && argmax_scratch) {
+  const bool one_cut = !params.greedy && ((params.top_k == 0) != (params.top_p >= 1.0f));  // top-p or top-k alone
+  if ((params.greedy || whole || one_cut || row_params) && argmax_scratch) {
     OGX_CHECK(dtype_size(argmax_scratch->dtype) == 4 && argmax_scratch->numel() >= argmax_scratch_words(B, V),
               "sampling: the argmax scratch must hold ", argmax_scratch_words(B, V), " 32-bit words");
     chunks = argmax_chunks(V);
@@ -39,14 +41,19 @@ void sample_tokens(CommandRecorder& rec, const SamplingParams& params, const Ten
   const bool rng = !params.greedy || row_params;  // (per-row settings: some row may sample)
   OGX_CHECK(!rng || (rng_state.numel() >= B && dtype_size(rng_state.dtype) == 4), "sampling: rng_state must be uint32 [",
             B, "]");
+  // Rejection rounds: recorded when some row may sample with top-p alone or top-k alone (per-row settings are read
+  // when the kernel runs, so any row might) and the rows are spread.
+  const uint32_t rounds = chunks > 1 && (one_cut || row_params) ? kRejectionRounds : 0;
   struct {
     uint64_t logits, tokens, rng, host_tokens, scratch, mask, row_params;
     uint32_t V, mode, top_k, flags;
     float top_p, temperature;
+    uint32_t round, rounds;
   } p{addr(logits), addr(tokens), rng ? addr(rng_state) : 0, host_tokens ? addr(*host_tokens) : 0,
       chunks > 1 ? addr(*argmax_scratch) : 0, token_mask ? addr(*token_mask) : 0, row_params ? addr(*row_params) : 0,
       (uint32_t)V, params.greedy ? 0u : 1u, params.top_k,
-      (host_tokens ? 1u : 0u) | (token_mask ? 2u : 0u) | (row_params ? 4u : 0u), params.top_p, params.temperature};
+      (host_tokens ? 1u : 0u) | (token_mask ? 2u : 0u) | (row_params ? 4u : 0u), params.top_p, params.temperature,
+      0u, rounds};
   const Pipeline& pl = rec.context().pipelines().get(std::string("sample_") + t);
   std::vector<BufferSlice> reads{logits.mem}, writes{tokens.mem};
   if (rng) reads.push_back(rng_state.mem), writes.push_back(rng_state.mem);
@@ -55,6 +62,7 @@ void sample_tokens(CommandRecorder& rec, const SamplingParams& params, const Ten
   if (chunks > 1) reads.push_back(argmax_scratch->mem), writes.push_back(argmax_scratch->mem);
   if (token_mask) reads.push_back(token_mask->mem);
   rec.dispatch(pl, &p, sizeof(p), (uint32_t)B, chunks, 1, reads, writes);
+  for (p.round = 1; p.round <= rounds; p.round++) rec.dispatch(pl, &p, sizeof(p), (uint32_t)B, chunks, 1, reads, writes);
 }
 
 void write_row_params(const SamplingParams& params, uint32_t out[4]) {

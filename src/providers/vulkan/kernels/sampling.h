@@ -18,10 +18,11 @@ struct SamplingParams {
 
 // logits: [B, V] f32/f16; tokens: int64 [B]; rng_state: uint32 [B] (seed it with seed_sampling_state; advanced
 // on each sampling call). host_tokens (optional): int64 [B] in host-visible memory, written with the same ids (the
-// host reads them after the submission completes, no copy command). argmax_scratch (optional, greedy): uint32
-// [argmax_scratch_words(B, V)] for the largest B it serves, zero before its first use and left zero by every call
-// (calls of any batch up to that B may share it): the argmax then spreads each row over argmax_chunks(V) workgroups
-// instead of one. token_mask (optional): uint32 [B, ceil(V / 32)], bit t
+// host reads them after the submission completes, no copy command). argmax_scratch (optional): uint32
+// [argmax_scratch_words(B, V)] for the largest B it serves, zero before its first use and its counters left zero
+// by every call (calls of any batch up to that B may share it): the argmax, the whole-distribution draw and
+// rejection sampling (top-p alone, top-k alone) then spread each row over argmax_chunks(V) workgroups instead of
+// one. token_mask (optional): uint32 [B, ceil(V / 32)], bit t
 // of word t / 32 set for the tokens a row may pick (structured output); the others count as the lowest logit.
 // row_params (optional): uint32 [B, 4] from write_row_params, read when the kernel runs: each row's own way of
 // picking (rows of generators decoding together); `params` then only decides whether any row samples (rng_state).
@@ -35,6 +36,10 @@ void write_row_params(const SamplingParams& params, uint32_t out[4]);
 constexpr int64_t kArgmaxMaxRows = 256;  // rows of one spread argmax (the shader's MAX_ROWS: its counters' words)
 uint32_t argmax_chunks(int64_t V);  // workgroups per row of the spread argmax (~2,048 logits each, at most 64)
 int64_t argmax_scratch_words(int64_t B, int64_t V);
+// With a scratch, top-p alone or top-k alone is rejection sampling spread like the argmax (sample.comp's header):
+// one dispatch per round, this many rounds (the draw and 5 checks), then a final dispatch where a row still not
+// accepted takes the one-workgroup sampler. For top-p, P(a row reaches it) <= (1 - top_p) ^ 5 (1e-5 at 0.9).
+constexpr uint32_t kRejectionRounds = 6;
 
 // Host helper: initial PCG states for B rows from one seed.
 std::vector<uint32_t> seed_sampling_state(uint64_t seed, int64_t B);

@@ -8,14 +8,14 @@
 //
 // A workgroup of SG subgroups computes CT x 16 outputs n0.. of all rows; K is split over its subgroups in chunks of
 // UNR steps of 16 (subgroup s takes chunks s, s + SG, ...), each subgroup accumulating RT x CT 16 x 16 fp32
-// fragments, summed through shared memory at the end (one fragment at a time). Every lane stages one 16-byte piece of
-// x per row tile and of W per column tile per step into its subgroup's shared slots (rows past M / K zero; int4
-// dequantized on the way), then the subgroup multiplies: each x fragment serves CT weight tiles, each weight tile RT
+// fragments, summed through shared memory at the end (one fragment at a time). Every lane stages UNR 16-byte pieces
+// of x per row tile and of W per column tile per chunk into its subgroup's shared slots, consecutive lanes taking
+// consecutive pieces of a row (rows past M / K zero; int4 dequantized on the way), then the subgroup multiplies: each x fragment serves CT weight tiles, each weight tile RT
 // row tiles. A chunk's loads are issued before the previous chunk's multiplies (held in registers meanwhile).
 // EPILOGUE_SILU: gate/up rows in pairs (n even: gate, n odd: up) -> y[m, n / 2] = silu(gate) * up, y [M, N / 2],
 // each product rounded to fp16 first as the unfused ops round them.
-// Specialization constants (kernels/matmul_coop.cpp picks them; shared memory SG * UNR * (RT + CT) * 512 + SG * 1 KiB
-// bytes): NT threads (SG = NT / 32 subgroups), UNR staged steps, CT column tiles, RT row tiles.
+// Specialization constants (kernels/matmul_coop.cpp picks them; shared memory SG * (RT + CT) * 256 * STRIDE + SG *
+// 1 KiB bytes, STRIDE below): NT threads (SG = NT / 32 subgroups), UNR staged steps, CT column tiles, RT row tiles.
 // Host contract (kernels/matmul_coop.cpp matvec_coop_applies): subgroup size 32, K % 8 == 0, x and fp16 W 16-byte
 // aligned, int4 block_size % 8 == 0.
 #version 460
@@ -36,7 +36,14 @@ layout(constant_id = 3) const uint RT = 1;    // 16-row activation tiles (M <= 1
 // fp16 weights: 1 = the subgroup loads whole 16 x 16 weight fragments from memory (coopMatLoadNV, no staging in
 // shared memory) where a workgroup's tiles lie inside N and K % 16 == 0; 0 = staged as x is.
 layout(constant_id = 4) const uint DIRECT_W = 0;
+// 1: staged rows padded by 2 pieces (UNR >= 2; the host drops it when shared memory is short)
+layout(constant_id = 5) const uint PAD = 1;
 const uint SG = NT / 32;
+// A staged tile is 16 rows x UNR * 16 k: 2 * UNR pieces of 8 halves a row, rows STRIDE pieces apart. Two pieces of
+// padding (UNR >= 2) put 4 consecutive rows in different banks, so a 16 x 16 fragment loads from shared memory
+// without bank conflicts (an unpadded stride of 8 pieces put all 16 rows in the same 8 banks).
+const uint PR = 2 * UNR;
+const uint STRIDE = PR + 2 * PAD - 2 * PAD * (1 / UNR);  // UNR 1: 2 (already conflict-free)
 
 layout(local_size_x_id = 0) in;
 
@@ -52,9 +59,9 @@ layout(push_constant) uniform Push {
   uint has_zp, has_bias;
 } p;
 
-// Per subgroup, staged step and tile: 16 rows x 2 pieces of 8 halves, of x (A, [m][k]) and of W (B, [n][k]).
-shared uvec4 Xs[SG * UNR * RT * 32];
-shared uvec4 Ws[SG * UNR * CT * 32];
+// Per subgroup and tile, the staged chunk: 16 rows x STRIDE pieces of 8 halves, of x (A, [m][k]) and W (B, [n][k]).
+shared uvec4 Xs[SG * RT * 16 * STRIDE];
+shared uvec4 Ws[SG * CT * 16 * STRIDE];
 shared float Red[SG * 256];  // each subgroup's 16 x 16 fp32 result of one tile
 
 uvec4 load_x(uint row, uint k) {  // 8 halves of x at (row, k); zero past M or K
@@ -158,20 +165,31 @@ void main() {
   } else
 #endif
   {
-    // Staged: while the subgroup multiplies one chunk from shared memory, its loads of the next are in flight.
+    // Staged: while the subgroup multiplies one chunk from shared memory, its loads of the next are in flight. Load
+    // j of a lane takes piece PIECE(j) = (row, piece) of each tile's chunk. fp16: consecutive lanes read consecutive
+    // 16-byte pieces of a row (at UNR 4, each load reads 4 whole 128-byte rows: 4 memory requests, not 16). int4:
+    // two lanes a row, each walking along K (the fp16 order made the int4 kernel 1.5-1.8x slower on the H200).
+#if WEIGHT_INT4
+#define PIECE(J) uvec2(lane / 2, (J) * 2 + lane % 2)
+#else
+#define PIECE(J) uvec2(((J) * 32 + lane) / PR, ((J) * 32 + lane) % PR)
+#endif
     uvec4 xr[UNR * RT], wr[UNR * CT];
 #define LOAD_CHUNK(C)                                                                                               \
-    [[unroll]] for (uint u = 0; u < UNR; u++) {                                                                     \
-      uint k = ((C) + u) * 16 + half_k;                                                                             \
-      [[unroll]] for (uint r = 0; r < RT; r++) xr[u * RT + r] = load_x(r * 16 + row, k);                          \
+    [[unroll]] for (uint j = 0; j < UNR; j++) {                                                                     \
+      uvec2 pc = PIECE(j);                                                                                          \
+      uint k = (C) * 16 + pc.y * 8;                                                                                 \
+      [[unroll]] for (uint r = 0; r < RT; r++) xr[j * RT + r] = load_x(r * 16 + pc.x, k);                          \
       [[unroll]] for (uint t = 0; t < CT; t++) /* rows past N repeat the last, not written */                     \
-        wr[u * CT + t] = load_w(min(n0 + t * 16 + row, p.N - 1), k);                                                \
+        wr[j * CT + t] = load_w(min(n0 + t * 16 + pc.x, p.N - 1), k);                                               \
     }
     if (sg * UNR < steps) LOAD_CHUNK(sg * UNR)
     for (uint c = sg * UNR; c < steps; c += SG * UNR) {
-      [[unroll]] for (uint u = 0; u < UNR; u++) {
-        [[unroll]] for (uint r = 0; r < RT; r++) Xs[((sg * UNR + u) * RT + r) * 32 + lane] = xr[u * RT + r];
-        [[unroll]] for (uint t = 0; t < CT; t++) Ws[((sg * UNR + u) * CT + t) * 32 + lane] = wr[u * CT + t];
+      [[unroll]] for (uint j = 0; j < UNR; j++) {
+        uvec2 pc = PIECE(j);
+        uint at = pc.x * STRIDE + pc.y;
+        [[unroll]] for (uint r = 0; r < RT; r++) Xs[(sg * RT + r) * 16 * STRIDE + at] = xr[j * RT + r];
+        [[unroll]] for (uint t = 0; t < CT; t++) Ws[(sg * CT + t) * 16 * STRIDE + at] = wr[j * CT + t];
       }
       subgroupMemoryBarrierShared();
       subgroupBarrier();
@@ -179,15 +197,16 @@ void main() {
       [[unroll]] for (uint u = 0; u < UNR; u++) {
         if (c + u >= steps) break;  // uniform in the subgroup
         fcoopmatNV<16, gl_ScopeSubgroup, 16, 16> fa[RT], fb[CT];
-        [[unroll]] for (uint r = 0; r < RT; r++)  // A [m][k], 2 uvec4 per row
-          coopMatLoadNV(fa[r], Xs, ((sg * UNR + u) * RT + r) * 32, 2, false);
+        [[unroll]] for (uint r = 0; r < RT; r++)  // A [m][k]
+          coopMatLoadNV(fa[r], Xs, (sg * RT + r) * 16 * STRIDE + u * 2, STRIDE, false);
         [[unroll]] for (uint t = 0; t < CT; t++)  // B [k][n] = W(n, k): column-major
-          coopMatLoadNV(fb[t], Ws, ((sg * UNR + u) * CT + t) * 32, 2, true);
+          coopMatLoadNV(fb[t], Ws, (sg * CT + t) * 16 * STRIDE + u * 2, STRIDE, true);
         [[unroll]] for (uint r = 0; r < RT; r++)
           [[unroll]] for (uint t = 0; t < CT; t++) acc[r * CT + t] = coopMatMulAddNV(fa[r], fb[t], acc[r * CT + t]);
       }
       subgroupBarrier();  // the slots are rewritten by the next chunk
     }
+#undef PIECE
 #undef LOAD_CHUNK
   }
   [[unroll]] for (uint r = 0; r < RT; r++) {

@@ -10,8 +10,17 @@
 namespace ogx::vk::test {
 namespace {
 
+struct SpreadDraws {
+  std::vector<int64_t> tokens;   // [calls * B]
+  std::vector<uint32_t> states;  // each row's random state after the last call
+};
+
 class VulkanSamplingTest : public VulkanTest {
  protected:
+  // Rejection sampling (top-p alone, top-k alone, spread over chunks with a scratch): B rows of one logit vector,
+  // `calls` calls with each row's state carried.
+  SpreadDraws spread_draws(const kernels::SamplingParams& sp, const std::vector<float>& row, int64_t B, int calls,
+                           DType dt, uint64_t seed);
   std::vector<int64_t> run(const kernels::SamplingParams& params, const std::vector<float>& logits, int64_t B,
                            int64_t V, DType dt, uint64_t seed = 1) {
     TensorView lv = upload(logits, dt, {B, V}), tokens = empty(DType::i64, {B});
@@ -139,7 +148,8 @@ TEST_F(VulkanSamplingTest, PerRowSettingsEqualEachRowAlone) {
   std::vector<kernels::SamplingParams> rows(B);
   rows[1].greedy = false, rows[1].top_k = 1;
   rows[2].greedy = false, rows[2].top_k = 50, rows[2].top_p = 0.9f, rows[2].temperature = 0.7f;
-  rows[3].greedy = false, rows[3].top_p = 0.95f, rows[3].temperature = 1.3f;  // top-p alone
+  rows[3].greedy = false, rows[3].top_p = 0.95f, rows[3].temperature = 1.3f;  // top-p alone: rejection sampling
+  rows[4].greedy = false, rows[4].top_k = 40, rows[4].temperature = 0.5f;  // top-k alone: rejection sampling
   rows[5].greedy = false, rows[5].temperature = 0.8f;  // the whole distribution (Gumbel argmax over the chunks)
   std::vector<uint32_t> words(B * 4);
   for (int64_t b = 0; b < B; b++) kernels::write_row_params(rows[b], &words[b * 4]);
@@ -163,9 +173,10 @@ TEST_F(VulkanSamplingTest, PerRowSettingsEqualEachRowAlone) {
       if (!rows[b].greedy) {
         TensorView l1 = upload(one, DType::f32, {1, V}), t1 = empty(DType::i64, {1});
         TensorView r1 = upload_i32({(int32_t)state[b]}, {1});
+        TensorView s1 = empty(DType::i32, {kernels::argmax_scratch_words(1, V)});
         CommandRecorder r(ctx());
         r.begin();
-        kernels::sample_tokens(r, rows[b], l1, t1, r1);
+        kernels::sample_tokens(r, rows[b], l1, t1, r1, nullptr, &s1);  // spread as the rows are
         r.end();
         r.run();
         alone = {ctx().transfers().download_tensor(t1).data<int64_t>()[0]};
@@ -324,6 +335,116 @@ TEST_F(VulkanSamplingTest, TopPWithoutTopKUsesTheWholeVocabulary) {
     max_seen = std::max(max_seen, t);
   }
   EXPECT_GE(max_seen, 35) << "the nucleus looks cut short";
+}
+
+SpreadDraws VulkanSamplingTest::spread_draws(const kernels::SamplingParams& sp, const std::vector<float>& row,
+                                             int64_t B, int calls, DType dt, uint64_t seed) {
+  const int64_t V = (int64_t)row.size();
+  std::vector<float> logits;
+  for (int64_t b = 0; b < B; b++) logits.insert(logits.end(), row.begin(), row.end());
+  TensorView lv = upload(logits, dt, {B, V});
+  TensorView scratch = empty(DType::i32, {kernels::argmax_scratch_words(B, V)});
+  auto seeds = kernels::seed_sampling_state(seed, B);
+  TensorView rng = upload_i32(std::vector<int32_t>(seeds.begin(), seeds.end()), {B});
+  SpreadDraws d;
+  for (int c = 0; c < calls; c++) {
+    TensorView tokens = empty(DType::i64, {B});
+    CommandRecorder rec(ctx());
+    rec.begin();
+    kernels::sample_tokens(rec, sp, lv, tokens, rng, nullptr, &scratch);
+    rec.end();
+    rec.run();
+    Tensor h = ctx().transfers().download_tensor(tokens);
+    d.tokens.insert(d.tokens.end(), h.data<int64_t>(), h.data<int64_t>() + B);
+  }
+  Tensor s = ctx().transfers().download_tensor(rng);
+  for (int64_t b = 0; b < B; b++) d.states.push_back((uint32_t)s.data<int32_t>()[b]);
+  Tensor left = ctx().transfers().download_tensor(scratch);
+  for (int64_t b = 0; b < kernels::kArgmaxMaxRows; b++) EXPECT_EQ(left.data<int32_t>()[b], 0) << "counter " << b;
+  return d;
+}
+
+// The exact distribution: softmax(row / T) over the first `keep` tokens of the order (logit desc, index asc), where
+// keep is top_k, or the shortest prefix whose probability reaches top_p.
+std::vector<double> cut_softmax(const std::vector<float>& row, float temp, uint32_t top_k, float top_p) {
+  const int64_t V = (int64_t)row.size();
+  std::vector<int64_t> order(V);
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) { return row[a] > row[b]; });
+  double mx = row[order[0]] / temp, z = 0;
+  for (float x : row) z += std::exp(x / temp - mx);
+  int64_t keep = top_k ? std::min<int64_t>(top_k, V) : 0;
+  for (double cum = 0; !top_k && cum < top_p && keep < V; keep++) cum += std::exp(row[order[keep]] / temp - mx) / z;
+  std::vector<double> want(V, 0.0);
+  double kept = 0;
+  for (int64_t i = 0; i < keep; i++) kept += std::exp(row[order[i]] / temp - mx);
+  for (int64_t i = 0; i < keep; i++) want[order[i]] = std::exp(row[order[i]] / temp - mx) / kept;
+  return want;
+}
+
+uint32_t lcg_steps(uint32_t s, int n) {  // sample.comp's lcg_step, n times: every sampling call advances a row once
+  for (int i = 0; i < n; i++) s = s * 747796405u + 2891336453u;
+  return s;
+}
+
+// top-p alone, spread: frequencies of 1,536 draws against the exact nucleus (top_p 0.9: mostly one round; 0.3: several
+// and the one-workgroup fallback for ~17% of the rows), f32 and f16 logits, 3 chunks of a shuffled Zipf-like row;
+// each call advances a row's state once.
+TEST_F(VulkanSamplingTest, TopPSpreadFrequenciesEqualTheNucleus) {
+  const int64_t V = 5000, B = 256;
+  const int calls = 6;
+  ASSERT_GT(kernels::argmax_chunks(V), 1u);
+  std::vector<float> row(V);
+  auto noise = random_values(V, 95, 0, 1);
+  for (int64_t i = 0; i < V; i++) row[(i * 7919) % V] = (float)std::log(1.0 / (i + 1)) * 1.5f + 0.01f * noise[i];
+  for (auto [dt, top_p] : {std::pair<DType, float>{DType::f32, 0.9f}, {DType::f16, 0.9f}, {DType::f32, 0.3f}}) {
+      auto r = round_to(row, dt);
+      kernels::SamplingParams sp;
+      sp.greedy = false, sp.top_p = top_p, sp.temperature = 0.9f;
+      SpreadDraws d = spread_draws(sp, r, B, calls, dt, 21);
+      auto f = frequencies(d.tokens, V);
+      auto want = cut_softmax(r, sp.temperature, 0, top_p);
+      const double n = (double)d.tokens.size();
+      double chi2 = 0;
+      int64_t support = 0;
+      for (int64_t i = 0; i < V; i++) {
+        if (want[i] == 0) {
+          EXPECT_EQ(f[i], 0.0) << "token " << i << " outside the nucleus, top_p " << top_p;
+          continue;
+        }
+        support++;
+        EXPECT_NEAR(f[i], want[i], 4.5 * std::sqrt(want[i] * (1 - want[i]) / n) + 2e-3) << "token " << i;
+        chi2 += n * (f[i] - want[i]) * (f[i] - want[i]) / want[i];
+      }
+      // Tokens with expected counts under ~5 inflate chi-square; the bound is ~5 sd over support - 1 dof.
+      EXPECT_LT(chi2, support + 5 * std::sqrt(2.0 * support) + 20) << dtype_name(dt) << " top_p " << top_p;
+      auto seeds = kernels::seed_sampling_state(21, B);
+      for (int64_t b = 0; b < B; b++) EXPECT_EQ(d.states[b], lcg_steps(seeds[b], calls)) << "state of row " << b;
+    }
+}
+
+// top-k alone, spread: the support is the top k and the frequencies are softmax over it, for a peaked row (accepted
+// in the rounds) and a flat one (top 20 of 5,000: the one-workgroup fallback).
+TEST_F(VulkanSamplingTest, TopKSpreadFrequenciesEqualTheTopK) {
+  const int64_t V = 5000, B = 256;
+  for (bool peaked : {true, false}) {
+    const int calls = peaked ? 8 : 4;
+    auto row = random_values(V, 96, -1, 1);
+    if (peaked)
+      for (int64_t i = 0; i < 12; i++) row[(i * 389) % V] = 9.0f - 0.4f * (float)i;
+    kernels::SamplingParams sp;
+    sp.greedy = false, sp.top_k = 20, sp.temperature = 1.0f;
+    SpreadDraws d = spread_draws(sp, row, B, calls, DType::f32, 31);
+    auto f = frequencies(d.tokens, V);
+    auto want = cut_softmax(row, 1.0f, 20, 1.0f);
+    const double n = (double)d.tokens.size();
+    for (int64_t i = 0; i < V; i++) {
+      if (want[i] == 0) EXPECT_EQ(f[i], 0.0) << "token " << i << " outside the top-k, peaked " << peaked;
+      else EXPECT_NEAR(f[i], want[i], 4.5 * std::sqrt(want[i] * (1 - want[i]) / n) + 2e-3) << "token " << i;
+    }
+    auto seeds = kernels::seed_sampling_state(31, B);
+    for (int64_t b = 0; b < B; b++) EXPECT_EQ(d.states[b], lcg_steps(seeds[b], calls)) << "state of row " << b;
+  }
 }
 
 TEST_F(VulkanSamplingTest, LargeVocabTopKSupport) {
