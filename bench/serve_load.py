@@ -28,12 +28,15 @@ def percentile(values, p):
     return s[min(len(s) - 1, max(0, int(-(-p * len(s) // 100)) - 1))]
 
 
-def one_request(url, prompt, max_tokens, api_key, seed, temperature=0.8):
+def one_request(url, prompt, max_tokens, api_key, seed, temperature=0.8, top_p=1.0):
     """Streams one completion; returns (ttft_s, latency_s, completion_tokens, finish_reason)."""
     u = urllib.parse.urlparse(url)
     conn = http.client.HTTPConnection(u.hostname, u.port or 80, timeout=600)
-    body = json.dumps({"model": "bench", "prompt": prompt, "max_tokens": max_tokens, "temperature": temperature,
-                       "seed": seed, "stream": True, "stream_options": {"include_usage": True}})
+    req = {"model": "bench", "prompt": prompt, "max_tokens": max_tokens, "temperature": temperature,
+           "seed": seed, "stream": True, "stream_options": {"include_usage": True}}
+    if top_p != 1.0:
+        req["top_p"] = top_p
+    body = json.dumps(req)
     headers = {"Content-Type": "application/json"}
     if api_key:
         headers["Authorization"] = "Bearer " + api_key
@@ -82,7 +85,7 @@ def run_level(args, clients):
             prompt = [rng.randrange(10, args.vocab) for _ in range(args.prompt_tokens)]
             try:
                 t, l, n, _ = one_request(args.url, prompt, args.max_tokens, args.api_key, c * 1000 + k,
-                                         args.temperature)
+                                         args.temperature, args.top_p)
                 with lock:
                     ttfts.append(t)
                     latencies.append(l)
@@ -118,6 +121,7 @@ def main():
     ap.add_argument("--vocab", type=int, default=1000, help="prompt ids are drawn from [10, vocab)")
     ap.add_argument("--api-key", default="")
     ap.add_argument("--temperature", type=float, default=0.8, help="0: greedy (argmax)")
+    ap.add_argument("--top-p", type=float, default=1.0, help="the requests' top_p (1: not sent)")
     ap.add_argument("--json", default="", help="also write the results here")
     args = ap.parse_args()
     results = []

@@ -30,7 +30,7 @@
 #   llamacpp[:ARGS]              ../shared/llamacpp-bench/device.sh (llama.cpp's Vulkan llama-bench), ARGS with '+'
 #                                for spaces (e.g. 'llamacpp:--no-8b'); needs .devrun/llamacpp/ (a copy of that folder
 #                                with its work/ payload)
-#   serve:SHAPE:PREC[:CLIENTS[:MAX_TOKENS[:TEMPERATURE]]]
+#   serve:SHAPE:PREC[:CLIENTS[:MAX_TOKENS[:TEMPERATURE[:TOP_P]]]]
 #                                bench/serve_bench.sh on a random-weight folder of SHAPE (CLIENTS default 1,8,32,64,
 #                                128 new tokens, 128-token prompts; TEMPERATURE default 0.8, 0 = greedy)
 #   generators:SHAPE:PREC[:COUNTS[:P[:G[:BIN]]]]
@@ -131,8 +131,8 @@ folder_of() {  # folder_of SHAPE PREC: a random-weight dml folder in /dev/shm (b
 }
 
 step_serve() {
-  local shape=$1 prec=$2 clients=${3:-1,8,32,64} max_tokens=${4:-128} temperature=${5:-0.8}
-  OUT=$OUT TEMPERATURE=$temperature timeout 500 bash bench/serve_bench.sh .devrun/ogx "$(folder_of $shape $prec)" \
+  local shape=$1 prec=$2 clients=${3:-1,8,32,64} max_tokens=${4:-128} temperature=${5:-0.8} top_p=${6:-1}
+  OUT=$OUT TEMPERATURE=$temperature TOP_P=$top_p timeout 500 bash bench/serve_bench.sh .devrun/ogx "$(folder_of $shape $prec)" \
     "$clients" "$max_tokens" 128 2>&1 | tail -$(( $(echo $clients | tr ',' '\n' | wc -l) + 3 )) | tee -a "$SUMMARY"
 }
 

@@ -315,12 +315,16 @@ void VulkanGraphSession::record_sampling(Plan& p, int64_t batch) {
   const kernels::SamplingParams sp = kernel_sampling(sampling_params_);
   TensorView tokens = token_device_.view(DType::i64, {B});
   TensorView host_tokens = p.token_host.view(DType::i64, {B});
-  int64_t scratch_words = kernels::argmax_scratch_words(kMaxSampleRows, int64_t(64) * 2048);  // any batch, any V
+  // One scratch for every recorded step (any batch) of this model's vocabulary; allocated once, since recorded steps
+  // keep its address (a larger V later, which one model does not have, is refused).
+  int64_t scratch_words = kernels::argmax_scratch_words(kMaxSampleRows, V);
   if (!argmax_scratch_.size()) {
     argmax_scratch_ = ctx_->memory().allocate("argmax scratch", (VkDeviceSize)scratch_words * 4);
     ctx_->transfers().fill_zero(argmax_scratch_.slice());
     ctx_->transfers().flush();
   }
+  OGX_CHECK((VkDeviceSize)scratch_words * 4 <= argmax_scratch_.size(), "device sampling: logits of ", V,
+            " tokens do not fit the sampling scratch made for an earlier step");
   TensorView scratch = argmax_scratch_.view(DType::i32, {scratch_words});
   TensorView mask;
   if (sampling_params_.token_mask) {

@@ -82,6 +82,7 @@ CoopSkinnyShape coop_skinny_shape(const Context& ctx, int64_t M, bool int4) {
   // Shared memory: staged x and W pieces of every subgroup, plus one fp32 16 x 16 fragment per subgroup.
   const uint32_t limit = std::min<uint32_t>(ctx.info().max_shared_memory, 48 * 1024);
   k.direct_w = !int4 && tu.coop_skinny_direct_w != 0;  // direct: no weight slots in shared memory
+  k.pad = int4 ? 0 : 1;  // int4 stages per K step, conflict-free without padding (matvec_coop.comp)
   auto bytes = [&] {  // per subgroup: (RT + CT) tiles of 16 rows x stride pieces of 16 bytes (matvec_coop.comp)
     uint32_t stride = 2 * k.unroll + (k.unroll > 1 && k.pad ? 2 : 0);
     return k.threads / 32 * ((k.row_tiles + k.col_tiles) * 256 * stride + 1024);
@@ -93,7 +94,7 @@ CoopSkinnyShape coop_skinny_shape(const Context& ctx, int64_t M, bool int4) {
       k.pad = 0;
     } else {
       k.unroll /= 2;
-      k.pad = 1;
+      k.pad = int4 ? 0 : 1;
     }
   }
   while (bytes() > limit && k.col_tiles > 1) k.col_tiles /= 2;

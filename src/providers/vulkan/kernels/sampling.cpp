@@ -9,8 +9,8 @@ namespace ogx::vk::kernels {
 
 uint32_t argmax_chunks(int64_t V) { return (uint32_t)std::clamp<int64_t>((V + 2047) / 2048, 1, 64); }
 
-// sample.comp: the counters, then PART (6) words per (row, chunk), then ROW_WORDS (6) per row.
-int64_t argmax_scratch_words(int64_t B, int64_t V) { return kArgmaxMaxRows + B * (6 * (int64_t)argmax_chunks(V) + 6); }
+// sample.comp: the counters, then PART (4) words per (row, chunk), then ROW_WORDS (5) per row.
+int64_t argmax_scratch_words(int64_t B, int64_t V) { return kArgmaxMaxRows + B * (4 * (int64_t)argmax_chunks(V) + 5); }
 
 void sample_tokens(CommandRecorder& rec, const SamplingParams& params, const TensorView& logits,
                    const TensorView& tokens, const TensorView& rng_state, const TensorView* host_tokens,

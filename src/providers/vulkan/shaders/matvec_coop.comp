@@ -36,7 +36,7 @@ layout(constant_id = 3) const uint RT = 1;    // 16-row activation tiles (M <= 1
 // fp16 weights: 1 = the subgroup loads whole 16 x 16 weight fragments from memory (coopMatLoadNV, no staging in
 // shared memory) where a workgroup's tiles lie inside N and K % 16 == 0; 0 = staged as x is.
 layout(constant_id = 4) const uint DIRECT_W = 0;
-// 1: staged rows padded by 2 pieces (UNR >= 2; the host drops it when shared memory is short)
+// 1: staged rows padded by 2 pieces (fp16, UNR >= 2; the host drops it when shared memory is short; int4: 0)
 layout(constant_id = 5) const uint PAD = 1;
 const uint SG = NT / 32;
 // A staged tile is 16 rows x UNR * 16 k: 2 * UNR pieces of 8 halves a row, rows STRIDE pieces apart. Two pieces of
@@ -166,13 +166,22 @@ void main() {
 #endif
   {
     // Staged: while the subgroup multiplies one chunk from shared memory, its loads of the next are in flight. Load
-    // j of a lane takes piece PIECE(j) = (row, piece) of each tile's chunk. fp16: consecutive lanes read consecutive
-    // 16-byte pieces of a row (at UNR 4, each load reads 4 whole 128-byte rows: 4 memory requests, not 16). int4:
-    // two lanes a row, each walking along K (the fp16 order made the int4 kernel 1.5-1.8x slower on the H200).
+    // j of a lane takes piece PIECE(j) = (row, piece) of each tile's chunk, stored at SLOT(row, piece) of the tile;
+    // the fragment of K step u loads from FRAG(u) with a stride of FSTRIDE pieces. fp16: consecutive lanes read
+    // consecutive 16-byte pieces of a row (at UNR 4, each load reads 4 whole 128-byte rows: 4 memory requests, not
+    // 16), staged as the rows lie, padded (PAD) so that a fragment's 16 rows fall in different banks. int4: two lanes
+    // a row, each walking along K, staged per K step as 16 rows x 2 pieces (conflict-free without padding; the fp16
+    // order made the int4 kernel 1.2-1.8x slower on the H200).
 #if WEIGHT_INT4
 #define PIECE(J) uvec2(lane / 2, (J) * 2 + lane % 2)
+#define SLOT(R, PC) (((PC) / 2) * 32 + (R) * 2 + (PC) % 2)
+#define FRAG(U) ((U) * 32)
+#define FSTRIDE 2
 #else
 #define PIECE(J) uvec2(((J) * 32 + lane) / PR, ((J) * 32 + lane) % PR)
+#define SLOT(R, PC) ((R) * STRIDE + (PC))
+#define FRAG(U) ((U) * 2)
+#define FSTRIDE STRIDE
 #endif
     uvec4 xr[UNR * RT], wr[UNR * CT];
 #define LOAD_CHUNK(C)                                                                                               \
@@ -187,7 +196,7 @@ void main() {
     for (uint c = sg * UNR; c < steps; c += SG * UNR) {
       [[unroll]] for (uint j = 0; j < UNR; j++) {
         uvec2 pc = PIECE(j);
-        uint at = pc.x * STRIDE + pc.y;
+        uint at = SLOT(pc.x, pc.y);
         [[unroll]] for (uint r = 0; r < RT; r++) Xs[(sg * RT + r) * 16 * STRIDE + at] = xr[j * RT + r];
         [[unroll]] for (uint t = 0; t < CT; t++) Ws[(sg * CT + t) * 16 * STRIDE + at] = wr[j * CT + t];
       }
@@ -198,15 +207,18 @@ void main() {
         if (c + u >= steps) break;  // uniform in the subgroup
         fcoopmatNV<16, gl_ScopeSubgroup, 16, 16> fa[RT], fb[CT];
         [[unroll]] for (uint r = 0; r < RT; r++)  // A [m][k]
-          coopMatLoadNV(fa[r], Xs, (sg * RT + r) * 16 * STRIDE + u * 2, STRIDE, false);
+          coopMatLoadNV(fa[r], Xs, (sg * RT + r) * 16 * STRIDE + FRAG(u), FSTRIDE, false);
         [[unroll]] for (uint t = 0; t < CT; t++)  // B [k][n] = W(n, k): column-major
-          coopMatLoadNV(fb[t], Ws, (sg * CT + t) * 16 * STRIDE + u * 2, STRIDE, true);
+          coopMatLoadNV(fb[t], Ws, (sg * CT + t) * 16 * STRIDE + FRAG(u), FSTRIDE, true);
         [[unroll]] for (uint r = 0; r < RT; r++)
           [[unroll]] for (uint t = 0; t < CT; t++) acc[r * CT + t] = coopMatMulAddNV(fa[r], fb[t], acc[r * CT + t]);
       }
       subgroupBarrier();  // the slots are rewritten by the next chunk
     }
 #undef PIECE
+#undef SLOT
+#undef FRAG
+#undef FSTRIDE
 #undef LOAD_CHUNK
   }
   [[unroll]] for (uint r = 0; r < RT; r++) {

@@ -53,9 +53,9 @@ layout(push_constant) uniform Push {
   uint round_, rounds;  // this dispatch's rejection round (0: the pick), rejection rounds recorded (0: none)
 } p;
 
-const uint PART = 6;       // scratch words per (row, chunk): best value bits, best index, mass bits, count, max bits,
-                           // sum bits
-const uint ROW_WORDS = 6;  // per row: candidate x, its logit bits, done, row max bits, Z bits, (unused)
+const uint PART = 4;       // scratch words per (row, chunk): best value bits, best index, then round 0: max bits, sum
+                           // bits; rounds: mass bits, count
+const uint ROW_WORDS = 5;  // per row: candidate x, its logit bits, done, row max bits, Z bits
 uint part_at(uint b, uint c) { return MAX_ROWS + PART * (b * gl_NumWorkGroups.y + c); }
 uint row_at(uint b) { return MAX_ROWS + PART * gl_NumWorkGroups.x * gl_NumWorkGroups.y + ROW_WORDS * b; }
 
@@ -403,19 +403,19 @@ void rejection_first(uint b, float inv_t) {
     uint at = part_at(b, c);
     p.scratch.v[at] = floatBitsToUint(chunk_best);
     p.scratch.v[at + 1] = chunk_best_i;
-    p.scratch.v[at + 4] = floatBitsToUint(cm);
-    p.scratch.v[at + 5] = floatBitsToUint(csum);
+    p.scratch.v[at + 2] = floatBitsToUint(cm);
+    p.scratch.v[at + 3] = floatBitsToUint(csum);
   }
   if (!last_chunk(b) || tid != 0) return;
   float bv = -1.0 / 0.0, M = -1.0 / 0.0, Z = 0.0;
   uint bi = NONE;
   for (uint k = 0; k < C; k++) {
     take_better(bv, bi, uintBitsToFloat(p.scratch.v[part_at(b, k)]), p.scratch.v[part_at(b, k) + 1]);
-    M = max(M, uintBitsToFloat(p.scratch.v[part_at(b, k) + 4]));
+    M = max(M, uintBitsToFloat(p.scratch.v[part_at(b, k) + 2]));
   }
   for (uint k = 0; k < C; k++) {
-    float mk = uintBitsToFloat(p.scratch.v[part_at(b, k) + 4]);
-    if (mk > -1.0 / 0.0) Z += uintBitsToFloat(p.scratch.v[part_at(b, k) + 5]) * exp(mk - M);
+    float mk = uintBitsToFloat(p.scratch.v[part_at(b, k) + 2]);
+    if (mk > -1.0 / 0.0) Z += uintBitsToFloat(p.scratch.v[part_at(b, k) + 3]) * exp(mk - M);
   }
   uint rw = row_at(b);
   p.scratch.v[rw] = bi;
