@@ -16,8 +16,9 @@ namespace ogx::test {
 namespace {
 
 // The sampler's candidate set (temperature, top-k, softmax, top-p nucleus) against a reference that sorts the whole
-// vocabulary: the same dense distribution for random logits (with ties) over vocabularies below and above the
-// sorted prefix the nucleus search starts with (256) and k from 1 to past V. Probabilities within 1e-12.
+// vocabulary: the same dense distribution for random logits (with ties) over vocabularies from 1 to Llama 3's 128,256
+// (below and above the sorted prefix the nucleus search starts with, 256) and k from 1 to past V. Probabilities
+// within 1e-12.
 std::vector<double> reference_distribution(std::vector<float> l, int top_k, double top_p, double temperature) {
   const size_t V = l.size();
   for (float& x : l) x /= (float)temperature;
@@ -46,7 +47,7 @@ std::vector<double> reference_distribution(std::vector<float> l, int top_k, doub
 
 TEST(SamplerFilter, MatchesAWholeVocabularySort) {
   std::mt19937 rng(11);
-  for (size_t V : {size_t(1), size_t(7), size_t(300), size_t(5000)}) {
+  for (size_t V : {size_t(1), size_t(7), size_t(300), size_t(5000), size_t(128256)}) {
     std::vector<float> logits(V);
     std::normal_distribution<float> n(0.0f, 3.0f);
     for (float& x : logits) x = std::round(n(rng) * 4.0f) / 4.0f;  // quarter steps: many ties
