@@ -34,6 +34,7 @@ layout(push_constant) uniform Push {
   uint k_off, v_off;      // elements into a block of this layer's keys / values
   float scale, softcap;
   int window;
+  uint split_cap;         // most splits with work (batched steps: fewer, longer workgroups; 1: no merge)
 } p;
 
 #include "gqa_rotary.glsl"
@@ -91,7 +92,8 @@ void main() {
   int hi = min(kv_len, position + 1);
   int lo = p.window > 0 ? max(0, position - p.window + 1) : 0;
   int range = max(hi - lo, 0);
-  int used = clamp((range + int(KP) - 1) / int(KP), 1, int(nsplit));  // splits with work, the same in every workgroup
+  // Splits with work, the same in every workgroup: a pass of keys each, at most nsplit and split_cap.
+  int used = clamp((range + int(KP) - 1) / int(KP), 1, int(min(nsplit, p.split_cap)));
   if (int(split) >= used) return;
   int per = (range + used - 1) / used;
   int j0 = lo + int(split) * per, j1 = min(hi, j0 + per);
