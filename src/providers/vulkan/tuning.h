@@ -35,9 +35,9 @@ struct Tuning {
                                          // workgroups (wide N fills the GPU; narrow N leaves it idle)
   uint32_t decode_group_max_splits = 128;  // most workgroups per KV head of the one-dispatch decode attention (long
                                           // caches; kernels/attention.cpp decode_group_splits)
-  uint32_t decode_group_fill = 256;  // workgroups that fill the GPU for that attention: a batched step (many rows x KV
-                                     // heads) splits a row's keys over at most max(1, fill / (rows x KV heads))
-                                     // workgroups per KV head — fewer, longer workgroups and no merge at 1
+  uint32_t decode_group_fill = 256;  // rows x KV heads that fill the GPU for that attention: from this many on, a
+                                     // step gives each (row, KV head) one workgroup (no split, no merge). H200: 1B
+                                     // at 64 rows (512) +3%; a cap of 2 splits at 8B x 16 rows (128) was -1.5%
   uint32_t q4_wide_rows = 0;          // int4 decode matvec with blocks >= 32 and K % 32 == 0: outputs per workgroup
                                       // of matvec_q4_wide.comp (1..8; 0 = matvec.comp everywhere)
   uint32_t q4_wide_unroll = 2;        // most 32-value chunks a thread of it loads at once (1, 2, 4); its threads

@@ -157,7 +157,7 @@ void decode_group(CommandRecorder& rec, const GqaParams& pr, const GqaTensors& t
     uint32_t Hkv, D, max_seq, q_row, flags, max_pos, k_off, v_off;
     float scale, softcap;
     int32_t window;
-    uint32_t split_cap;  // most splits with work per (row, KV head): max(1, decode_group_fill / (rows x KV heads))
+    uint32_t split_cap;  // most splits with work per (row, KV head): 1 from decode_group_fill rows x KV heads on
   } p{addr(t.query), t.pages.table.address, addr(t.seqlens_k), addr(t.total_sequence_length),
       partials.address, counters.address, addr(t.output), pr.do_rotary ? addr(*t.cos_cache) : 0,
       pr.do_rotary ? addr(*t.sin_cache) : 0, pos ? addr(*t.position_ids) : 0, (uint32_t)d.Hkv, (uint32_t)d.D,
@@ -165,7 +165,7 @@ void decode_group(CommandRecorder& rec, const GqaParams& pr, const GqaTensors& t
       rotary_flags(pr, t, d.D, pos),
       pr.do_rotary ? (uint32_t)t.cos_cache->shape[0] : 0, t.pages.k_off, t.pages.v_off, scale, pr.softcap,
       (int32_t)pr.local_window_size,
-      (uint32_t)std::max<int64_t>(1, (int64_t)ctx.tuning().decode_group_fill / std::max<int64_t>(1, d.B * d.Hkv))};
+      d.B * d.Hkv >= (int64_t)ctx.tuning().decode_group_fill ? 1u : nsplit};
   static_assert(sizeof(p) <= 128, "push constants");
   const Pipeline& pl = ctx.pipelines().get(std::string("gqa_decode_group_") + ty, {ctx.tuning().decode_group_threads});
   rec.dispatch(pl, &p, sizeof(p), nsplit, (uint32_t)d.Hkv, (uint32_t)d.B,
