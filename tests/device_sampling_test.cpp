@@ -4,7 +4,10 @@
 // top_k = 1 must be greedy. On lavapipe in CI (validation on); skipped without a Vulkan device.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <filesystem>
+#include <numeric>
 
 #include "genai/batch_step.h"
 #include "genai/generator.h"
@@ -249,6 +252,69 @@ TEST_F(DeviceSampling, vulkan_seeded_sampling_repeats_and_top_k_one_is_greedy) {
   for (int32_t t : a) EXPECT_TRUE(t >= 0 && t < vk_->io().vocab_size);
   p.search.top_k = 1;
   EXPECT_EQ(generate(vk_, p, 16), generate(vk_, genai::GeneratorParams(*vk_), 16));
+}
+
+// Top-p alone and top-k alone with a vocabulary spread over two argmax chunks (the default model's 4,096 ids): the
+// device's rejection sampling (kernels/sampling.h). A seeded generator decodes on the device (every step after the
+// prompt picks there, and the seed repeats its tokens); then each of its tokens is checked against the logits of its
+// prefix (a prompt run of another generator of the same model): it lies in the top-k / the nucleus (a token within
+// 2e-3 of the nucleus' edge counts as inside: the device sums the mass in fp32, in another order, over logits of the
+// decode step rather than of a prompt run).
+TEST(DeviceSamplingSpread, vulkan_top_p_and_top_k_tokens_lie_in_their_sets) {
+  const std::string dir = std::string(OGX_SOURCE_DIR) + "/models/ogx-debian-10m/fp16";
+  if (!std::filesystem::exists(dir + "/genai_config.json")) GTEST_SKIP() << "default model folder absent";
+  std::shared_ptr<genai::Model> m;
+  try {
+    m = load(dir, true);
+  } catch (const Error& e) {
+    if (no_vulkan_device(e)) GTEST_SKIP() << "no Vulkan device: " << e.what();
+    throw;
+  }
+  const std::vector<int32_t> prompt = {1, 450, 496, 1735};
+  for (auto [top_k, top_p] : {std::pair<int, double>{0, 0.8}, {0, 0.3}, {12, 1.0}}) {
+    SCOPED_TRACE("top_k " + std::to_string(top_k) + " top_p " + std::to_string(top_p));
+    genai::GeneratorParams p(*m);
+    p.search.max_length = (int)prompt.size() + 20;
+    p.search.do_sample = true;
+    p.search.temperature = 1.0;
+    p.search.top_k = top_k;
+    p.search.top_p = top_p;
+    p.search.random_seed = 11;
+    p.search.repetition_penalty = 1.0;
+    std::vector<int32_t> seq[2];
+    for (int run = 0; run < 2; run++) {
+      genai::Generator g(m, p);
+      ASSERT_TRUE(g.samples_on_device());
+      g.append_tokens(prompt);
+      while (!g.is_done()) g.generate_next_token();
+      EXPECT_EQ(g.host_picks(), 1) << "steps after the prompt pick on the device (the first: on the host)";
+      seq[run] = g.sequence();
+    }
+    EXPECT_EQ(seq[0], seq[1]) << "the seed repeats its tokens";
+    genai::GeneratorParams greedy(*m);
+    greedy.search.max_length = p.search.max_length;
+    int checked = 0, not_argmax = 0;
+    for (size_t n = prompt.size() + 1; n < seq[0].size(); n++) {  // tokens picked on the device
+      genai::Generator ref(m, greedy);
+      ref.append_tokens(std::vector<int32_t>(seq[0].begin(), seq[0].begin() + (std::ptrdiff_t)n));
+      const std::vector<float>& l = ref.logits();
+      const int32_t t = seq[0][n];
+      ASSERT_LT((size_t)t, l.size());
+      double mx = *std::max_element(l.begin(), l.end()), z = 0, before = 0;
+      int64_t n_before = 0;
+      for (size_t i = 0; i < l.size(); i++) {
+        double w = std::exp((double)l[i] - mx);
+        z += w;
+        if (l[i] > l[t] || (l[i] == l[t] && (int32_t)i < t)) before += w, n_before++;
+      }
+      if (top_k > 0) EXPECT_LT(n_before, top_k) << "token " << t << " at " << n << " is outside the top " << top_k;
+      if (top_p < 1) EXPECT_LT(before / z, top_p + 2e-3) << "token " << t << " at " << n << " is outside the nucleus";
+      checked++;
+      not_argmax += std::max_element(l.begin(), l.end()) - l.begin() != t;
+    }
+    EXPECT_GE(checked, 10);
+    if (top_p > 0.5) EXPECT_GE(not_argmax, 2) << "the draws look greedy";
+  }
 }
 
 }  // namespace
