@@ -126,7 +126,6 @@ namespace {
 // sorts it replaces sorted most of a flat 128k vocabulary: 35-43 ms a token, the served top-p requests' TTFT.)
 template <typename Before>
 size_t nucleus_size(const std::vector<double>& w, double target, std::vector<int32_t>& idx, Before before) {
-  auto weight = [&](int32_t i) { return w[(size_t)i]; };
   size_t lo = 0, hi = idx.size();  // [0, lo) is in the nucleus with mass `taken`; the end lies in [lo, hi)
   double taken = 0;
   while (lo < hi) {
@@ -138,7 +137,7 @@ size_t nucleus_size(const std::vector<double>& w, double target, std::vector<int
                               [&](int32_t i) { return before(i, pivot); });
     size_t m = (size_t)(mid - idx.begin());  // [lo, m): before the pivot; the pivot is in [m, hi)
     double left = 0;
-    for (size_t i = lo; i < m; i++) left += weight(idx[i]);
+    for (size_t i = lo; i < m; i++) left += w[(size_t)idx[i]];
     if (m > lo && taken + left >= target) {  // the prefix ends before the pivot
       hi = m;
       continue;
@@ -146,7 +145,7 @@ size_t nucleus_size(const std::vector<double>& w, double target, std::vector<int
     taken += left;
     std::iter_swap(idx.begin() + (std::ptrdiff_t)m,
                    std::find(idx.begin() + (std::ptrdiff_t)m, idx.begin() + (std::ptrdiff_t)hi, pivot));
-    taken += weight(pivot);
+    taken += w[(size_t)pivot];
     if (taken >= target) return m + 1;  // the pivot completes it
     lo = m + 1;
   }

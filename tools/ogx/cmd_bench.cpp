@@ -17,7 +17,8 @@
 // decode_step_gb_s: weights plus the KV bytes a step reads (kv_read_bytes_per_step) over the step time.
 // --generators N: N independent generators (prompts of P * (i + 1) / N ids: different lengths) decoded together
 // (genai/batch_step.h: one model run per step for all on the Vulkan provider, one per generator on the CPU; each
-// step queues the next on the device where every row picks there, as the Engine's steps do); aggregate decode tokens/s over all of them, time per step, and the KV pool's bytes per sequence.
+// step queues the next on the device where every row picks there, as the Engine's steps do); aggregate decode
+// tokens/s over all of them, time per step, and the KV pool's bytes per sequence.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>

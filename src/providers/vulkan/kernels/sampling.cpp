@@ -62,7 +62,8 @@ void sample_tokens(CommandRecorder& rec, const SamplingParams& params, const Ten
   if (chunks > 1) reads.push_back(argmax_scratch->mem), writes.push_back(argmax_scratch->mem);
   if (token_mask) reads.push_back(token_mask->mem);
   rec.dispatch(pl, &p, sizeof(p), (uint32_t)B, chunks, 1, reads, writes);
-  for (p.round = 1; p.round <= rounds; p.round++) rec.dispatch(pl, &p, sizeof(p), (uint32_t)B, chunks, 1, reads, writes);
+  for (p.round = 1; p.round <= rounds; p.round++)  // the rejection rounds, then the final dispatch
+    rec.dispatch(pl, &p, sizeof(p), (uint32_t)B, chunks, 1, reads, writes);
 }
 
 void write_row_params(const SamplingParams& params, uint32_t out[4]) {

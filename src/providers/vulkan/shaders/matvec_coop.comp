@@ -9,9 +9,10 @@
 // A workgroup of SG subgroups computes CT x 16 outputs n0.. of all rows; K is split over its subgroups in chunks of
 // UNR steps of 16 (subgroup s takes chunks s, s + SG, ...), each subgroup accumulating RT x CT 16 x 16 fp32
 // fragments, summed through shared memory at the end (one fragment at a time). Every lane stages UNR 16-byte pieces
-// of x per row tile and of W per column tile per chunk into its subgroup's shared slots, consecutive lanes taking
-// consecutive pieces of a row (rows past M / K zero; int4 dequantized on the way), then the subgroup multiplies: each x fragment serves CT weight tiles, each weight tile RT
-// row tiles. A chunk's loads are issued before the previous chunk's multiplies (held in registers meanwhile).
+// of x per row tile and of W per column tile per chunk into its subgroup's shared slots (rows past M / K zero; int4
+// dequantized on the way; the lanes' order below, at the staging loop), then the subgroup multiplies: each x
+// fragment serves CT weight tiles, each weight tile RT row tiles. A chunk's loads are issued before the previous
+// chunk's multiplies (held in registers meanwhile).
 // EPILOGUE_SILU: gate/up rows in pairs (n even: gate, n odd: up) -> y[m, n / 2] = silu(gate) * up, y [M, N / 2],
 // each product rounded to fp16 first as the unfused ops round them.
 // Specialization constants (kernels/matmul_coop.cpp picks them; shared memory SG * (RT + CT) * 256 * STRIDE + SG *

@@ -117,6 +117,25 @@ void reduce_argmax(float v, uint i) {
 
 shared uint last_sh;
 
+// The logits [x, y) of row b that workgroup (b, c) of the (B, C) grid scans.
+uvec2 chunk_range() {
+  uint C = gl_NumWorkGroups.y, per = (p.V + C - 1) / C, lo = gl_WorkGroupID.y * per;
+  return uvec2(lo, min(p.V, lo + per));
+}
+
+// Thread 0 has written this chunk's partial for row b: true (in every thread) in the chunk that finished last (an
+// atomic counter per row; the last chunk resets it for the next step).
+bool last_chunk(uint b) {
+  if (gl_LocalInvocationID.x == 0) {
+    memoryBarrierBuffer();
+    last_sh = atomicAdd(p.scratch.v[b], 1u) == gl_NumWorkGroups.y - 1 ? 1u : 0u;
+  }
+  barrier();
+  if (last_sh == 0) return false;
+  memoryBarrierBuffer();
+  return true;
+}
+
 uint lcg_step(uint state) { return state * 747796405u + 2891336453u; }  // how a row state advances per call
 
 uint pcg_next(inout uint state) {
@@ -144,7 +163,8 @@ float gumbel(uint state, uint mixed, uint i) {
 // The argmax of row b (sampled: of logit * inv_t + Gumbel noise, see the header), spread over the grid's chunks.
 void argmax_row(uint b, bool sampled, float inv_t) {
   uint tid = gl_LocalInvocationID.x, c = gl_WorkGroupID.y, C = gl_NumWorkGroups.y;
-  uint per = (p.V + C - 1) / C, lo = c * per, hi = min(p.V, lo + per);
+  uvec2 range = chunk_range();
+  uint lo = range.x, hi = range.y;
   uint state = sampled ? p.rng.v[b] : 0u, mixed = hash_u32(state);
   float best = -1.0 / 0.0;
   uint best_i = NONE;
@@ -170,12 +190,8 @@ void argmax_row(uint b, bool sampled, float inv_t) {
   if (tid == 0) {
     p.scratch.v[part_at(b, c)] = floatBitsToUint(red_v[0]);
     p.scratch.v[part_at(b, c) + 1] = red_i[0];
-    memoryBarrierBuffer();
-    last_sh = atomicAdd(p.scratch.v[b], 1u) == C - 1 ? 1u : 0u;
   }
-  barrier();
-  if (last_sh == 0) return;
-  memoryBarrierBuffer();
+  if (!last_chunk(b)) return;
   best = -1.0 / 0.0;
   best_i = NONE;
   for (uint k = tid; k < C; k += T)
@@ -351,19 +367,6 @@ uint reduce_count(uint v) {
   return red_i[0];
 }
 
-// Thread 0 has written this chunk's partial for row b: true (in every thread) in the chunk that finished last.
-bool last_chunk(uint b) {
-  barrier();
-  if (gl_LocalInvocationID.x == 0) {
-    memoryBarrierBuffer();
-    last_sh = atomicAdd(p.scratch.v[b], 1u) == gl_NumWorkGroups.y - 1 ? 1u : 0u;
-  }
-  barrier();
-  if (last_sh == 0) return false;
-  memoryBarrierBuffer();
-  return true;
-}
-
 bool rejection_row(uint mode, uint top_k, float top_p) {
   return p.rounds > 0 && gl_NumWorkGroups.y > 1 && mode == 1 && ((top_k == 0) != (top_p >= 1.0));
 }
@@ -372,7 +375,8 @@ bool rejection_row(uint mode, uint top_k, float top_p) {
 // units of logit / temperature. The row state is not advanced (the final dispatch does it).
 void rejection_first(uint b, float inv_t) {
   uint tid = gl_LocalInvocationID.x, c = gl_WorkGroupID.y, C = gl_NumWorkGroups.y;
-  uint per = (p.V + C - 1) / C, lo = c * per, hi = min(p.V, lo + per);
+  uvec2 range = chunk_range();
+  uint lo = range.x, hi = range.y;
   uint state = p.rng.v[b], mixed = hash_u32(state);
   float best = -1.0 / 0.0, m = -1.0 / 0.0, sum = 0.0;  // sum of exp(l - m) over this thread's tokens
   uint best_i = NONE;
@@ -433,7 +437,8 @@ void rejection_round(uint b, uint r, uint top_k, float top_p, float inv_t) {
   if (p.scratch.v[rw + 2] != 0u) return;  // accepted earlier (the same word for the whole grid of the row)
   uint x = p.scratch.v[rw];
   float lx = uintBitsToFloat(p.scratch.v[rw + 1]), M = uintBitsToFloat(p.scratch.v[rw + 3]);
-  uint per = (p.V + C - 1) / C, lo = c * per, hi = min(p.V, lo + per);
+  uvec2 range = chunk_range();
+  uint lo = range.x, hi = range.y;
   uint state = p.rng.v[b] + r * 0x85ebca6bu, mixed = hash_u32(state);  // round r's own noise
   float best = -1.0 / 0.0, mass = 0.0;
   uint best_i = NONE, count = 0;

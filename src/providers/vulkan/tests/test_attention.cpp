@@ -231,11 +231,10 @@ const GqaCase kLongDecodeCases[] = {
     {1, 1, 32, 8, 64, 5000, {4999}, false, true, false, true, 1500, 0, 0, DType::f16},       // window of 1500
 };
 
-class VulkanGqaLongTest : public VulkanTest {};
-
-TEST_F(VulkanGqaLongTest, LongCachesMatchReference) {
-  for (const Tuning& row : tuning_rows(ctx().info())) {
-    if (row.row != ctx().tuning().row && row.row != "nvidia") continue;
+class VulkanGqaLongTest : public VulkanTest {
+ protected:
+  // Options of a second context on this test's device, with validation, under the tuning row `row`.
+  ContextOptions options_with(const Tuning& row) {
     ContextOptions o;
     o.provider = ctx().options();
     o.provider.hardware_type = ctx().info().type == DeviceType::cpu ? HardwareType::cpu : HardwareType::gpu;
@@ -244,7 +243,14 @@ TEST_F(VulkanGqaLongTest, LongCachesMatchReference) {
     o.staging_bytes = 8 << 20;
     o.readback_bytes = 4 << 20;
     o.block_bytes = 32 << 20;
-    Context other(o);
+    return o;
+  }
+};
+
+TEST_F(VulkanGqaLongTest, LongCachesMatchReference) {
+  for (const Tuning& row : tuning_rows(ctx().info())) {
+    if (row.row != ctx().tuning().row && row.row != "nvidia") continue;
+    Context other(options_with(row));
     for (const GqaCase& c : kLongDecodeCases) {
       SCOPED_TRACE("tuning row " + row.row + ", Hq " + std::to_string(c.Hq) + " Hkv " + std::to_string(c.Hkv) +
                    " D " + std::to_string(c.D) + " keys " + std::to_string(c.kv_lens[0]));
@@ -264,17 +270,9 @@ TEST_F(VulkanGqaLongTest, BatchedDecodeWithCappedSplitsMatchesReference) {
       {1, 1, 12, 4, 64, 1100, {1050}, false, true, false, true, -1, 0, 0, DType::f16},
   };
   for (uint32_t fill : {1u, 8u}) {
-    ContextOptions o;
-    o.provider = ctx().options();
-    o.provider.hardware_type = ctx().info().type == DeviceType::cpu ? HardwareType::cpu : HardwareType::gpu;
-    o.instance.validation = true;
     Tuning row = ctx().tuning();
     row.decode_group_fill = fill;
-    o.tuning = row;
-    o.staging_bytes = 8 << 20;
-    o.readback_bytes = 4 << 20;
-    o.block_bytes = 32 << 20;
-    Context other(o);
+    Context other(options_with(row));
     for (const GqaCase& c : cases) {
       SCOPED_TRACE("decode_group_fill " + std::to_string(fill) + ", B " + std::to_string(c.B) + " Hkv " +
                    std::to_string(c.Hkv) + " D " + std::to_string(c.D));

@@ -398,29 +398,29 @@ TEST_F(VulkanSamplingTest, TopPSpreadFrequenciesEqualTheNucleus) {
   auto noise = random_values(V, 95, 0, 1);
   for (int64_t i = 0; i < V; i++) row[(i * 7919) % V] = (float)std::log(1.0 / (i + 1)) * 1.5f + 0.01f * noise[i];
   for (auto [dt, top_p] : {std::pair<DType, float>{DType::f32, 0.9f}, {DType::f16, 0.9f}, {DType::f32, 0.3f}}) {
-      auto r = round_to(row, dt);
-      kernels::SamplingParams sp;
-      sp.greedy = false, sp.top_p = top_p, sp.temperature = 0.9f;
-      SpreadDraws d = spread_draws(sp, r, B, calls, dt, 21);
-      auto f = frequencies(d.tokens, V);
-      auto want = cut_softmax(r, sp.temperature, 0, top_p);
-      const double n = (double)d.tokens.size();
-      double chi2 = 0;
-      int64_t support = 0;
-      for (int64_t i = 0; i < V; i++) {
-        if (want[i] == 0) {
-          EXPECT_EQ(f[i], 0.0) << "token " << i << " outside the nucleus, top_p " << top_p;
-          continue;
-        }
-        support++;
-        EXPECT_NEAR(f[i], want[i], 4.5 * std::sqrt(want[i] * (1 - want[i]) / n) + 2e-3) << "token " << i;
-        chi2 += n * (f[i] - want[i]) * (f[i] - want[i]) / want[i];
+    auto r = round_to(row, dt);
+    kernels::SamplingParams sp;
+    sp.greedy = false, sp.top_p = top_p, sp.temperature = 0.9f;
+    SpreadDraws d = spread_draws(sp, r, B, calls, dt, 21);
+    auto f = frequencies(d.tokens, V);
+    auto want = cut_softmax(r, sp.temperature, 0, top_p);
+    const double n = (double)d.tokens.size();
+    double chi2 = 0;
+    int64_t support = 0;
+    for (int64_t i = 0; i < V; i++) {
+      if (want[i] == 0) {
+        EXPECT_EQ(f[i], 0.0) << "token " << i << " outside the nucleus, top_p " << top_p;
+        continue;
       }
-      // Tokens with expected counts under ~5 inflate chi-square; the bound is ~5 sd over support - 1 dof.
-      EXPECT_LT(chi2, support + 5 * std::sqrt(2.0 * support) + 20) << dtype_name(dt) << " top_p " << top_p;
-      auto seeds = kernels::seed_sampling_state(21, B);
-      for (int64_t b = 0; b < B; b++) EXPECT_EQ(d.states[b], lcg_steps(seeds[b], calls)) << "state of row " << b;
+      support++;
+      EXPECT_NEAR(f[i], want[i], 4.5 * std::sqrt(want[i] * (1 - want[i]) / n) + 2e-3) << "token " << i;
+      chi2 += n * (f[i] - want[i]) * (f[i] - want[i]) / want[i];
     }
+    // Tokens with expected counts under ~5 inflate chi-square; the bound is ~5 sd over support - 1 dof.
+    EXPECT_LT(chi2, support + 5 * std::sqrt(2.0 * support) + 20) << dtype_name(dt) << " top_p " << top_p;
+    auto seeds = kernels::seed_sampling_state(21, B);
+    for (int64_t b = 0; b < B; b++) EXPECT_EQ(d.states[b], lcg_steps(seeds[b], calls)) << "state of row " << b;
+  }
 }
 
 // top-k alone, spread: the support is the top k and the frequencies are softmax over it, for a peaked row (accepted
