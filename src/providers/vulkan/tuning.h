@@ -44,6 +44,14 @@ struct Tuning {
                                       // grow (up to matvec_threads_q4) until K fits in one round of loads
   uint32_t q4_wide_min_dim = 0;       // ... and only where K and N are both at least this (smaller matrices stay
                                       // with matvec.comp)
+  // Output tile of the prompt matmul on the matrix units (matmul_coop.comp): subgroups along M and N, 16 x 16
+  // fragments per subgroup along M and N, K per step (32 / 64) and shared buffers (1 / 2). The big tile where it
+  // gives coop_big_tile_min_groups workgroups and its shared memory fits, else the small one (kernels/matmul_coop.cpp).
+  struct CoopTile {
+    uint32_t warps_m, warps_n, frags_m, frags_n, k_step, stages;
+  };
+  CoopTile coop_big_tile{2, 4, 4, 2, 64, 1};    // 128 x 128, 8 subgroups of 64 x 32
+  CoopTile coop_small_tile{2, 2, 2, 2, 64, 1};  // 64 x 64, 4 subgroups of 32 x 32
   bool vendor_tuned = false;          // a vendor row below was applied (false with disable_metacommands)
   std::string row;                    // which table row applied, for logs and `ogx devices`
 };

@@ -26,8 +26,10 @@
 //     a batched decode step's projections (the skinny matmul up to the row's skinny_max_m; --skinny-max-m 1 sends
 //     them to the tiled / matrix-unit path instead, --skinny-rows sets its weight rows per workgroup, --skinny-unroll
 //     the most units of K a thread loads at once). --coop-*: the matrix-unit skinny kernel's tuning values (M <= 64:
-//     coop_skinny_max_m / threads / unroll / cols); --shape-8b: Llama-3.1-8B's projection shapes instead of the 1B's
+//     coop_skinny_max_m / threads / unroll / cols); --coop-tile / --coop-small-tile WM,WN,FM,FN,BK,STAGES: the prompt
+//     matmul's big / small tile (Tuning::CoopTile), --coop-big-min N: its coop_big_tile_min_groups; --shape-8b: Llama-3.1-8B's projection shapes instead of the 1B's
 #include <algorithm>
+#include <stdexcept>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -440,6 +442,8 @@ int run(int argc, char** argv) {
   uint32_t mm_tile = 0, skinny_max_m = 0, skinny_rows = 0, skinny_unroll = 0, attn_splits = 0;
   uint32_t coop_max_m = 0, coop_threads = 0, coop_unroll = 0, coop_cols = 0, coop_direct = 2;  // 2: the row's
   int q4_rows = -1, q4_unroll = 0;  // -1: the row's
+  std::vector<int> coop_tile, coop_small;  // the prompt matmul's tiles (6 values each), empty: the row's
+  uint32_t coop_big_min = 0;
   bool shape_8b = false;
   bool attention_only = false;
   std::vector<int> kv_lens = {2048, 8192, 32768}, prompt_lens = {2048, 8192, 32768};
@@ -470,6 +474,9 @@ int run(int argc, char** argv) {
     else if (a == "--coop-unroll" && i + 1 < argc) coop_unroll = (uint32_t)std::stoul(argv[++i]);
     else if (a == "--coop-cols" && i + 1 < argc) coop_cols = (uint32_t)std::stoul(argv[++i]);
     else if (a == "--coop-direct" && i + 1 < argc) coop_direct = (uint32_t)std::stoul(argv[++i]);
+    else if (a == "--coop-tile" && i + 1 < argc) coop_tile = int_list(argv[++i]);
+    else if (a == "--coop-small-tile" && i + 1 < argc) coop_small = int_list(argv[++i]);
+    else if (a == "--coop-big-min" && i + 1 < argc) coop_big_min = (uint32_t)std::stoul(argv[++i]);
     else if (a == "--shape-8b") shape_8b = true;
     else if (a == "--q4-rows" && i + 1 < argc) q4_rows = std::stoi(argv[++i]);
     else if (a == "--q4-unroll" && i + 1 < argc) q4_unroll = std::stoi(argv[++i]);
@@ -483,8 +490,9 @@ int run(int argc, char** argv) {
                            "[--prompt-lens 2048,8192,32768] [--attn-threads N] [--attn-max-splits N] [--quick]\n"
                            "       ogx_vulkan_bench --matmul-only [--m M] [--reps N] [--simt] [--matmul-tile 64|128] "
                            "[--skinny-max-m N] [--skinny-rows N] [--skinny-unroll N] [--coop-max-m N] [--coop-threads N] "
-                           "[--coop-unroll N] [--coop-cols N] [--coop-direct 0|1] [--shape-8b] [--device-type gpu|cpu] "
-                           "[--quick]\n");
+                           "[--coop-unroll N] [--coop-cols N] [--coop-direct 0|1] [--coop-tile WM,WN,FM,FN,BK,STAGES] "
+                           "[--coop-small-tile WM,WN,FM,FN,BK,STAGES] [--coop-big-min N] [--shape-8b] "
+                           "[--device-type gpu|cpu] [--quick]\n");
       return 2;
     }
   }
@@ -494,7 +502,7 @@ int run(int argc, char** argv) {
   // Tuning experiments: the table's row with these values replaced.
   if (q4_threads || rows || threads || attn_threads || attn_splits || mm_tile || simt || skinny_max_m || skinny_rows ||
       skinny_unroll || coop_max_m || coop_threads || coop_unroll || coop_cols || coop_direct != 2 || q4_rows >= 0 ||
-      q4_unroll) {
+      q4_unroll || !coop_tile.empty() || !coop_small.empty() || coop_big_min) {
     Context probe(o);
     Tuning t = probe.tuning();
     if (q4_threads) t.matvec_threads_q4 = q4_threads;
@@ -513,6 +521,17 @@ int run(int argc, char** argv) {
     if (coop_direct != 2) t.coop_skinny_direct_w = coop_direct;
     if (q4_rows >= 0) t.q4_wide_rows = (uint32_t)q4_rows;
     if (q4_unroll) t.q4_wide_unroll = (uint32_t)q4_unroll;
+    auto tile_of = [](const std::vector<int>& v, Tuning::CoopTile& tile) {
+      if (v.size() != 6) throw std::runtime_error("--coop-tile / --coop-small-tile take 6 values WM,WN,FM,FN,BK,STAGES");
+      tile = {(uint32_t)v[0], (uint32_t)v[1], (uint32_t)v[2], (uint32_t)v[3], (uint32_t)v[4], (uint32_t)v[5]};
+    };
+    if (!coop_tile.empty()) tile_of(coop_tile, t.coop_big_tile);
+    if (!coop_small.empty()) tile_of(coop_small, t.coop_small_tile);
+    if (coop_big_min) t.coop_big_tile_min_groups = coop_big_min;
+    auto tile_str = [](const Tuning::CoopTile& c) {
+      return std::to_string(c.warps_m) + "," + std::to_string(c.warps_n) + "," + std::to_string(c.frags_m) + "," +
+             std::to_string(c.frags_n) + "," + std::to_string(c.k_step) + "," + std::to_string(c.stages);
+    };
     t.row += " (threads " + std::to_string(t.matvec_threads) + ", q4 threads " + std::to_string(t.matvec_threads_q4) +
              ", rows " + std::to_string(t.matvec_rows) + ", matmul tile " + std::to_string(t.matmul_tile) +
              ", skinny max m " + std::to_string(t.skinny_max_m) + ", skinny rows " + std::to_string(t.skinny_rows) +
@@ -522,7 +541,9 @@ int run(int argc, char** argv) {
              ", coop threads " + std::to_string(t.coop_skinny_threads) + ", coop unroll " +
              std::to_string(t.coop_skinny_unroll) + ", coop cols " + std::to_string(t.coop_skinny_cols) +
              ", coop direct " + std::to_string(t.coop_skinny_direct_w) + ", q4 wide rows " +
-             std::to_string(t.q4_wide_rows) + ", q4 wide unroll " + std::to_string(t.q4_wide_unroll) + ")";
+             std::to_string(t.q4_wide_rows) + ", q4 wide unroll " + std::to_string(t.q4_wide_unroll) +
+             ", coop tile " + tile_str(t.coop_big_tile) + " from " + std::to_string(t.coop_big_tile_min_groups) +
+             " groups, else " + tile_str(t.coop_small_tile) + ")";
     o.tuning = t;
   }
   if (simt) o.provider.disable_metacommands = true;  // the row above stays; only the matrix-unit kernels go

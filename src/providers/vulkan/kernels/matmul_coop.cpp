@@ -23,16 +23,33 @@ CoopPush coop_push(const TensorView& a, const MatMulWeight& w, const TensorView*
                   (uint32_t)((w.nblocks + 1) / 2), w.has_zero_points, bias != nullptr};
 }
 
-// Output tile edges of the two shader variants (TILE_BIG: 128 x 128 with 8 subgroups, else 64 x 64 with 4).
-constexpr uint32_t kBigTile = 128, kSmallTile = 64;
-// Shared memory the big variant declares: A and W slices 128 x (64 + 8) halves each, 8 fp32 16x16 scratch tiles.
-constexpr uint32_t kBigTileShared = 2 * 128 * 72 * 2 + 8 * 256 * 4;
+using CoopTile = Tuning::CoopTile;
+uint32_t tile_m(const CoopTile& t) { return t.warps_m * t.frags_m * 16; }
+uint32_t tile_n(const CoopTile& t) { return t.warps_n * t.frags_n * 16; }
+uint32_t tile_threads(const CoopTile& t) { return t.warps_m * t.warps_n * 32; }
+
+// Shared memory of matmul_coop.comp for a tile: its staged buffers, or the epilogue's fp16 fragment per subgroup.
+uint32_t tile_shared_bytes(const CoopTile& t) {
+  uint32_t staged = t.stages * (tile_m(t) + tile_n(t)) * (t.k_step / 8 + 1) * 16;
+  return std::max(staged, t.warps_m * t.warps_n * 512);
+}
+
+// The shader's constraints on a tile shape (each thread stages whole 16-byte pieces, int4 16-value pieces) and the
+// device's limits.
+bool tile_fits(const Context& ctx, const CoopTile& t) {
+  const uint32_t nt = tile_threads(t);
+  if ((t.k_step != 32 && t.k_step != 64) || (t.stages != 1 && t.stages != 2) || t.frags_m == 0 || t.frags_n == 0)
+    return false;
+  if (nt > ctx.info().max_workgroup_invocations || tile_shared_bytes(t) > ctx.info().max_shared_memory) return false;
+  return (tile_m(t) * t.k_step / 8) % nt == 0 && (tile_n(t) * t.k_step / 8) % nt == 0 &&
+         (tile_n(t) * t.k_step / 16) % nt == 0;
+}
 
 }  // namespace
 
 bool matmul_coop_applies(const Context& ctx, const TensorView& a, const MatMulWeight& w) {
   if (!ctx.coopmat_f16() || a.dtype != DType::f16 || w.dtype != DType::f16 || w.K % 8 != 0) return false;
-  if (ctx.info().max_shared_memory < kBigTileShared) return false;
+  if (!tile_fits(ctx, ctx.tuning().coop_small_tile)) return false;
   if (a.mem.address % 16 != 0) return false;
   return w.int4 ? w.data.slice().address % 4 == 0 : w.data.slice().address % 16 == 0;
 }
@@ -42,21 +59,25 @@ void matmul_coop(CommandRecorder& rec, const TensorView& a, const MatMulWeight& 
   Context& ctx = rec.context();
   OGX_CHECK(matmul_coop_applies(ctx, a, w), "matmul_coop: the device or the operands do not fit the cooperative-",
             "matrix kernel (fp16, K % 8 == 0, 16-byte aligned)");
-  int64_t M = a.numel() / w.K;
+  const int64_t M = a.numel() / w.K;
   OGX_CHECK(a.shape.back() == w.K && c.numel() == M * w.N && c.dtype == DType::f16, "matmul_coop: shapes ",
             shape_str(a.shape), " x [", w.K, ",", w.N, "] -> ", shape_str(c.shape), " do not agree");
   if (bias) OGX_CHECK(bias->numel() == w.N && bias->dtype == DType::f16, "matmul_coop: bias must be fp16 [", w.N, "]");
-  OGX_CHECK(M <= 65535 * (int64_t)kSmallTile && w.N <= 65535 * (int64_t)kSmallTile, "matmul_coop: ", M, " x ", w.N,
-            " outputs exceed the dispatch grid");
-  uint32_t Mu = (uint32_t)M, N = (uint32_t)w.N;
-  // The big tile reads each operand half as often; it is used when it still gives the GPU enough workgroups.
-  uint64_t big_groups = (uint64_t)div_up(Mu, kBigTile) * div_up(N, kBigTile);
-  bool big = big_groups >= ctx.tuning().coop_big_tile_min_groups;
-  uint32_t tile = big ? kBigTile : kSmallTile;
-  std::string shader = std::string(w.int4 ? "matmul_coop_q4_f16" : "matmul_coop_f16") + (big ? "_big" : "_small");
-  const Pipeline& pl = ctx.pipelines().get(shader);
+  const Tuning& tu = ctx.tuning();
+  // The big tile reads each operand less often; it is used when it still gives the GPU enough workgroups.
+  const CoopTile& big = tu.coop_big_tile;
+  const bool use_big = tile_fits(ctx, big) && (uint64_t)div_up((uint64_t)M, (uint64_t)tile_m(big)) *
+                                                      div_up((uint64_t)w.N, (uint64_t)tile_n(big)) >=
+                                                  tu.coop_big_tile_min_groups;
+  const CoopTile& t = use_big ? big : tu.coop_small_tile;
+  OGX_CHECK(div_up((uint64_t)M, (uint64_t)tile_m(t)) <= 65535 && div_up((uint64_t)w.N, (uint64_t)tile_n(t)) <= 65535,
+            "matmul_coop: ", M, " x ", w.N, " outputs exceed the dispatch grid");
+  const Pipeline& pl = ctx.pipelines().get(w.int4 ? "matmul_coop_q4_f16" : "matmul_coop_f16",
+                                           {tile_threads(t), t.warps_m, t.warps_n, t.frags_m, t.frags_n, t.k_step,
+                                            t.stages});
   CoopPush p = coop_push(a, w, bias, c, M);
-  rec.dispatch(pl, &p, sizeof(p), div_up(N, tile), div_up(Mu, tile), 1, projection_reads(a, w, bias), {c.mem});
+  rec.dispatch(pl, &p, sizeof(p), div_up((uint32_t)w.N, tile_n(t)), div_up((uint32_t)M, tile_m(t)), 1,
+               projection_reads(a, w, bias), {c.mem});
 }
 
 bool matvec_coop_applies(const Context& ctx, const TensorView& x, const MatMulWeight& w, int64_t M) {
@@ -66,7 +87,9 @@ bool matvec_coop_applies(const Context& ctx, const TensorView& x, const MatMulWe
   // Above two row tiles the prompt kernel is faster where N gives it enough 64 x 64 tiles (H200, M = 64: the 8B's
   // gate/up 200 vs 268 us; its down projection, 64 tiles, 253 vs 131 us).
   if (M > 32 && matmul_coop_applies(ctx, x, w) &&
-      (uint64_t)div_up((uint32_t)w.N, kSmallTile) * div_up((uint32_t)M, kSmallTile) >= ctx.tuning().coop_tiled_min_groups)
+      (uint64_t)div_up((uint32_t)w.N, tile_n(ctx.tuning().coop_small_tile)) *
+              div_up((uint32_t)M, tile_m(ctx.tuning().coop_small_tile)) >=
+          ctx.tuning().coop_tiled_min_groups)
     return false;
   if (w.int4) return w.block_size % 8 == 0 && w.data.slice().address % 4 == 0;
   return w.data.slice().address % 16 == 0;

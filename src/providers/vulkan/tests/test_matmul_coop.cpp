@@ -1,5 +1,5 @@
 // The matrix-unit matmul (kernels/matmul_coop, VK_NV_cooperative_matrix) against float64 references: fp16 and int4
-// weights, bias, both tile variants, M / N / K edges. Skipped on devices without the fp16 cooperative-matrix
+// weights, bias, the tuning row's tiles and every tile shape the table may name, M / N / K edges. Skipped on devices without the fp16 cooperative-matrix
 // shape (lavapipe, CI); run on the H200 by bench/device/run_verify.sh.
 #include "providers/vulkan/kernels/matmul_coop.h"
 #include "providers/vulkan/tests/vk_test_util.h"
@@ -42,9 +42,9 @@ MatMulWeight random_nbits(Context& ctx, int64_t K, int64_t N, int64_t bs, bool w
                                       with_zp ? &zp : nullptr, K, N, bs);
 }
 
-TEST_P(VulkanMatMulCoopTest, MatchesReference) {
-  auto [M, K, N, bs, with_zp, with_bias] = GetParam();
-  if (!ctx().coopmat_f16()) GTEST_SKIP() << "device has no fp16 cooperative-matrix kernels: " << ctx().info().name;
+// c = a x w (+ bias) on c's context through kernels::matmul (the cooperative-matrix path) against float64.
+void check_case(Context& cx, const CoopCase& cc, const char* what) {
+  auto [M, K, N, bs, with_zp, with_bias] = cc;
   uint32_t seed = (uint32_t)(M * 7919 + K * 31 + N + bs);
   auto a = round_to(random_values(M * K, seed), DType::f16);
   auto bias = round_to(random_values(N, seed + 2), DType::f16);
@@ -52,16 +52,20 @@ TEST_P(VulkanMatMulCoopTest, MatchesReference) {
   MatMulWeight w;
   if (bs == 0) {
     auto b = round_to(random_values(K * N, seed + 1), DType::f16);  // ONNX [K, N]
-    w = kernels::upload_matmul_weight(ctx(), "w", host_tensor(b, DType::f16, {K, N}));
+    w = kernels::upload_matmul_weight(cx, "w", host_tensor(b, DType::f16, {K, N}));
     wt.resize(N * K);
     for (int64_t k = 0; k < K; k++)
       for (int64_t n = 0; n < N; n++) wt[n * K + k] = b[k * N + n];
   } else {
-    w = random_nbits(ctx(), K, N, bs, with_zp, seed + 1, &wt);
+    w = random_nbits(cx, K, N, bs, with_zp, seed + 1, &wt);
   }
-  TensorView av = upload(a, DType::f16, {M, K}), bv = upload(bias, DType::f16, {N}), c = empty(DType::f16, {M, N});
-  ASSERT_TRUE(kernels::matmul_coop_applies(ctx(), av, w));
-  CommandRecorder rec(ctx());
+  DeviceBuffer ab = cx.memory().allocate("a", M * K * 2), bb = cx.memory().allocate("bias", N * 2),
+               cb = cx.memory().allocate("c", M * N * 2);
+  TensorView av = ab.view(DType::f16, {M, K}), bv = bb.view(DType::f16, {N}), c = cb.view(DType::f16, {M, N});
+  cx.transfers().upload_tensor(av, host_tensor(a, DType::f16, {M, K}));
+  cx.transfers().upload_tensor(bv, host_tensor(bias, DType::f16, {N}));
+  ASSERT_TRUE(kernels::matmul_coop_applies(cx, av, w)) << what;
+  CommandRecorder rec(cx);
   rec.begin();
   kernels::matmul(rec, av, w, with_bias ? &bv : nullptr, c);  // takes the cooperative-matrix path
   rec.end();
@@ -73,9 +77,49 @@ TEST_P(VulkanMatMulCoopTest, MatchesReference) {
       for (int64_t k = 0; k < K; k++) s += (double)a[m * K + k] * wt[n * K + k];
       want[m * N + n] = s;
     }
-  // fp16 inputs, fp32 accumulation, fp16 output (2^-11 relative); int4 weights are rounded to fp16 when
-  // dequantized into shared memory (|w| <= 1.6, half an ulp ~4e-4 per product, random signs: ~4e-4 sqrt(K/3)).
-  expect_close(download(c), want, 2e-3, 2e-3 * std::sqrt((double)K), "cooperative-matrix matmul");
+  // fp16 inputs, fp32 accumulation, fp16 output (2^-11 relative; with a bias the product is rounded to fp16 before
+  // the bias is added, as the unfused MatMul + Add round); int4 weights are rounded to fp16 when dequantized into
+  // shared memory (|w| <= 1.6, half an ulp ~4e-4 per product, random signs: ~4e-4 sqrt(K/3)).
+  Tensor got = cx.transfers().download_tensor(c);
+  std::vector<float> g(M * N);
+  for (int64_t i = 0; i < M * N; i++) g[i] = f16_to_f32(got.data<uint16_t>()[i]);
+  expect_close(g, want, 2e-3, 2e-3 * std::sqrt((double)K), what);
+}
+
+TEST_P(VulkanMatMulCoopTest, MatchesReference) {
+  if (!ctx().coopmat_f16()) GTEST_SKIP() << "device has no fp16 cooperative-matrix kernels: " << ctx().info().name;
+  check_case(ctx(), GetParam(), "cooperative-matrix matmul");
+}
+
+// Every tile shape the tuning table may name (Tuning::CoopTile: subgroups, fragments, K step, shared buffers), as the
+// big tile at any size, on fp16 and int4 weights with K, M and N tails.
+class VulkanMatMulCoopTiles : public VulkanTest {};
+
+TEST_F(VulkanMatMulCoopTiles, EveryTileShapeMatchesTheReference) {
+  if (!ctx().coopmat_f16()) GTEST_SKIP() << "device has no fp16 cooperative-matrix kernels: " << ctx().info().name;
+  const Tuning::CoopTile tiles[] = {{2, 4, 4, 2, 64, 1}, {2, 2, 4, 4, 64, 1}, {2, 2, 4, 4, 32, 2},
+                                    {2, 4, 4, 2, 32, 2}, {2, 4, 4, 4, 32, 1}, {4, 2, 4, 4, 32, 1},
+                                    {4, 2, 2, 4, 32, 2}, {2, 2, 2, 2, 32, 2}, {2, 2, 2, 2, 64, 1}};
+  const CoopCase cases[] = {{200, 264, 300, 0, false, true}, {130, 520, 260, 32, true, false},
+                            {257, 1024, 129, 0, false, false}, {64, 96, 72, 16, false, true}};
+  for (const Tuning::CoopTile& t : tiles) {
+    ContextOptions o;
+    o.provider = ctx().options();
+    o.provider.hardware_type = HardwareType::gpu;
+    o.instance.validation = true;
+    o.tuning = ctx().tuning();
+    o.tuning->coop_big_tile = t;
+    o.tuning->coop_big_tile_min_groups = 1;  // the big tile at every size
+    o.block_bytes = 16 << 20;
+    Context cx(o);
+    for (const CoopCase& cc : cases) {
+      std::string what = "tile " + std::to_string(t.warps_m) + "," + std::to_string(t.warps_n) + "," +
+                         std::to_string(t.frags_m) + "," + std::to_string(t.frags_n) + "," + std::to_string(t.k_step) +
+                         "," + std::to_string(t.stages) + " M " + std::to_string(cc.M) + " K " + std::to_string(cc.K) +
+                         " N " + std::to_string(cc.N) + " block " + std::to_string(cc.block);
+      check_case(cx, cc, what.c_str());
+    }
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Shapes, VulkanMatMulCoopTest,
