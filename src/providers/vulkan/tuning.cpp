@@ -14,30 +14,59 @@ struct Row {
 // Ordered: the first matching row wins. Values are workgroup/tile shapes only; every row computes the same result.
 // nvidia: 4 matvec rows per workgroup (was 8): the H200's 1B decode GPU step 1237 -> 1138 us fp16, 1318 -> 1202 us
 // int4 (commit 7ee2118).
-// skinny_max_m / skinny_rows / skinny_unroll (the last three values): M <= 16 rows of a batched decode step read each
+// skinny_max_m / skinny_rows / skinny_unroll: M <= 16 rows of a batched decode step read each
 // weight once in the skinny kernel; 4 weight rows x 16 activation rows keep 64 accumulators per thread; 2 units of K
 // loaded together where registers allow. Not yet measured per vendor (qualcomm: half, as its matvec rows).
 // nvidia's matrix-unit skinny matmul (coop_skinny_*: max m, threads, unroll, cols): 2 column tiles per workgroup,
 // H200 `ogx_vulkan_bench --matmul-only --m 16|32|64 [--shape-8b] --coop-cols 1|2|4` (2026-12-02): fp16 projections of
 // one 8B layer at M = 16 268 us (1 tile 322), M = 32 335 (479; the prompt kernel 578); int4 at M = 16 keeps 1 tile
 // (1B 126 vs 144 us). Direct weight fragments (coop_skinny_direct_w = 1) were slower everywhere: off.
-// q4_wide_rows / q4_wide_unroll / q4_wide_min_dim (the last values): the int4 decode matvec with 16-byte nibble
+// q4_wide_rows / q4_wide_unroll / q4_wide_min_dim: the int4 decode matvec with 16-byte nibble
 // loads (matvec_q4_wide.comp); the rows of vendors where it was not measured (amd, intel, qualcomm) and the generic
 // row keep matvec.comp, cpu-driver (lavapipe) takes it, so the tests run both. nvidia, H200 (ddf56f8, alternated
 // runs, decode tok/s 8B / 1B int4): matvec.comp 209 / 884; wide rows 4 unroll 2 on the 8B only 222 / 884, everywhere
 // 222 / 840; unroll 1 everywhere with rows 1 / 2 / 4 / 8: 209 / 863, 241 / 991, 293 / 1138, 232 / 801 -> rows 4,
 // unroll 1, every matrix.
+// Rows name their fields (designated initializers, in Tuning's declaration order): a field added to Tuning takes its
+// default in every row instead of shifting the values after it (ed9d5d3 inserted decode_group_fill before
+// q4_wide_rows while the rows were positional, so the nvidia row ran with decode_group_fill 4, q4_wide_rows 1 and
+// q4_wide_unroll 0 until 2026-12-03). Unnamed fields keep Tuning's defaults.
+// nvidia's prompt matmul tiles (coop_*_tile, coop_big_tile_min_groups): H200 kernel bench, M = 512 (2026-12-03): the
+// 1B's qkv (96 big tiles) 45.6 us with 128 x 128 against 63.6 with 64 x 64; its o / down (64 big tiles) stay small;
+// the small tile 128 x 64 (8 subgroups of 32 x 32) against 64 x 64: int4 qkv/o/gate-up/down 71/36/277/134 us vs
+// 85/43/325/163, fp16 2-4% faster.
 const Row kRows[] = {
     {"nvidia", 4318, DeviceType::other,
-     {256, 4, 256, 128, 256, 32, 64, 256, 128, 16, 4, 2, 64, 256, 4, 2, 0, 128, 128, 4, 1, 0}},
-    {"amd", 4098, DeviceType::other, {256, 8, 256, 128, 256, 256, 256, 256, 128, 16, 4, 2}},
-    {"intel", 32902, DeviceType::other, {128, 4, 128, 64, 256, 128, 128, 256, 128, 16, 4, 2}},
-    {"qualcomm", 20803, DeviceType::other, {128, 2, 128, 64, 128, 128, 128, 256, 128, 8, 2, 1}},
+     {.matvec_threads = 256, .matvec_rows = 4, .matvec_threads_q4 = 256, .matmul_tile = 128, .reduce_threads = 256,
+      .attention_split = 32, .attention_threads = 64, .decode_group_threads = 256, .coop_big_tile_min_groups = 96,
+      .skinny_max_m = 16, .skinny_rows = 4, .skinny_unroll = 2, .coop_skinny_max_m = 64, .coop_skinny_threads = 256,
+      .coop_skinny_unroll = 4, .coop_skinny_cols = 2, .coop_skinny_direct_w = 0, .coop_tiled_min_groups = 128,
+      .decode_group_max_splits = 128, .q4_wide_rows = 4, .q4_wide_unroll = 1, .q4_wide_min_dim = 0,
+      .coop_small_tile = {4, 2, 2, 2, 64, 1}}},
+    {"amd", 4098, DeviceType::other,
+     {.matvec_threads = 256, .matvec_rows = 8, .matvec_threads_q4 = 256, .matmul_tile = 128, .reduce_threads = 256,
+      .attention_split = 256, .attention_threads = 256, .decode_group_threads = 256, .coop_big_tile_min_groups = 128,
+      .skinny_max_m = 16, .skinny_rows = 4, .skinny_unroll = 2}},
+    {"intel", 32902, DeviceType::other,
+     {.matvec_threads = 128, .matvec_rows = 4, .matvec_threads_q4 = 128, .matmul_tile = 64, .reduce_threads = 256,
+      .attention_split = 128, .attention_threads = 128, .decode_group_threads = 256, .coop_big_tile_min_groups = 128,
+      .skinny_max_m = 16, .skinny_rows = 4, .skinny_unroll = 2}},
+    {"qualcomm", 20803, DeviceType::other,
+     {.matvec_threads = 128, .matvec_rows = 2, .matvec_threads_q4 = 128, .matmul_tile = 64, .reduce_threads = 128,
+      .attention_split = 128, .attention_threads = 128, .decode_group_threads = 256, .coop_big_tile_min_groups = 128,
+      .skinny_max_m = 8, .skinny_rows = 2, .skinny_unroll = 1}},
     {"cpu-driver", 0, DeviceType::cpu,
-     {64, 4, 64, 128, 128, 64, 64, 64, 128, 16, 4, 2, 64, 256, 4, 1, 0, 128, 128, 2, 2}},
+     {.matvec_threads = 64, .matvec_rows = 4, .matvec_threads_q4 = 64, .matmul_tile = 128, .reduce_threads = 128,
+      .attention_split = 64, .attention_threads = 64, .decode_group_threads = 64, .coop_big_tile_min_groups = 128,
+      .skinny_max_m = 16, .skinny_rows = 4, .skinny_unroll = 2, .coop_skinny_max_m = 64, .coop_skinny_threads = 256,
+      .coop_skinny_unroll = 4, .coop_skinny_cols = 1, .coop_skinny_direct_w = 0, .coop_tiled_min_groups = 128,
+      .decode_group_max_splits = 128, .q4_wide_rows = 2, .q4_wide_unroll = 2}},
 };
 
-const Tuning kGeneric{128, 4, 128, 64, 256, 256, 128, 256, 128, 16, 4, 2};
+const Tuning kGeneric{.matvec_threads = 128, .matvec_rows = 4, .matvec_threads_q4 = 128, .matmul_tile = 64,
+                      .reduce_threads = 256, .attention_split = 256, .attention_threads = 128,
+                      .decode_group_threads = 256, .coop_big_tile_min_groups = 128, .skinny_max_m = 16,
+                      .skinny_rows = 4, .skinny_unroll = 2};
 
 Tuning clamp_to(Tuning t, const DeviceInfo& device) {
   uint32_t limit = device.max_workgroup_invocations ? device.max_workgroup_invocations : 128;

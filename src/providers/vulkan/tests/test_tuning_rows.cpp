@@ -11,9 +11,42 @@
 #include "providers/vulkan/kernels/matmul_coop.h"
 #include "providers/vulkan/kernels/norm.h"
 #include "providers/vulkan/tests/vk_test_util.h"
+#include "providers/vulkan/tuning.h"
 
 namespace ogx::vk::test {
 namespace {
+
+// The table's values lie in the ranges their fields document, and the nvidia row keeps what was measured for it (the
+// rows were positional until a field inserted in the middle shifted the nvidia row's int4 decode and attention
+// settings unnoticed: every row still computed the same results, only slower).
+TEST(TuningTable, RowsHoldValuesInTheirDocumentedRanges) {
+  DeviceInfo d;
+  d.vendor_id = 4318;
+  d.max_workgroup_invocations = 1024;
+  d.max_shared_memory = 48 * 1024;
+  for (const Tuning& t : tuning_rows(d)) {
+    SCOPED_TRACE(t.row);
+    EXPECT_TRUE(t.q4_wide_unroll == 1 || t.q4_wide_unroll == 2 || t.q4_wide_unroll == 4);
+    EXPECT_LE(t.q4_wide_rows, 8u);
+    EXPECT_GE(t.decode_group_fill, 16u);
+    EXPECT_GE(t.decode_group_max_splits, 1u);
+    EXPECT_TRUE(t.coop_skinny_unroll >= 1 && t.coop_skinny_unroll <= 8);
+    EXPECT_TRUE(t.coop_skinny_cols >= 1 && t.coop_skinny_cols <= 8);
+    EXPECT_TRUE(t.skinny_unroll == 1 || t.skinny_unroll == 2 || t.skinny_unroll == 4);
+    EXPECT_TRUE(t.matmul_tile == 64 || t.matmul_tile == 128);
+    for (const Tuning::CoopTile& c : {t.coop_big_tile, t.coop_small_tile}) {
+      EXPECT_TRUE(c.k_step == 32 || c.k_step == 64);
+      EXPECT_TRUE(c.stages == 1 || c.stages == 2);
+      EXPECT_LE(c.warps_m * c.warps_n * 32, 1024u);
+    }
+  }
+  const Tuning nv = tuning_for(d, false);
+  EXPECT_EQ(nv.row, "nvidia");
+  EXPECT_EQ(nv.q4_wide_rows, 4u);
+  EXPECT_EQ(nv.q4_wide_unroll, 1u);
+  EXPECT_EQ(nv.decode_group_fill, 256u);
+  EXPECT_EQ(nv.coop_skinny_cols, 2u);
+}
 
 struct Outputs {
   std::vector<float> matvec, matvec_q4, skinny, skinny_q4, matmul, norm, attn_decode, attn_prompt;
