@@ -36,9 +36,12 @@
 #   generators:SHAPE:PREC[:COUNTS[:P[:G[:BIN]]]]
 #                                `ogx bench --generators N` on a real folder for each N of COUNTS (default 16,64):
 #                                N sequences of different prompt lengths decoded together (P=128, G=64)
-#   spec:SHAPE:PREC[:DRAFT_SHAPE]
+#   spec:SHAPE:PREC[:DRAFT_SHAPE[:repeating]]
 #                                `ogx bench --speculative` on a real folder: n-gram on a repetitive prompt (prompt 512,
-#                                period 32, 256 new tokens) against plain decoding, and with DRAFT_SHAPE a draft model
+#                                period 32, 256 new tokens) against plain decoding, and with DRAFT_SHAPE a draft model;
+#                                'repeating': folders built with --repeating-weights (greedy decoding repeats the last
+#                                token, so drafts are accepted: the speed-up at full acceptance; random weights
+#                                accept none)
 #   sample:SHAPE:PREC[:BIN]      `ogx bench --synthetic --temperature 0.8` with top-p 0.9, top-k 50 and the whole
 #                                distribution, alternated twice; decode tok/s of each (the device sampler's cost)
 #   guidance:SHAPE:PREC          `ogx generate` (prompt 'hello', 128 new tokens, twice each) on a random-weight folder with
@@ -123,10 +126,10 @@ step_llamacpp() {
   grep RESULT $OUT/llamacpp.txt | tee -a "$SUMMARY"
 }
 
-folder_of() {  # folder_of SHAPE PREC: a random-weight dml folder in /dev/shm (built once)
-  local dir=/dev/shm/ogx-$1-$2
+folder_of() {  # folder_of SHAPE PREC [repeating]: a random-weight dml folder in /dev/shm (built once)
+  local dir=/dev/shm/ogx-$1-$2${3:+-$3} extra=${3:+--repeating-weights}
   [ -f $dir/genai_config.json ] || timeout 400 ./.devrun/ogx build --config .devrun/shapes/$1.json --random-weights \
-    -p $2 -e dml -o $dir > /dev/null
+    $extra -p $2 -e dml -o $dir > /dev/null
   echo $dir
 }
 
@@ -171,15 +174,15 @@ step_sample() {
 }
 
 step_spec() {
-  local shape=$1 prec=$2 draft=$3 dir args out
-  dir=$(folder_of $shape $prec)
+  local shape=$1 prec=$2 draft=$3 weights=$4 dir args out
+  dir=$(folder_of $shape $prec $weights)
   for mode in plain ngram ${draft:+draft}; do
     args="--prompt-len 512 --gen-len 256 --prompt-period 32 --repeats 1"
     [ $mode = ngram ] && args="$args --speculative ngram --draft-tokens 4"
-    [ $mode = draft ] && args="$args --speculative $(folder_of $draft $prec) --draft-tokens 4"
-    out=$OUT/spec_${shape}_${prec}_$mode
+    [ $mode = draft ] && args="$args --speculative $(folder_of $draft $prec $weights) --draft-tokens 4"
+    out=$OUT/spec_${shape}_${prec}_$mode${weights:+_$weights}
     timeout 300 ./.devrun/ogx bench $dir --provider dml $args --json > $out.json 2> $out.err
-    log "spec $shape $prec $mode: $(grep -o '"decode_tok_s":[0-9.]*\|"accept[a-z_]*":[0-9.]*\|"drafted[a-z_]*":[0-9.]*' $out.json | tr '\n' ' ')"
+    log "spec $shape $prec $mode ${weights:-random}: $(grep -o '"decode_tok_s":[0-9.]*\|"accept[a-z_]*":[0-9.]*\|"drafted[a-z_]*":[0-9.]*' $out.json | tr '\n' ' ')"
   done
 }
 

@@ -93,7 +93,7 @@ BuiltModel build_model(const BuildOptions& o) {
              " model of " + cfg_path, "memory and swap on this machine");
 
   std::unique_ptr<WeightProvider> weights;
-  if (random) weights = make_random_provider(o.seed, cfg.arch == Arch::qwen2);
+  if (random) weights = make_random_provider(o.seed, cfg.arch == Arch::qwen2, 0.02f, o.repeating_weights);
   else weights = make_safetensors_provider(std::make_shared<SafeTensors>(SafeTensors::open_dir(o.input_dir)));
   std::shared_ptr<PeftAdapter> lora;
   std::unique_ptr<WeightProvider> merged;

@@ -26,6 +26,7 @@ struct BuildOptions {
   bool symmetric = true;        // int4: symmetric (no zero points), the reference builder's default
   int64_t max_length = 0;       // genai_config search.max_length; 0: min(context_length, 4096)
   bool random_weights = false;  // seeded random weights of the config's shape, no safetensors read
+  bool repeating_weights = false;  // with random weights: a model that repeats its last token (weight_source.h)
   uint64_t seed = 1234;
   int num_threads = 0;          // quantization / conversion threads; <= 0: hardware concurrency
   std::string adapter_dir;      // --adapter: a PEFT LoRA folder (lora.h)

@@ -65,6 +65,7 @@ void finish(BuildRequest& r) {
   if (!(r.init_std > 0)) throw cli::UsageError("--init-std must be positive");
   if (o.merge_adapter && o.adapter_dir.empty()) throw cli::UsageError("--merge-adapter needs --adapter PEFT_DIR");
   if (!r.save_lora.empty() && o.config_path.empty()) throw cli::UsageError("--save-lora needs --config SHAPE.json");
+  if (o.repeating_weights && !r.save_hf.empty()) throw cli::UsageError("--repeating-weights does not apply to --save-hf");
   if (!r.save_hf.empty() || (!r.save_lora.empty() && r.out_dir.empty())) {
     if (o.config_path.empty()) throw cli::UsageError("--save-hf needs --config SHAPE.json");
     return;
@@ -72,6 +73,7 @@ void finish(BuildRequest& r) {
   if (r.out_dir.empty()) throw cli::UsageError("missing -o OUT_DIR");
   if (o.input_dir.empty() && o.config_path.empty()) throw cli::UsageError("missing -i HF_DIR (or --config SHAPE.json)");
   if (!o.config_path.empty()) o.random_weights = true;
+  if (o.repeating_weights && !o.random_weights) throw cli::UsageError("--repeating-weights needs --random-weights");
 }
 
 int run_build(BuildRequest& r) {
@@ -123,6 +125,9 @@ cli::Runner define_build(cli::Flags& flags) {
   flags.flag("--asymmetric", r->asymmetric, "int4 with zero points");
   flags.option("--max-length", o.max_length, "context length written to genai_config.json");
   flags.flag("--random-weights", o.random_weights, "seeded random weights of the checkpoint's shape");
+  flags.flag("--repeating-weights", o.repeating_weights,
+             "random weights whose layers add nothing and whose lm_head is the embedding: greedy decoding repeats "
+             "the last token (a known continuation, for speculative-decoding benchmarks)");
   flags.option("--config", o.config_path, "a config.json shape to build with random weights");
   flags.option("--seed", o.seed, "seed of the random weights");
   flags.option("--threads", o.num_threads, "threads (0: all cores)");

@@ -23,7 +23,8 @@ uint64_t hash_name(const std::string& s) {
 
 class RandomProvider : public WeightProvider {
  public:
-  RandomProvider(uint64_t seed, bool biases, float stddev) : seed_(seed), biases_(biases), std_(stddev) {}
+  RandomProvider(uint64_t seed, bool biases, float stddev, bool repeating)
+      : seed_(seed), biases_(biases), std_(stddev), repeating_(repeating) {}
 
   Source get(const std::string& name, const std::vector<int64_t>& shape) override {
     Source s;
@@ -34,7 +35,10 @@ class RandomProvider : public WeightProvider {
     // Norm weights near 1; matrices uniform with standard deviation std_.
     float center = norm ? 1.0f : 0.0f;
     float half_width = norm ? 0.1f : std_ * std::sqrt(3.0f);
-    uint64_t key = splitmix64(seed_ ^ hash_name(name));
+    if (repeating_ && (ends_with(name, "o_proj.weight") || ends_with(name, "down_proj.weight")))
+      half_width = 0.0f;  // the layer's outputs: zero
+    const std::string& source = repeating_ && name == "lm_head.weight" ? kEmbedding : name;
+    uint64_t key = splitmix64(seed_ ^ hash_name(source));
     int64_t cols = s.cols;
     s.read = [key, center, half_width, cols](int64_t r0, int64_t n, float* out) {
       for (int64_t i = 0; i < n * cols; i++) {
@@ -47,19 +51,25 @@ class RandomProvider : public WeightProvider {
   }
 
   bool has_nonzero(const std::string& name, const std::vector<int64_t>&) override {
+    if (repeating_ && (ends_with(name, "o_proj.bias") || ends_with(name, "down_proj.bias"))) return false;
     return biases_ && name.find("bias") != std::string::npos;
   }
 
  private:
+  static bool ends_with(const std::string& s, const std::string& tail) {
+    return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
+  }
+  inline static const std::string kEmbedding = "model.embed_tokens.weight";
   uint64_t seed_;
   bool biases_;
   float std_;
+  bool repeating_;
 };
 
 }  // namespace
 
-std::unique_ptr<WeightProvider> make_random_provider(uint64_t seed, bool with_biases, float stddev) {
-  return std::make_unique<RandomProvider>(seed, with_biases, stddev);
+std::unique_ptr<WeightProvider> make_random_provider(uint64_t seed, bool with_biases, float stddev, bool repeating) {
+  return std::make_unique<RandomProvider>(seed, with_biases, stddev, repeating);
 }
 
 }  // namespace ogx::builder

@@ -31,7 +31,12 @@ class WeightProvider {
 std::unique_ptr<WeightProvider> make_safetensors_provider(std::shared_ptr<SafeTensors> st);
 // Seeded random weights; `with_biases`: the architecture has q/k/v biases (qwen2). Matrices and biases are
 // uniform with standard deviation `stddev` (0.02: the initializer_range of most configs), norms 1 +- 0.1.
-std::unique_ptr<WeightProvider> make_random_provider(uint64_t seed, bool with_biases, float stddev = 0.02f);
+// repeating: the attention and MLP output projections (o_proj, down_proj) are zero, so the layers add nothing to
+// the residual stream, and lm_head.weight equals model.embed_tokens.weight: greedy decoding repeats the last token
+// (its embedding scores highest against itself). A model whose continuation is known, at any shape and cost, for
+// speculative-decoding benchmarks.
+std::unique_ptr<WeightProvider> make_random_provider(uint64_t seed, bool with_biases, float stddev = 0.02f,
+                                                     bool repeating = false);
 
 Source concat_rows(const std::vector<Source>& parts, const std::string& name);
 Source concat_vectors(const std::vector<Source>& parts, const std::string& name);  // 1-D: one row
