@@ -34,7 +34,9 @@ struct Row {
 // nvidia's prompt matmul tiles (coop_*_tile, coop_big_tile_min_groups): H200 kernel bench, M = 512 (2026-12-03): the
 // 1B's qkv (96 big tiles) 45.6 us with 128 x 128 against 63.6 with 64 x 64; its o / down (64 big tiles) stay small;
 // the small tile 128 x 64 (8 subgroups of 32 x 32) against 64 x 64: int4 qkv/o/gate-up/down 71/36/277/134 us vs
-// 85/43/325/163, fp16 2-4% faster.
+// 85/43/325/163, fp16 2-4% faster. Measured, not yet taken: int4's big tile 256 x 64 (8 subgroups of 64 x 32: each
+// weight piece dequantized for 256 rows instead of 128) ran the 8B's qkv/o/gate-up/down in 203/100/711/362 us against
+// 216/110/780/403 at 128 x 128 in the kernel bench; its tile test (test_matmul_coop.cpp) has not run on a GPU yet.
 const Row kRows[] = {
     {"nvidia", 4318, DeviceType::other,
      {.matvec_threads = 256, .matvec_rows = 4, .matvec_threads_q4 = 256, .matmul_tile = 128, .reduce_threads = 256,

@@ -51,6 +51,7 @@ struct Tuning {
     uint32_t warps_m, warps_n, frags_m, frags_n, k_step, stages;
   };
   CoopTile coop_big_tile{2, 4, 4, 2, 64, 1};    // 128 x 128, 8 subgroups of 64 x 32
+  CoopTile coop_big_tile_q4{2, 4, 4, 2, 64, 1}; // the big tile for int4 weights (dequantized once per BM rows)
   CoopTile coop_small_tile{2, 2, 2, 2, 64, 1};  // 64 x 64, 4 subgroups of 32 x 32
   bool vendor_tuned = false;          // a vendor row below was applied (false with disable_metacommands)
   std::string row;                    // which table row applied, for logs and `ogx devices`

@@ -27,7 +27,8 @@
 //     them to the tiled / matrix-unit path instead, --skinny-rows sets its weight rows per workgroup, --skinny-unroll
 //     the most units of K a thread loads at once). --coop-*: the matrix-unit skinny kernel's tuning values (M <= 64:
 //     coop_skinny_max_m / threads / unroll / cols); --coop-tile / --coop-small-tile WM,WN,FM,FN,BK,STAGES: the prompt
-//     matmul's big / small tile (Tuning::CoopTile), --coop-big-min N: its coop_big_tile_min_groups; --shape-8b: Llama-3.1-8B's projection shapes instead of the 1B's
+//     matmul's big (fp16 and int4) / small tile (Tuning::CoopTile), --coop-big-min N: its coop_big_tile_min_groups;
+//     --shape-8b: Llama-3.1-8B's projection shapes instead of the 1B's
 #include <algorithm>
 #include <stdexcept>
 #include <chrono>
@@ -525,7 +526,7 @@ int run(int argc, char** argv) {
       if (v.size() != 6) throw std::runtime_error("--coop-tile / --coop-small-tile take 6 values WM,WN,FM,FN,BK,STAGES");
       tile = {(uint32_t)v[0], (uint32_t)v[1], (uint32_t)v[2], (uint32_t)v[3], (uint32_t)v[4], (uint32_t)v[5]};
     };
-    if (!coop_tile.empty()) tile_of(coop_tile, t.coop_big_tile);
+    if (!coop_tile.empty()) tile_of(coop_tile, t.coop_big_tile), tile_of(coop_tile, t.coop_big_tile_q4);
     if (!coop_small.empty()) tile_of(coop_small, t.coop_small_tile);
     if (coop_big_min) t.coop_big_tile_min_groups = coop_big_min;
     auto tile_str = [](const Tuning::CoopTile& c) {

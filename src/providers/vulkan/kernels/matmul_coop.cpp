@@ -65,7 +65,7 @@ void matmul_coop(CommandRecorder& rec, const TensorView& a, const MatMulWeight& 
   if (bias) OGX_CHECK(bias->numel() == w.N && bias->dtype == DType::f16, "matmul_coop: bias must be fp16 [", w.N, "]");
   const Tuning& tu = ctx.tuning();
   // The big tile reads each operand less often; it is used when it still gives the GPU enough workgroups.
-  const CoopTile& big = tu.coop_big_tile;
+  const CoopTile& big = w.int4 ? tu.coop_big_tile_q4 : tu.coop_big_tile;
   const bool use_big = tile_fits(ctx, big) && (uint64_t)div_up((uint64_t)M, (uint64_t)tile_m(big)) *
                                                       div_up((uint64_t)w.N, (uint64_t)tile_n(big)) >=
                                                   tu.coop_big_tile_min_groups;

@@ -99,7 +99,8 @@ TEST_F(VulkanMatMulCoopTiles, EveryTileShapeMatchesTheReference) {
   if (!ctx().coopmat_f16()) GTEST_SKIP() << "device has no fp16 cooperative-matrix kernels: " << ctx().info().name;
   const Tuning::CoopTile tiles[] = {{2, 4, 4, 2, 64, 1}, {2, 2, 4, 4, 64, 1}, {2, 2, 4, 4, 32, 2},
                                     {2, 4, 4, 2, 32, 2}, {2, 4, 4, 4, 32, 1}, {4, 2, 4, 4, 32, 1},
-                                    {4, 2, 2, 4, 32, 2}, {2, 2, 2, 2, 32, 2}, {2, 2, 2, 2, 64, 1}};
+                                    {4, 2, 2, 4, 32, 2}, {2, 2, 2, 2, 32, 2}, {2, 2, 2, 2, 64, 1},
+                                    {4, 2, 4, 2, 64, 1}, {4, 2, 2, 2, 64, 1}};
   const CoopCase cases[] = {{200, 264, 300, 0, false, true}, {130, 520, 260, 32, true, false},
                             {257, 1024, 129, 0, false, false}, {64, 96, 72, 16, false, true}};
   for (const Tuning::CoopTile& t : tiles) {
@@ -109,6 +110,7 @@ TEST_F(VulkanMatMulCoopTiles, EveryTileShapeMatchesTheReference) {
     o.instance.validation = true;
     o.tuning = ctx().tuning();
     o.tuning->coop_big_tile = t;
+    o.tuning->coop_big_tile_q4 = t;
     o.tuning->coop_big_tile_min_groups = 1;  // the big tile at every size
     o.block_bytes = 16 << 20;
     Context cx(o);

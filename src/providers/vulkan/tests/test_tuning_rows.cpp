@@ -34,7 +34,7 @@ TEST(TuningTable, RowsHoldValuesInTheirDocumentedRanges) {
     EXPECT_TRUE(t.coop_skinny_cols >= 1 && t.coop_skinny_cols <= 8);
     EXPECT_TRUE(t.skinny_unroll == 1 || t.skinny_unroll == 2 || t.skinny_unroll == 4);
     EXPECT_TRUE(t.matmul_tile == 64 || t.matmul_tile == 128);
-    for (const Tuning::CoopTile& c : {t.coop_big_tile, t.coop_small_tile}) {
+    for (const Tuning::CoopTile& c : {t.coop_big_tile, t.coop_big_tile_q4, t.coop_small_tile}) {
       EXPECT_TRUE(c.k_step == 32 || c.k_step == 64);
       EXPECT_TRUE(c.stages == 1 || c.stages == 2);
       EXPECT_LE(c.warps_m * c.warps_n * 32, 1024u);
