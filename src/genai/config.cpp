@@ -269,7 +269,8 @@ void read_speculative(const json& j, SpeculativeConfig& s) {
   r.done();
   OGX_CHECK(s.max_draft_tokens >= 1 && s.max_draft_tokens <= 16, "genai_config.json: speculative.max_draft_tokens must "
             "be between 1 and 16, got ", s.max_draft_tokens);
-  OGX_CHECK(s.ngram_size >= 0 && s.ngram_size <= 16, "genai_config.json: speculative.ngram_size must be 0 or between "
+  OGX_CHECK(s.ngram_size >= 0 && s.ngram_size <= 16 && s.ngram_size != 1, "genai_config.json: speculative.ngram_size "
+            "must be 0 or between "
             "2 and 16, got ", s.ngram_size);
   OGX_CHECK(s.min_adaptive_k >= 0 && s.min_adaptive_k <= 16, "genai_config.json: speculative.min_adaptive_k must be 0 "
             "or between 1 and 16, got ", s.min_adaptive_k);

@@ -58,10 +58,10 @@ struct ModelConfig {
 // genai_config.json's "speculative" section (ONNX Runtime GenAI's keys): GeneratorParams' defaults.
 struct SpeculativeConfig {
   int max_draft_tokens = 4;           // drafted tokens per round, 1..16
-  int ngram_size = 0;                 // n-gram (prompt-lookup) drafting: 0 off, else 2..16 (ogx also takes 1)
-  bool ngram_chained_lookup = false;  // not supported by ogx (must stay false)
-  int min_adaptive_k = 0;             // adaptive draft width: not supported by ogx (must stay 0)
-  bool cooldown = false;              // not supported by ogx (must stay false)
+  int ngram_size = 0;                 // n-gram (prompt-lookup) drafting: 0 off, else 2..16 (the key: the last N - 1)
+  bool ngram_chained_lookup = false;  // n-gram: look up again after each proposed token (speculative_policy.h)
+  int min_adaptive_k = 0;             // > 0: adaptive draft width from this floor up to 16; 0: max_draft_tokens
+  bool cooldown = false;              // one standard step after three zero-accept rounds at the minimum width
 };
 
 struct SearchConfig {

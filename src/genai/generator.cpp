@@ -597,7 +597,7 @@ void Generator::rewind_to(size_t length) {
   OGX_CHECK(beams_ == 1, "rewind_to is not supported with beam search");
   OGX_CHECK(batch_ == 1 || length == 0, "rewind_to(", length, "): with batch_size > 1 only rewind_to(0) is supported");
   drop_queued();
-  if (spec_) spec_->discard_buffered(*this);
+  if (spec_) spec_->reset(*this);  // as upstream: a rewind restarts the speculative policies
   for (auto& s : seqs_) s.resize(length);
   pending_.clear();
   logits_.clear();

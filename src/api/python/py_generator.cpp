@@ -117,12 +117,28 @@ void bind_generator(py::module_& m) {
       .def("get_speculative_stats",
            [](const ogx::Generator& g) {
              auto s = nogil([&] { return g.GetSpeculativeStats(); });
-             py::dict d;
-             for (const char* n : {"rounds", "draft_tokens_proposed", "draft_tokens_evaluated", "draft_tokens_accepted",
-                                   "bonus_tokens", "correction_tokens", "tokens_emitted", "tokens_discarded",
-                                   "target_forward_passes", "ngram_lookup_hits", "ngram_lookup_misses"})
+             py::dict d;  // upstream's keys: counts as ints, the timings and estimates as floats
+             for (const char* n :
+                  {"rounds", "completed_rounds", "interrupted_rounds", "active_rounds", "draft_tokens_proposed",
+                   "draft_tokens_evaluated", "draft_tokens_accepted", "correction_tokens", "bonus_tokens",
+                   "tokens_queued", "tokens_emitted", "tokens_discarded", "tokens_buffered", "draft_forward_passes",
+                   "target_forward_passes", "effective_k", "adaptive_k_increases", "adaptive_k_decreases",
+                   "adaptive_k_observations", "adaptive_k_probes", "cooldown_entries", "cooldown_steps",
+                   "cooldown_remaining", "standard_fallback_steps", "full_accept_rounds", "partial_accept_rounds",
+                   "zero_accept_rounds", "target_verify_forward_passes", "target_reanchor_forward_passes",
+                   "target_reconciliation_forward_passes", "ngram_lookup_hits", "ngram_lookup_misses",
+                   "ngram_lookup_tokens_proposed", "ngram_chained_tokens_proposed",
+                   "ngram_grammar_candidate_rejections", "ngram_history_syncs", "ngram_history_tokens_synced"})
                d[n] = s->GetCount(n);
-             for (const char* n : {"acceptance_rate", "observed_speedup"}) d[n] = s->GetNumber(n);
+             d["formula_supported"] = s->GetBool("formula_supported");
+             for (const char* n :
+                  {"total_draft_ms", "total_target_ms", "total_reconciliation_ms", "total_target_verify_ms",
+                   "total_target_reanchor_ms", "total_ngram_history_sync_ms", "total_ngram_lookup_ms",
+                   "avg_draft_ms_per_token", "acceptance_rate", "avg_draft_tokens_per_round",
+                   "mean_emitted_tokens_per_round", "expected_tokens_per_round", "avg_target_ms_per_round",
+                   "target_baseline_ms_per_token", "target_overhead_ratio", "estimated_speedup", "observed_speedup",
+                   "adaptive_k_throughput"})
+               d[n] = s->GetNumber(n);
              d["enabled"] = s->GetBool("enabled");
              return d;
            },

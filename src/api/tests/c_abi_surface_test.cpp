@@ -302,8 +302,10 @@ TEST(CAbiSurface, SpeculativeOptionsAndStats) {
   EXPECT_EQ(v, 0);
   EXPECT_NE(error_of(OgxGeneratorParamsSetSpeculativeNumber(params, "max_draft_tokens", 0)).find("[1, 16]"),
             std::string::npos);
-  EXPECT_NE(error_of(OgxGeneratorParamsSetSpeculativeBool(params, "cooldown", true)).find("not supported"),
-            std::string::npos);
+  EXPECT_NE(error_of(OgxGeneratorParamsSetSpeculativeNumber(params, "ngram_size", 1)).find("2..16"), std::string::npos);
+  ASSERT_OK(OgxGeneratorParamsSetSpeculativeBool(params, "cooldown", true));  // upstream's policies (speculative_policy.h)
+  ASSERT_OK(OgxGeneratorParamsSetSpeculativeBool(params, "ngram_chained_lookup", true));
+  ASSERT_OK(OgxGeneratorParamsSetSpeculativeNumber(params, "min_adaptive_k", 2));
   EXPECT_NE(error_of(OgxGeneratorParamsSetSpeculativeNumber(params, "draft", 1)).find("unknown speculative option"),
             std::string::npos);
   // Plain and speculative greedy generation give the same tokens.

@@ -28,7 +28,7 @@ def prompt(model):
 
 def run(model, prompt, max_length, spec=None, steps=None, **search):
     params = og.GeneratorParams(model)
-    params.set_search_options(do_sample=False, max_length=max_length, **search)
+    params.set_search_options(**{"do_sample": False, "max_length": max_length, **search})
     if spec:
         params.set_speculative_options(**spec)
     g = og.Generator(model, params)
@@ -40,8 +40,11 @@ def run(model, prompt, max_length, spec=None, steps=None, **search):
     return g, streamed
 
 
-@pytest.mark.parametrize("spec", [dict(ngram_size=1, max_draft_tokens=3), dict(ngram_size=2, max_draft_tokens=4),
-                                  dict(ngram_size=3, max_draft_tokens=8)])
+@pytest.mark.parametrize("spec", [dict(ngram_size=2, max_draft_tokens=3), dict(ngram_size=2, max_draft_tokens=4),
+                                  dict(ngram_size=3, max_draft_tokens=8),
+                                  dict(ngram_size=2, max_draft_tokens=4, ngram_chained_lookup=True),
+                                  dict(ngram_size=3, max_draft_tokens=4, min_adaptive_k=2, cooldown=True),
+                                  dict(ngram_size=4, max_draft_tokens=6, ngram_chained_lookup=True, cooldown=True)])
 def test_greedy_tokens_equal_plain_decoding(model, prompt, spec):
     plain, plain_stream = run(model, prompt, len(prompt) + 40)
     g, stream = run(model, prompt, len(prompt) + 40, spec)
@@ -97,7 +100,7 @@ def test_options(model):
     for bad, match in [(dict(max_draft_tokens=0), r"\[1, 16\]"), (dict(max_draft_tokens=17), r"\[1, 16\]"),
                        (dict(ngram_size=1.5), "integer"), (dict(draft_model="x"), "must be a bool"),
                        (dict(adaptive_k=True), "unknown speculative option 'adaptive_k'"),
-                       (dict(ngram_chained_lookup=True), "not supported")]:
+                       (dict(ngram_size=1), r"0 \(off\) or 2..16"), (dict(min_adaptive_k=17), r"\[0, 16\]")]:
         with pytest.raises((og.OgxError, TypeError), match=match):
             params.set_speculative_options(**bad)
     assert params.get_speculative_options()["max_draft_tokens"] == 6  # unchanged by the rejected values
@@ -108,3 +111,33 @@ def test_options(model):
         og.Generator(model, params)
     plain = og.Generator(model, og.GeneratorParams(model))
     assert plain.get_speculative_stats()["enabled"] is False
+
+
+def test_ngram_sampling_gives_plain_sampling_tokens_for_a_seed(model, prompt):
+    # N-gram drafts under sampling are checked against the token the sampler draws at each position (one draw per
+    # emitted token, as plain decoding), so a seed gives plain sampling's tokens; several seeds give several outputs.
+    outputs = set()
+    for seed in range(6):
+        search = dict(do_sample=True, top_k=8, temperature=0.9, random_seed=seed)
+        plain, _ = run(model, prompt, len(prompt) + 24, **search)
+        for spec in (dict(ngram_size=2, max_draft_tokens=4), dict(ngram_size=3, max_draft_tokens=6,
+                                                                 ngram_chained_lookup=True)):
+            g, _ = run(model, prompt, len(prompt) + 24, spec, **search)
+            np.testing.assert_array_equal(g.get_sequence(0), plain.get_sequence(0))
+        outputs.add(tuple(plain.get_sequence(0)[len(prompt):]))
+    assert len(outputs) > 1
+
+
+def test_statistics_follow_upstreams_names(model, prompt):
+    g, stream = run(model, prompt, len(prompt) + 40, dict(ngram_size=2, max_draft_tokens=4, min_adaptive_k=2))
+    s = g.get_speculative_stats()
+    for key in ("completed_rounds", "interrupted_rounds", "active_rounds", "tokens_queued", "tokens_buffered",
+                "effective_k", "adaptive_k_observations", "cooldown_entries", "target_verify_forward_passes",
+                "ngram_history_tokens_synced", "estimated_speedup", "formula_supported"):
+        assert key in s, key
+    assert s["tokens_emitted"] == len(stream)
+    assert s["target_forward_passes"] == (s["target_verify_forward_passes"] + s["target_reanchor_forward_passes"] +
+                                          s["target_reconciliation_forward_passes"])
+    assert s["draft_tokens_evaluated"] >= s["draft_tokens_accepted"]
+    assert s["full_accept_rounds"] + s["partial_accept_rounds"] + s["zero_accept_rounds"] == s["rounds"]
+    assert 2 <= s["effective_k"] <= 16
