@@ -317,5 +317,47 @@ TEST(DeviceSamplingSpread, vulkan_top_p_and_top_k_tokens_lie_in_their_sets) {
   }
 }
 
+// Below min_length an unguided generator keeps picking on the device: a token mask bans EOS there (it used to read
+// the logits back and pick on the host). Greedy with min_length past the point where the default model ends its
+// unconstrained output: the Vulkan tokens equal the CPU provider's (which bans EOS in the logits), nothing but the
+// first token after the prompt is picked on the host, and no EOS comes before min_length.
+TEST(DeviceSamplingMinLength, vulkan_eos_is_masked_on_the_device_below_min_length) {
+  const std::string dir = std::string(OGX_SOURCE_DIR) + "/models/ogx-debian-10m/fp16";
+  if (!std::filesystem::exists(dir + "/genai_config.json")) GTEST_SKIP() << "default model folder absent";
+  std::shared_ptr<genai::Model> gpu;
+  try {
+    gpu = load(dir, true);
+  } catch (const Error& e) {
+    if (no_vulkan_device(e)) GTEST_SKIP() << "no Vulkan device: " << e.what();
+    throw;
+  }
+  auto cpu = load(dir, false);
+  const std::vector<int32_t> prompt = {1, 300, 25, 911};
+  auto generate = [&](const std::shared_ptr<genai::Model>& m, int max_length, int min_length, int64_t* host_picks) {
+    genai::GeneratorParams p(*m);
+    p.search.max_length = max_length;
+    p.search.min_length = min_length;
+    p.search.do_sample = false;  // greedy (the default model's genai_config samples)
+    p.search.repetition_penalty = 1.0;
+    genai::Generator g(m, p);
+    g.append_tokens(prompt);
+    while (!g.is_done()) g.generate_next_token();
+    if (host_picks) *host_picks = g.host_picks();
+    return g.sequence();
+  };
+  const std::vector<int32_t> free = generate(cpu, 96, 0, nullptr);
+  const int32_t eos = gpu->config().model.eos_token_ids.at(0);
+  ASSERT_EQ(free.back(), eos) << "the unconstrained output should end with EOS (so min_length has one to ban)";
+  const int min_length = (int)free.size() + 6;  // past the unconstrained output's end
+  int64_t host_picks = -1;
+  const std::vector<int32_t> want = generate(cpu, min_length + 8, min_length, nullptr),
+                             got = generate(gpu, min_length + 8, min_length, &host_picks);
+  EXPECT_EQ(got, want);
+  EXPECT_EQ(host_picks, 1) << "below min_length the steps should pick on the device (the first token after the "
+                              "prompt comes from the prompt run's logits)";
+  ASSERT_GE(got.size(), (size_t)min_length);
+  for (int i = (int)prompt.size(); i < min_length; i++) EXPECT_NE(got[(size_t)i], eos) << "EOS before min_length at " << i;
+}
+
 }  // namespace
 }  // namespace ogx::test

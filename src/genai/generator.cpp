@@ -143,6 +143,10 @@ Generator::Generator(std::shared_ptr<const Model> model, const GeneratorParams& 
     ds.token_mask = guidance_ != nullptr;
     device_sampling_ = kv_.decoder() && kv_.decoder()->can_sample(ds, rows());
     sampling_ = ds;
+    if (device_sampling_ && !guidance_ && search_.min_length > 0 && vocab_ > 0) {
+      ds.token_mask = true;  // the steps below min_length pick on the device with EOS masked out
+      if (kv_.decoder()->can_sample(ds, rows())) eos_mask_sampling_ = ds;
+    }
   }
 }
 
@@ -202,8 +206,9 @@ std::vector<NamedTensor> Generator::step_inputs(const std::vector<int32_t>& ids,
 bool Generator::queue_step() {
   // The step of the token the next sampling returns: one position after the pending token's step.
   int64_t past = kv_.length() + (queued_ > 0 ? 1 : 0), total = past + 1;
-  if (!device_sampling_ || total > max_length_ || !kv_.on_provider() || batched_ || guidance_)
-    return false;  // (guidance: the next step's token mask needs this step's token)
+  if (!device_sampling_ || total > max_length_ || !kv_.on_provider() || batched_ || guidance_ ||
+      (int)token_count() < search_.min_length)
+    return false;  // (guidance: the next step's token mask needs this step's token; below min_length: EOS masked)
   std::vector<int32_t> placeholder(rows(), 0);  // replaced on the device by the sampled tokens
   DecodeRun r;
   r.kv.push_back({kv_.state(), total});
@@ -258,7 +263,7 @@ void Generator::run(const std::vector<int32_t>& ids, int n_rows, int64_t S, bool
   }
   kv_.bind(total, in, out);
   extra_io_.add_outputs(out);
-  kv_.run_model(in, out, total, device_sampling_ && sample ? &sampling_ : nullptr);
+  kv_.run_model(in, out, total, device_sampling_ && sample ? (step_sampling_ ? step_sampling_ : &sampling_) : nullptr);
   kv_.commit(out, total);
   extra_io_.keep(in, out);
   logits_on_device_ = !want_logits;
@@ -489,10 +494,11 @@ void Generator::generate_next_token() {
   OGX_CHECK(token_count() > 0, "generate_next_token: append a prompt first");
   OGX_CHECK(!is_done(), "generate_next_token: generation is done (EOS or max_length reached)");
   if (spec_) return spec_->generate_next_token(*this);
-  // On the device when nothing needs the logits on the host. EOS is suppressed until min_length: by the token mask
-  // of a guided generator on the device, else on the host.
+  // On the device when nothing needs the logits on the host. EOS is suppressed until min_length by a token mask on
+  // the device (a guided generator's, or one banning only EOS), else on the host.
   const bool below_min = (int)token_count() < search_.min_length;
-  bool device = device_sampling_ && (!below_min || (guidance_ && !pending_.empty()));
+  const bool eos_mask = below_min && !guidance_ && eos_mask_sampling_ && !pending_.empty();
+  bool device = device_sampling_ && (!below_min || (guidance_ && !pending_.empty()) || eos_mask);
   if (queued_ > 0 && device) {
     // The pending token's step is queued: queue the next one first (its token comes from the device), then wait.
     bool next = queue_step();
@@ -508,8 +514,15 @@ void Generator::generate_next_token() {
   }
   drop_queued();
   if (device && guidance_ && !pending_.empty()) device = upload_token_mask(below_min);  // else applied on the host
+  if (device && eos_mask && (device = upload_token_mask(true))) step_sampling_ = &*eos_mask_sampling_;
   if (!pending_.empty()) {
-    run_pending(!device);
+    try {
+      run_pending(!device);
+    } catch (...) {
+      step_sampling_ = nullptr;
+      throw;
+    }
+    step_sampling_ = nullptr;
   } else if (logits_.empty() && !logits_on_device_) {  // after a rewind: recompute the last position
     kv_.rewind((int64_t)token_count() - 1);
     rerun_tokens_ += rows();
@@ -534,7 +547,8 @@ bool Generator::upload_token_mask(bool ban_eos) {
   std::vector<uint32_t> all((size_t)(rows() * words), ~0u), row;
   for (int r = 0; r < rows(); r++) {
     if (eos_seen_[r]) continue;  // a row that ended: any pick (it gets a pad token)
-    guidance_->packed(r, V, row);
+    if (guidance_) guidance_->packed(r, V, row);
+    else row.assign((size_t)words, ~0u);  // no guidance: every token but EOS
     if (ban_eos)  // below min_length, as the host's logit processing does
       for (int id : model_->config().model.eos_token_ids)
         if (id >= 0 && id < V) row[(size_t)id / 32] &= ~(1u << (id % 32));

@@ -16,6 +16,7 @@
 // rewind_to, logits) is dropped, its random state put back: tokens are the same either way.
 #pragma once
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "genai/beam_search.h"
@@ -92,8 +93,8 @@ class Generator {
   // True when next tokens are picked on the provider's device (one row: greedy or top-k/top-p/temperature; a
   // batch: greedy; no beams, repetition penalty or n-gram bans): only token ids come back each step.
   bool samples_on_device() const { return device_sampling_; }
-  // Steps whose tokens were picked on the host (from logits read back) although samples_on_device(): min_length
-  // without a device mask, set_logits, a pick after logits() was read.
+  // Steps whose tokens were picked on the host (from logits read back) although samples_on_device(): the first
+  // after a prompt, min_length where the device has no token mask, set_logits, a pick after logits() was read.
   int64_t host_picks() const { return host_picks_; }
   void set_logits(const std::vector<float>& logits);  // [rows x vocab]
   void rewind_to(size_t length);
@@ -164,6 +165,10 @@ class Generator {
   mutable bool logits_on_device_ = false;   // the latest run left its logits on the device
   bool device_sampling_ = false;
   DeviceSampling sampling_;  // what it asked the session for (device_sampling_)
+  // Below min_length without guidance: sampling_ with a token mask that bans EOS (unset when the device cannot);
+  // step_sampling_ points at it for the run of such a step (null: sampling_).
+  std::optional<DeviceSampling> eos_mask_sampling_;
+  const DeviceSampling* step_sampling_ = nullptr;
   mutable int queued_ = 0;   // 1: the pending token's forward pass is queued (DecodeSession::queue_next)
   int64_t rerun_tokens_ = 0;
   std::unique_ptr<ThreadPool> beam_pool_;  // beams on a device: the rows of a pick scan in parallel
