@@ -1,0 +1,311 @@
+// AMX-INT8 int4 x int8 GEMM of MatMulNBits (see matmul_nbits_amx.h for the math, the exactness and the sorted K
+// order).
+//
+// Tiles (palette 1), for a block size bs and kc = min(bs, 64) K bytes per tile product ("chunk"):
+//   tmm0, tmm1  weights of 2 column panels (16 columns each): 16 rows (columns n) x kc bytes (signed w - zp, -15..15)
+//   tmm2, tmm3  activations of 2 row tiles (16 rows each): kc / 4 rows (K dwords) x 64 bytes (16 rows m x 4 bytes)
+//   tmm4..7     C = W x A^T, int32: 16 rows (n) x 16 columns (m), one per (panel, row tile)
+// Per block: C zeroed, one TDPBSSD per (panel, row tile, chunk of the block) (bs / kc chunks), the 4 C tiles stored
+// to an L1 scratch, then for each C row (a column n, 16 rows m) acc += float(C) * (sa[m] * sb[n]) in AVX-512, the
+// fp32 accumulators [2][2][16 n][16 m] in L1. After the last block the accumulators go to y transposed (+ bias).
+//
+// Loop order per thread (a range of quads = panels of 16 columns): rows in chunks whose activations fit in L2
+// (kAChunkBytes); per chunk, per pair of panels: the panels' weights are unpacked from the MLAS layout into a scratch
+// [2][kp / kc][16][kc] (kp / 4 KiB per panel, L1/L2) with their scales [2][nb][16], then every pair of row tiles of
+// the chunk runs the block loop over the whole K on them. A weight panel is unpacked once per row chunk (one chunk
+// for the 2048-wide projections up to 512 rows).
+#include "providers/cpu/matmul_nbits_amx.h"
+
+#include <cpuid.h>
+#include <immintrin.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstring>
+
+#include "common/thread_pool.h"
+#include "providers/cpu/simd.h"
+
+namespace ogx::cpu::nbits {
+
+void quantize_row_int8(const float* a, int64_t K, int64_t bs, int64_t nb, int8_t* q, float* scale);
+
+namespace {
+
+std::atomic<bool> g_amx_disabled{false};
+
+bool detect_amx() {
+  unsigned a, b, c, d;
+  if (!__get_cpuid_count(7, 0, &a, &b, &c, &d)) return false;
+  const bool tile = (d >> 24) & 1, int8 = (d >> 25) & 1;
+  __builtin_cpu_init();
+  if (!tile || !int8 || !__builtin_cpu_supports("avx512f") || !__builtin_cpu_supports("avx512bw") ||
+      !__builtin_cpu_supports("avx512vl") || !__builtin_cpu_supports("avx512dq") ||
+      !__builtin_cpu_supports("avx512vbmi"))
+    return false;
+  constexpr long kArchReqXcompPerm = 0x1023, kXfeatureXtiledata = 18;
+  return syscall(SYS_arch_prctl, kArchReqXcompPerm, kXfeatureXtiledata) == 0;
+}
+
+// Sorted K order of a group of 128 values for one block size (matmul_nbits_amx.h): sorted dword s of the group is
+// dword src[s] of the unpacked pair [low nibbles: lanes 0..15 | high nibbles: lanes 16..31] and holds the values
+// 4 nat[s] .. 4 nat[s] + 3 of the group (K order).
+struct SortedOrder {
+  alignas(64) int32_t src[32];
+  int32_t nat[32];
+  alignas(64) uint8_t zidx[128];  // sorted byte i -> its block within the group (0 for block sizes >= 128)
+  explicit SortedOrder(int64_t bs) {
+    const MlasLayout& lay = mlas_layout(bs);
+    int s = 0;
+    for (int j = 0; j < lay.blocks_per_group; j++)
+      for (int dw = 0; dw < 32; dw++)
+        if (lay.lane_block[dw % 16] == j) src[s] = dw, nat[s] = lay.run[dw / 16][dw % 16] / 4, s++;
+    for (int i = 0; i < 128; i++) zidx[i] = (uint8_t)(bs >= 128 ? 0 : i / bs);
+  }
+};
+const SortedOrder& sorted_order(int64_t bs) {
+  // (built on first use: mlas_layout's tables are another file's statics)
+  static const SortedOrder orders[5] = {SortedOrder(16), SortedOrder(32), SortedOrder(64), SortedOrder(128),
+                                        SortedOrder(256)};
+  return orders[bs == 16 ? 0 : bs == 32 ? 1 : bs == 64 ? 2 : bs == 128 ? 3 : 4];
+}
+
+// Rows per chunk: activations of about this many bytes stay in L2 while the column panels pass.
+constexpr int64_t kAChunkBytes = 1024 * 1024;
+
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#define OGX_AMX __attribute__((target("amx-tile,amx-int8,avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi,avx2,fma")))
+// The tile intrinsics are asm statements that do not say which memory they read or write.
+#define OGX_MEMORY_BARRIER() asm volatile("" ::: "memory")
+
+struct alignas(64) TileConfig {
+  uint8_t palette = 1, start_row = 0, reserved[14] = {};
+  uint16_t colsb[16] = {};
+  uint8_t rows[16] = {};
+};
+
+// Weight scratch of one thread: 2 panels.
+struct WeightPanels {
+  std::vector<int8_t> w;  // [2][kp / kc][16][kc]: panel i's chunk c, row n: the kc sorted-order bytes w - zp
+  std::vector<float> s;   // [2][nb][16]: scale_b of the panel's column n in block b (0 past N)
+};
+
+// Unpacks quad q (columns 16 q .. 16 q + 15) into panel slot i.
+OGX_AMX void unpack_panel(const MlasQ4Packed& p, int64_t q, int slot, WeightPanels& wp) {
+  const int64_t bs = p.bs, nb = p.nb, kp = nb * bs, G = p.groups, T = p.tiles(), kc = std::min<int64_t>(bs, 64);
+  const SortedOrder& o = sorted_order(bs);
+  const int bpg = std::max<int>(1, (int)(128 / bs)), gpb = (int)std::max<int64_t>(1, bs / 128);
+  int8_t* dst = wp.w.data() + slot * kp * 16;  // [kp / kc][16][kc]
+  float* sd = wp.s.data() + slot * nb * 16;
+  const __m512i m15 = _mm512_set1_epi8(15), i0 = _mm512_load_si512(o.src), i1 = _mm512_load_si512(o.src + 16);
+  const __m512i z0i = _mm512_load_si512(o.zidx), z1i = _mm512_load_si512(o.zidx + 64);
+  // One kc-byte piece of sorted bytes [pos, pos + kc) of column n.
+  auto put = [&](int64_t pos, int n, const int8_t* v) { std::memcpy(dst + (pos / kc * 16 + n) * kc, v, kc); };
+  alignas(64) int8_t buf[128];
+  for (int n = 0; n < 16; n++) {
+    const int64_t t = q * 4 + n / 4;
+    const int c = n % 4;
+    const bool real = t < T;
+    auto zp_of = [&](int64_t b) -> uint8_t { return p.sym || !real ? 8 : p.z[(size_t)((t * nb + b) * kTile + c)]; };
+    for (int64_t g = 0; g < G; g++) {
+      const __m512i v = _mm512_loadu_si512((const void*)(p.w.data() + ((q * G + g) * 4 * kTile + n) * 64));
+      const __m512i lo = _mm512_and_si512(v, m15), hi = _mm512_and_si512(_mm512_srli_epi16(v, 4), m15);
+      __m512i s0 = _mm512_permutex2var_epi32(lo, i0, hi), s1 = _mm512_permutex2var_epi32(lo, i1, hi);
+      const int64_t b0 = bs <= 128 ? g * bpg : g / gpb;
+      uint64_t zb = 0;
+      for (int j = 0; j < bpg; j++) zb |= (uint64_t)zp_of(b0 + j) << (8 * j);
+      const __m512i zv = _mm512_set1_epi64((long long)zb);
+      s0 = _mm512_sub_epi8(s0, _mm512_permutexvar_epi8(z0i, zv));
+      s1 = _mm512_sub_epi8(s1, _mm512_permutexvar_epi8(z1i, zv));
+      _mm512_store_si512((void*)buf, s0);
+      _mm512_store_si512((void*)(buf + 64), s1);
+      for (int64_t i = 0; i < 128; i += kc) put(g * 128 + i, n, buf + i);
+    }
+    for (int64_t r = 0; r < p.tail; r++) {  // blocks after the last group (bs <= 64): natural K order
+      const int64_t blk = G * bpg + r, half = bs / 2;
+      const uint8_t* src = real ? p.wt.data() + ((t * p.tail + r) * kTile + c) * half : nullptr;
+      const int z = zp_of(blk);
+      for (int64_t i = 0; i < half; i++) {
+        const int byte = src ? src[i] : 0;
+        buf[i] = (int8_t)((byte & 15) - z);
+        buf[half + i] = (int8_t)((byte >> 4) - z);
+      }
+      put(blk * bs, n, buf);
+    }
+    for (int64_t b = 0; b < nb; b++) sd[b * 16 + n] = real ? p.s[(size_t)((t * nb + b) * kTile + c)] : 0.f;
+  }
+}
+
+// The block loop for NW panels x NA row tiles (tiles configured): acc [NW][NA][16 n][16 m] = sum over blocks.
+// w: panel 0's chunks ([kp / kc][16][kc]), the next panel kp * 16 bytes on; a: row tile 0's [kp / 4][16][4], the
+// next one kp * 16 bytes on; sb: panel 0's [nb][16], the next nb * 16 on; sa: row tile 0's [nb][16], likewise.
+// Software-pipelined: the tile products of block b + 1 are issued before the fp32 update of block b (whose C tiles
+// are already in cbuf[b % 2]), so the TMUL unit and the AVX-512 ports work at the same time.
+template <int NW, int NA>
+OGX_AMX void block_loop(const int8_t* w, const int8_t* a, const float* sb, const float* sa, int64_t nb, int64_t kp,
+                        int kc, int cpb, float* acc, int32_t* cbuf) {
+  const int64_t chunk = 16 * kc;  // bytes of one chunk, both operands
+  auto products = [&](int64_t b) {  // C tiles of block b
+    _tile_zero(4);
+    if (NA == 2) _tile_zero(5);
+    if (NW == 2) _tile_zero(6);
+    if (NW == 2 && NA == 2) _tile_zero(7);
+    OGX_MEMORY_BARRIER();
+    for (int ch = 0; ch < cpb; ch++) {
+      const int64_t off = (b * cpb + ch) * chunk;
+      _tile_loadd(0, w + off, kc);
+      if (NW == 2) _tile_loadd(1, w + kp * 16 + off, kc);
+      _tile_loadd(2, a + off, 64);
+      if (NA == 2) _tile_loadd(3, a + kp * 16 + off, 64);
+      _tile_dpbssd(4, 0, 2);
+      if (NA == 2) _tile_dpbssd(5, 0, 3);
+      if (NW == 2) _tile_dpbssd(6, 1, 2);
+      if (NW == 2 && NA == 2) _tile_dpbssd(7, 1, 3);
+    }
+  };
+  auto store = [&](int32_t* c) {  // [wi * 2 + ai][16][16]
+    _tile_stored(4, c, 64);
+    if (NA == 2) _tile_stored(5, c + 256, 64);
+    if (NW == 2) _tile_stored(6, c + 512, 64);
+    if (NW == 2 && NA == 2) _tile_stored(7, c + 768, 64);
+    OGX_MEMORY_BARRIER();
+  };
+  std::memset(acc, 0, sizeof(float) * NW * NA * 256);
+  products(0);
+  store(cbuf);
+  for (int64_t b = 0; b < nb; b++) {
+    if (b + 1 < nb) products(b + 1);
+    const int32_t* cb = cbuf + (b & 1) * 1024;
+#pragma GCC unroll 2
+    for (int wi = 0; wi < NW; wi++) {
+      const float* sbw = sb + (wi * nb + b) * 16;
+#pragma GCC unroll 2
+      for (int ai = 0; ai < NA; ai++) {
+        const __m512 sav = _mm512_loadu_ps(sa + (ai * nb + b) * 16);
+        const int32_t* cr = cb + (wi * 2 + ai) * 256;
+        float* ar = acc + (wi * NA + ai) * 256;
+#pragma GCC unroll 16
+        for (int n = 0; n < 16; n++) {
+          const __m512 d = _mm512_cvtepi32_ps(_mm512_load_si512((const void*)(cr + n * 16)));
+          const __m512 cs = _mm512_mul_ps(sav, _mm512_set1_ps(sbw[n]));
+          _mm512_store_ps(ar + n * 16, _mm512_fmadd_ps(d, cs, _mm512_load_ps(ar + n * 16)));
+        }
+      }
+    }
+    if (b + 1 < nb) store(cbuf + ((b + 1) & 1) * 1024);
+  }
+}
+
+}  // namespace
+
+bool amx_int8_available() {
+  static const bool ok = detect_amx();
+  return ok && simd_enabled() && !g_amx_disabled.load(std::memory_order_relaxed);
+}
+
+bool set_amx_disabled(bool on) { return g_amx_disabled.exchange(on); }
+
+void resize_acts_amx(const MlasQ4Packed& p, int64_t M, AmxActs& act) {
+  act.M = M, act.tiles = (M + 15) / 16, act.kp = p.nb * p.bs, act.nb = p.nb;
+  act.a.resize((size_t)(act.tiles * act.kp * 16));
+  act.sa.resize((size_t)(act.tiles * act.nb * 16));
+}
+
+void pack_acts_amx(const MlasQ4Packed& p, const int8_t* qa, const float* sa, int64_t t0, int64_t t1, AmxActs& act) {
+  const SortedOrder& o = sorted_order(p.bs);
+  const int64_t kp = act.kp, nb = act.nb, G = p.groups;
+  for (int64_t t = t0; t < t1; t++) {
+    int8_t* dst = act.a.data() + t * kp * 16;  // [kp / 4][16][4]
+    for (int i = 0; i < 16; i++) {
+      const int64_t m = t * 16 + i;
+      float* sd = act.sa.data() + t * nb * 16 + i;
+      if (m >= act.M) {
+        for (int64_t d = 0; d < kp / 4; d++) std::memset(dst + (d * 16 + i) * 4, 0, 4);
+        for (int64_t b = 0; b < nb; b++) sd[b * 16] = 0.f;
+        continue;
+      }
+      const int8_t* row = qa + m * kp;
+      for (int64_t g = 0; g < G; g++)
+        for (int s = 0; s < 32; s++) std::memcpy(dst + ((g * 32 + s) * 16 + i) * 4, row + g * 128 + o.nat[s] * 4, 4);
+      for (int64_t d = G * 32; d < kp / 4; d++) std::memcpy(dst + (d * 16 + i) * 4, row + d * 4, 4);
+      for (int64_t b = 0; b < nb; b++) sd[b * 16] = sa[m * nb + b];
+    }
+  }
+}
+
+OGX_AMX void q4_gemm_amx(const MlasQ4Packed& p, const AmxActs& act, int64_t q0, int64_t q1, const float* bias,
+                         float* y) {
+  const int64_t nb = p.nb, kp = act.kp, N = p.N, M = act.M;
+  const int kc = (int)std::min<int64_t>(p.bs, 64), cpb = (int)std::max<int64_t>(1, p.bs / 64);
+  thread_local WeightPanels wp;
+  wp.w.resize((size_t)(2 * kp * 16));
+  wp.s.resize((size_t)(2 * nb * 16));
+  alignas(64) float acc[4 * 256];    // [NW][NA][16 n][16 m]
+  alignas(64) int32_t cbuf[2 * 4 * 256];  // [2][NW * 2 + NA][16 n][16 m]: the C tiles of two blocks
+  TileConfig cfg;
+  for (int i = 0; i < 2; i++) cfg.rows[i] = 16, cfg.colsb[i] = (uint16_t)kc;
+  for (int i = 2; i < 4; i++) cfg.rows[i] = (uint8_t)(kc / 4), cfg.colsb[i] = 64;
+  for (int i = 4; i < 8; i++) cfg.rows[i] = 16, cfg.colsb[i] = 64;
+  _tile_loadconfig(&cfg);
+  const int64_t chunk_tiles = std::max<int64_t>(2, kAChunkBytes / (kp * 16) / 2 * 2);
+  for (int64_t t0 = 0; t0 < act.tiles; t0 += chunk_tiles) {
+    const int64_t t1 = std::min(act.tiles, t0 + chunk_tiles);
+    for (int64_t q = q0; q < q1; q += 2) {
+      const int NW = q + 1 < q1 ? 2 : 1;
+      for (int i = 0; i < NW; i++) unpack_panel(p, q + i, i, wp);
+      OGX_MEMORY_BARRIER();
+      for (int64_t t = t0; t < t1; t += 2) {
+        const int NA = t + 1 < t1 ? 2 : 1;
+        const int8_t* a = act.a.data() + t * kp * 16;
+        const float* sa = act.sa.data() + t * nb * 16;
+        if (NW == 2 && NA == 2) block_loop<2, 2>(wp.w.data(), a, wp.s.data(), sa, nb, kp, kc, cpb, acc, cbuf);
+        else if (NW == 2) block_loop<2, 1>(wp.w.data(), a, wp.s.data(), sa, nb, kp, kc, cpb, acc, cbuf);
+        else if (NA == 2) block_loop<1, 2>(wp.w.data(), a, wp.s.data(), sa, nb, kp, kc, cpb, acc, cbuf);
+        else block_loop<1, 1>(wp.w.data(), a, wp.s.data(), sa, nb, kp, kc, cpb, acc, cbuf);
+        for (int wi = 0; wi < NW; wi++)
+          for (int ai = 0; ai < NA; ai++) {
+            const float* ar = acc + (wi * NA + ai) * 256;
+            const int64_t n0 = (q + wi) * 16, m0 = (t + ai) * 16;
+            const int nn = (int)std::min<int64_t>(16, N - n0), mm = (int)std::min<int64_t>(16, M - m0);
+            alignas(64) float bv[16] = {};
+            if (bias) std::copy(bias + n0, bias + n0 + nn, bv);
+            for (int m = 0; m < mm; m++) {  // row by row: y's rows are N floats apart
+              float* yr = y + (m0 + m) * N + n0;
+              for (int n = 0; n < nn; n++) yr[n] = ar[n * 16 + m] + bv[n];
+            }
+          }
+      }
+    }
+  }
+  _tile_release();
+}
+
+void run_q4_amx(const MlasQ4Packed& p, const float* af, int64_t K, int64_t M, const float* bias, float* y,
+                ThreadPool& pool) {
+  const int64_t kp = p.nb * p.bs, nb = p.nb;
+  // Scratch shared by every call on this thread (nodes run one at a time; the pool's threads use the caller's).
+  thread_local std::vector<int8_t> tl_qa;  // [M][kp] quantized rows
+  thread_local std::vector<float> tl_sa;   // [M][nb] their block scales
+  thread_local AmxActs tl_act;
+  std::vector<int8_t>& qa = tl_qa;
+  std::vector<float>& sa = tl_sa;
+  AmxActs& act = tl_act;
+  qa.resize((size_t)(M * kp));
+  sa.resize((size_t)(M * nb));
+  resize_acts_amx(p, M, act);
+  pool.parallel_for(act.tiles, 1, [&](int64_t t0, int64_t t1) {
+    for (int64_t m = t0 * 16; m < std::min(M, t1 * 16); m++)
+      quantize_row_int8(af + m * kp, K, p.bs, nb, &qa[(size_t)(m * kp)], &sa[(size_t)(m * nb)]);
+    pack_acts_amx(p, qa.data(), sa.data(), t0, t1, act);
+  });
+  // Threads take pairs of quads (32 columns).
+  const int64_t pairs = (p.quads() + 1) / 2;
+  pool.parallel_for(pairs, 1, [&](int64_t i0, int64_t i1) {
+    q4_gemm_amx(p, act, i0 * 2, std::min(i1 * 2, p.quads()), bias, y);
+  });
+}
+
+}  // namespace ogx::cpu::nbits
