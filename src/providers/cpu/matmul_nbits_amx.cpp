@@ -105,18 +105,26 @@ OGX_AMX void unpack_panel(const MlasQ4Packed& p, int64_t q, int slot, WeightPane
   // One kc-byte piece of sorted bytes [pos, pos + kc) of column n.
   auto put = [&](int64_t pos, int n, const int8_t* v) { std::memcpy(dst + (pos / kc * 16 + n) * kc, v, kc); };
   alignas(64) int8_t buf[128];
-  for (int n = 0; n < 16; n++) {
-    const int64_t t = q * 4 + n / 4;
-    const int c = n % 4;
-    const bool real = t < T;
-    auto zp_of = [&](int64_t b) -> uint8_t { return p.sym || !real ? 8 : p.z[(size_t)((t * nb + b) * kTile + c)]; };
-    for (int64_t g = 0; g < G; g++) {
-      const __m512i v = _mm512_loadu_si512((const void*)(p.w.data() + ((q * G + g) * 4 * kTile + n) * 64));
+  // Column n's tile, its column within the tile, and whether it exists (the last quad's padding tiles do not).
+  auto tile_of = [&](int n) { return q * 4 + n / 4; };
+  auto zp_of = [&](int n, int64_t b) -> uint8_t {
+    const int64_t t = tile_of(n);
+    return p.sym || t >= T ? 8 : p.z[(size_t)((t * nb + b) * kTile + n % 4)];
+  };
+  // Groups outer, columns inner: the quad's packed bytes are read in address order (one stream for the hardware
+  // prefetcher: in a prompt they come from memory).
+  const uint8_t* wq = p.w.data() + q * G * 4 * kTile * 64;  // [G][16][64]
+  for (int64_t g = 0; g < G; g++) {
+    const int64_t b0 = bs <= 128 ? g * bpg : g / gpb;
+    for (int n = 0; n < 16; n++) {
+      const __m512i v = _mm512_loadu_si512((const void*)(wq + (g * 16 + n) * 64));
       const __m512i lo = _mm512_and_si512(v, m15), hi = _mm512_and_si512(_mm512_srli_epi16(v, 4), m15);
       __m512i s0 = _mm512_permutex2var_epi32(lo, i0, hi), s1 = _mm512_permutex2var_epi32(lo, i1, hi);
-      const int64_t b0 = bs <= 128 ? g * bpg : g / gpb;
-      uint64_t zb = 0;
-      for (int j = 0; j < bpg; j++) zb |= (uint64_t)zp_of(b0 + j) << (8 * j);
+      uint64_t zb = 0x0808080808080808ull;
+      if (!p.sym) {
+        zb = 0;
+        for (int j = 0; j < bpg; j++) zb |= (uint64_t)zp_of(n, b0 + j) << (8 * j);
+      }
       const __m512i zv = _mm512_set1_epi64((long long)zb);
       s0 = _mm512_sub_epi8(s0, _mm512_permutexvar_epi8(z0i, zv));
       s1 = _mm512_sub_epi8(s1, _mm512_permutexvar_epi8(z1i, zv));
@@ -124,10 +132,13 @@ OGX_AMX void unpack_panel(const MlasQ4Packed& p, int64_t q, int slot, WeightPane
       _mm512_store_si512((void*)(buf + 64), s1);
       for (int64_t i = 0; i < 128; i += kc) put(g * 128 + i, n, buf + i);
     }
-    for (int64_t r = 0; r < p.tail; r++) {  // blocks after the last group (bs <= 64): natural K order
-      const int64_t blk = G * bpg + r, half = bs / 2;
-      const uint8_t* src = real ? p.wt.data() + ((t * p.tail + r) * kTile + c) * half : nullptr;
-      const int z = zp_of(blk);
+  }
+  for (int64_t r = 0; r < p.tail; r++) {  // blocks after the last group (bs <= 64): natural K order
+    const int64_t blk = G * bpg + r, half = bs / 2;
+    for (int n = 0; n < 16; n++) {
+      const int64_t t = tile_of(n);
+      const uint8_t* src = t < T ? p.wt.data() + ((t * p.tail + r) * kTile + n % 4) * half : nullptr;
+      const int z = zp_of(n, blk);
       for (int64_t i = 0; i < half; i++) {
         const int byte = src ? src[i] : 0;
         buf[i] = (int8_t)((byte & 15) - z);
@@ -135,8 +146,12 @@ OGX_AMX void unpack_panel(const MlasQ4Packed& p, int64_t q, int slot, WeightPane
       }
       put(blk * bs, n, buf);
     }
-    for (int64_t b = 0; b < nb; b++) sd[b * 16 + n] = real ? p.s[(size_t)((t * nb + b) * kTile + c)] : 0.f;
   }
+  for (int64_t b = 0; b < nb; b++)
+    for (int n = 0; n < 16; n++) {
+      const int64_t t = tile_of(n);
+      sd[b * 16 + n] = t < T ? p.s[(size_t)((t * nb + b) * kTile + n % 4)] : 0.f;
+    }
 }
 
 // The block loop for NW panels x NA row tiles (tiles configured): acc [NW][NA][16 n][16 m] = sum over blocks.
