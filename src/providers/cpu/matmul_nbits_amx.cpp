@@ -93,6 +93,22 @@ struct WeightPanels {
   std::vector<float> s;   // [2][nb][16]: scale_b of the panel's column n in block b (0 past N)
 };
 
+// Sorted bytes [pos, pos + 64) of column n (v) into a panel's chunks (dst: [kp / kc][16][kc]).
+OGX_AMX inline void store_pieces(int8_t* dst, int64_t pos, int n, int64_t kc, __m512i v) {
+  int8_t* d = dst + (pos / kc * 16 + n) * kc;  // the first piece; the next ones 16 * kc bytes apart
+  if (kc == 64) {
+    _mm512_storeu_si512((void*)d, v);
+  } else if (kc == 32) {
+    _mm256_storeu_si256((__m256i*)d, _mm512_castsi512_si256(v));
+    _mm256_storeu_si256((__m256i*)(d + 16 * 32), _mm512_extracti64x4_epi64(v, 1));
+  } else {
+    _mm_storeu_si128((__m128i*)d, _mm512_castsi512_si128(v));
+    _mm_storeu_si128((__m128i*)(d + 16 * 16), _mm512_extracti32x4_epi32(v, 1));
+    _mm_storeu_si128((__m128i*)(d + 32 * 16), _mm512_extracti32x4_epi32(v, 2));
+    _mm_storeu_si128((__m128i*)(d + 48 * 16), _mm512_extracti32x4_epi32(v, 3));
+  }
+}
+
 // Unpacks quad q (columns 16 q .. 16 q + 15) into panel slot i.
 OGX_AMX void unpack_panel(const MlasQ4Packed& p, int64_t q, int slot, WeightPanels& wp) {
   const int64_t bs = p.bs, nb = p.nb, kp = nb * bs, G = p.groups, T = p.tiles(), kc = std::min<int64_t>(bs, 64);
@@ -103,8 +119,7 @@ OGX_AMX void unpack_panel(const MlasQ4Packed& p, int64_t q, int slot, WeightPane
   const __m512i m15 = _mm512_set1_epi8(15), i0 = _mm512_load_si512(o.src), i1 = _mm512_load_si512(o.src + 16);
   const __m512i z0i = _mm512_load_si512(o.zidx), z1i = _mm512_load_si512(o.zidx + 64);
   // One kc-byte piece of sorted bytes [pos, pos + kc) of column n.
-  auto put = [&](int64_t pos, int n, const int8_t* v) { std::memcpy(dst + (pos / kc * 16 + n) * kc, v, kc); };
-  alignas(64) int8_t buf[128];
+  alignas(64) int8_t buf[64];  // one tail block's bytes
   // Column n's tile, its column within the tile, and whether it exists (the last quad's padding tiles do not).
   auto tile_of = [&](int n) { return q * 4 + n / 4; };
   auto zp_of = [&](int n, int64_t b) -> uint8_t {
@@ -128,9 +143,8 @@ OGX_AMX void unpack_panel(const MlasQ4Packed& p, int64_t q, int slot, WeightPane
       const __m512i zv = _mm512_set1_epi64((long long)zb);
       s0 = _mm512_sub_epi8(s0, _mm512_permutexvar_epi8(z0i, zv));
       s1 = _mm512_sub_epi8(s1, _mm512_permutexvar_epi8(z1i, zv));
-      _mm512_store_si512((void*)buf, s0);
-      _mm512_store_si512((void*)(buf + 64), s1);
-      for (int64_t i = 0; i < 128; i += kc) put(g * 128 + i, n, buf + i);
+      store_pieces(dst, g * 128, n, kc, s0);
+      store_pieces(dst, g * 128 + 64, n, kc, s1);
     }
   }
   for (int64_t r = 0; r < p.tail; r++) {  // blocks after the last group (bs <= 64): natural K order
@@ -144,7 +158,7 @@ OGX_AMX void unpack_panel(const MlasQ4Packed& p, int64_t q, int slot, WeightPane
         buf[i] = (int8_t)((byte & 15) - z);
         buf[half + i] = (int8_t)((byte >> 4) - z);
       }
-      put(blk * bs, n, buf);
+      std::memcpy(dst + (blk * bs / kc * 16 + n) * kc, buf, bs);  // kc == bs here
     }
   }
   for (int64_t b = 0; b < nb; b++)
@@ -158,10 +172,12 @@ OGX_AMX void unpack_panel(const MlasQ4Packed& p, int64_t q, int slot, WeightPane
 // w: panel 0's chunks ([kp / kc][16][kc]), the next panel kp * 16 bytes on; a: row tile 0's [kp / 4][16][4], the
 // next one kp * 16 bytes on; sb: panel 0's [nb][16], the next nb * 16 on; sa: row tile 0's [nb][16], likewise.
 // Software-pipelined: the tile products of block b + 1 are issued before the fp32 update of block b (whose C tiles
-// are already in cbuf[b % 2]), so the TMUL unit and the AVX-512 ports work at the same time.
+// are already in cbuf[b % 2]), so the TMUL unit and the AVX-512 ports work at the same time. Each block also
+// prefetches pf_lines cache lines from pf (up to pf_end) into L2: the next panels' packed weights.
 template <int NW, int NA>
 OGX_AMX void block_loop(const int8_t* w, const int8_t* a, const float* sb, const float* sa, int64_t nb, int64_t kp,
-                        int kc, int cpb, float* acc, int32_t* cbuf) {
+                        int kc, int cpb, float* acc, int32_t* cbuf, const uint8_t* pf, const uint8_t* pf_end,
+                        int64_t pf_lines) {
   const int64_t chunk = 16 * kc;  // bytes of one chunk, both operands
   auto products = [&](int64_t b) {  // C tiles of block b
     _tile_zero(4);
@@ -193,6 +209,7 @@ OGX_AMX void block_loop(const int8_t* w, const int8_t* a, const float* sb, const
   store(cbuf);
   for (int64_t b = 0; b < nb; b++) {
     if (b + 1 < nb) products(b + 1);
+    for (int64_t j = 0; j < pf_lines && pf < pf_end; j++, pf += 64) _mm_prefetch((const char*)pf, _MM_HINT_T1);
     const int32_t* cb = cbuf + (b & 1) * 1024;
 #pragma GCC unroll 2
     for (int wi = 0; wi < NW; wi++) {
@@ -268,18 +285,29 @@ OGX_AMX void q4_gemm_amx(const MlasQ4Packed& p, const AmxActs& act, int64_t q0, 
   const int64_t chunk_tiles = std::max<int64_t>(2, kAChunkBytes / (kp * 16) / 2 * 2);
   for (int64_t t0 = 0; t0 < act.tiles; t0 += chunk_tiles) {
     const int64_t t1 = std::min(act.tiles, t0 + chunk_tiles);
+    const int64_t quad_bytes = p.groups * 4 * kTile * 64;  // a quad's packed groups, contiguous in p.w
     for (int64_t q = q0; q < q1; q += 2) {
       const int NW = q + 1 < q1 ? 2 : 1;
       for (int i = 0; i < NW; i++) unpack_panel(p, q + i, i, wp);
       OGX_MEMORY_BARRIER();
+      // The next pair's packed weights, prefetched into L2 spread over this pair's block loops.
+      const uint8_t* pf = p.w.data() + std::min(q + 2, q1) * quad_bytes;
+      const uint8_t* pf_end = p.w.data() + std::min(q + 4, q1) * quad_bytes;
+      const int64_t calls = (t1 - t0 + 1) / 2;
+      const int64_t pf_lines = ((pf_end - pf) / 64 + calls * nb - 1) / (calls * nb);
       for (int64_t t = t0; t < t1; t += 2) {
         const int NA = t + 1 < t1 ? 2 : 1;
         const int8_t* a = act.a.data() + t * kp * 16;
         const float* sa = act.sa.data() + t * nb * 16;
-        if (NW == 2 && NA == 2) block_loop<2, 2>(wp.w.data(), a, wp.s.data(), sa, nb, kp, kc, cpb, acc, cbuf);
-        else if (NW == 2) block_loop<2, 1>(wp.w.data(), a, wp.s.data(), sa, nb, kp, kc, cpb, acc, cbuf);
-        else if (NA == 2) block_loop<1, 2>(wp.w.data(), a, wp.s.data(), sa, nb, kp, kc, cpb, acc, cbuf);
-        else block_loop<1, 1>(wp.w.data(), a, wp.s.data(), sa, nb, kp, kc, cpb, acc, cbuf);
+        const int64_t pf_call = pf_lines * nb * 64;
+        const uint8_t* cpf = pf + std::min<int64_t>(pf_end - pf, (t - t0) / 2 * pf_call);
+#define OGX_BLOCK_LOOP(W, A) \
+  block_loop<W, A>(wp.w.data(), a, wp.s.data(), sa, nb, kp, kc, cpb, acc, cbuf, cpf, pf_end, pf_lines)
+        if (NW == 2 && NA == 2) OGX_BLOCK_LOOP(2, 2);
+        else if (NW == 2) OGX_BLOCK_LOOP(2, 1);
+        else if (NA == 2) OGX_BLOCK_LOOP(1, 2);
+        else OGX_BLOCK_LOOP(1, 1);
+#undef OGX_BLOCK_LOOP
         for (int wi = 0; wi < NW; wi++)
           for (int ai = 0; ai < NA; ai++) {
             const float* ar = acc + (wi * NA + ai) * 256;
