@@ -2,18 +2,23 @@
 // order).
 //
 // Tiles (palette 1), for a block size bs and kc = min(bs, 64) K bytes per tile product ("chunk"):
-//   tmm0, tmm1  weights of 2 column panels (16 columns each): 16 rows (columns n) x kc bytes (signed w - zp, -15..15)
-//   tmm2, tmm3  activations of 2 row tiles (16 rows each): kc / 4 rows (K dwords) x 64 bytes (16 rows m x 4 bytes)
-//   tmm4..7     C = W x A^T, int32: 16 rows (n) x 16 columns (m), one per (panel, row tile)
-// Per block: C zeroed, one TDPBSSD per (panel, row tile, chunk of the block) (bs / kc chunks), the 4 C tiles stored
-// to an L1 scratch, then for each C row (a column n, 16 rows m) acc += float(C) * (sa[m] * sb[n]) in AVX-512, the
-// fp32 accumulators [2][2][16 n][16 m] in L1. After the last block the accumulators go to y transposed (+ bias).
+//   tmm0, tmm1  weights of one panel (16 columns): 16 rows (columns n) x kc bytes (signed w - zp, -15..15)
+//   tmm2, tmm3  activations of one row tile (16 rows): kc / 4 rows (K dwords) x 64 bytes (16 rows m x 4 bytes)
+//   tmm4..7     C = W x A^T, int32: 16 rows (n) x 16 columns (m)
+// Block b's products go to C tile tmm4 + b % 4 (operands tmm0 / tmm2 for even b, tmm1 / tmm3 for odd b): zeroed,
+// one TDPBSSD per chunk of the block (bs / kc of them), stored to an L1 scratch two steps later; then for each C
+// row (a column n, 16 rows m) acc[n] += float(C) * (sa[m] * sb[n]) in AVX-512, the 16 fp32 accumulators in
+// registers. Four blocks are in flight (products of b + 3, store of b + 2, fp32 of b), so the TMUL unit, the tile
+// stores and the AVX-512 ports overlap. After the last block the accumulators go to y transposed (+ bias).
+// Measured alternatives (bench/cpu.md): 2 panels x 2 row tiles (all 8 tiles, accumulators in L1, one block in
+// flight) was 5-10 % slower at 512 rows.
 //
 // Loop order per thread (a range of quads = panels of 16 columns): rows in chunks whose activations fit in L2
-// (kAChunkBytes); per chunk, per pair of panels: the panels' weights are unpacked from the MLAS layout into a scratch
-// [2][kp / kc][16][kc] (kp / 4 KiB per panel, L1/L2) with their scales [2][nb][16], then every pair of row tiles of
-// the chunk runs the block loop over the whole K on them. A weight panel is unpacked once per row chunk (one chunk
-// for the 2048-wide projections up to 512 rows).
+// (kAChunkBytes); per chunk, per panel: its weights are unpacked from the MLAS layout into a scratch
+// [kp / kc][16][kc] (kp * 16 bytes: 32 KiB at K = 2048, L1) with its scales [nb][16], the next
+// quad's packed bytes are prefetched into L2 during the block loops, and every row tile of the chunk runs the block
+// loop over the whole K. A panel is unpacked once per row chunk (one chunk for the 2048-wide projections up to 512
+// rows, 8 row tiles per chunk at K = 8192).
 #include "providers/cpu/matmul_nbits_amx.h"
 
 #include <cpuid.h>
@@ -87,10 +92,10 @@ struct alignas(64) TileConfig {
   uint8_t rows[16] = {};
 };
 
-// Weight scratch of one thread: 2 panels.
+// Weight scratch of one thread: one panel (16 columns) unpacked.
 struct WeightPanels {
-  std::vector<int8_t> w;  // [2][kp / kc][16][kc]: panel i's chunk c, row n: the kc sorted-order bytes w - zp
-  std::vector<float> s;   // [2][nb][16]: scale_b of the panel's column n in block b (0 past N)
+  std::vector<int8_t> w;  // [kp / kc][16][kc]: chunk c, row n: the kc sorted-order bytes w - zp of column n
+  std::vector<float> s;   // [nb][16]: scale_b of column n in block b (0 past N)
 };
 
 // Sorted bytes [pos, pos + 64) of column n (v) into a panel's chunks (dst: [kp / kc][16][kc]).
@@ -109,13 +114,13 @@ OGX_AMX inline void store_pieces(int8_t* dst, int64_t pos, int n, int64_t kc, __
   }
 }
 
-// Unpacks quad q (columns 16 q .. 16 q + 15) into panel slot i.
-OGX_AMX void unpack_panel(const MlasQ4Packed& p, int64_t q, int slot, WeightPanels& wp) {
-  const int64_t bs = p.bs, nb = p.nb, kp = nb * bs, G = p.groups, T = p.tiles(), kc = std::min<int64_t>(bs, 64);
+// Unpacks quad q (columns 16 q .. 16 q + 15) into wp.
+OGX_AMX void unpack_panel(const MlasQ4Packed& p, int64_t q, WeightPanels& wp) {
+  const int64_t bs = p.bs, nb = p.nb, G = p.groups, T = p.tiles(), kc = std::min<int64_t>(bs, 64);
   const SortedOrder& o = sorted_order(bs);
   const int bpg = std::max<int>(1, (int)(128 / bs)), gpb = (int)std::max<int64_t>(1, bs / 128);
-  int8_t* dst = wp.w.data() + slot * kp * 16;  // [kp / kc][16][kc]
-  float* sd = wp.s.data() + slot * nb * 16;
+  int8_t* dst = wp.w.data();  // [kp / kc][16][kc]
+  float* sd = wp.s.data();     // [nb][16]
   const __m512i m15 = _mm512_set1_epi8(15), i0 = _mm512_load_si512(o.src), i1 = _mm512_load_si512(o.src + 16);
   const __m512i z0i = _mm512_load_si512(o.zidx), z1i = _mm512_load_si512(o.zidx + 64);
   // One kc-byte piece of sorted bytes [pos, pos + kc) of column n.
@@ -168,67 +173,65 @@ OGX_AMX void unpack_panel(const MlasQ4Packed& p, int64_t q, int slot, WeightPane
     }
 }
 
-// The block loop for NW panels x NA row tiles (tiles configured): acc [NW][NA][16 n][16 m] = sum over blocks.
-// w: panel 0's chunks ([kp / kc][16][kc]), the next panel kp * 16 bytes on; a: row tile 0's [kp / 4][16][4], the
-// next one kp * 16 bytes on; sb: panel 0's [nb][16], the next nb * 16 on; sa: row tile 0's [nb][16], likewise.
-// Software-pipelined: the tile products of block b + 1 are issued before the fp32 update of block b (whose C tiles
-// are already in cbuf[b % 2]), so the TMUL unit and the AVX-512 ports work at the same time. Each block also
-// prefetches pf_lines cache lines from pf (up to pf_end) into L2: the next panels' packed weights.
-template <int NW, int NA>
-OGX_AMX void block_loop(const int8_t* w, const int8_t* a, const float* sb, const float* sa, int64_t nb, int64_t kp,
-                        int kc, int cpb, float* acc, int32_t* cbuf, const uint8_t* pf, const uint8_t* pf_end,
-                        int64_t pf_lines) {
-  const int64_t chunk = 16 * kc;  // bytes of one chunk, both operands
-  auto products = [&](int64_t b) {  // C tiles of block b
-    _tile_zero(4);
-    if (NA == 2) _tile_zero(5);
-    if (NW == 2) _tile_zero(6);
-    if (NW == 2 && NA == 2) _tile_zero(7);
-    OGX_MEMORY_BARRIER();
-    for (int ch = 0; ch < cpb; ch++) {
-      const int64_t off = (b * cpb + ch) * chunk;
-      _tile_loadd(0, w + off, kc);
-      if (NW == 2) _tile_loadd(1, w + kp * 16 + off, kc);
-      _tile_loadd(2, a + off, 64);
-      if (NA == 2) _tile_loadd(3, a + kp * 16 + off, 64);
-      _tile_dpbssd(4, 0, 2);
-      if (NA == 2) _tile_dpbssd(5, 0, 3);
-      if (NW == 2) _tile_dpbssd(6, 1, 2);
-      if (NW == 2 && NA == 2) _tile_dpbssd(7, 1, 3);
-    }
-  };
-  auto store = [&](int32_t* c) {  // [wi * 2 + ai][16][16]
-    _tile_stored(4, c, 64);
-    if (NA == 2) _tile_stored(5, c + 256, 64);
-    if (NW == 2) _tile_stored(6, c + 512, 64);
-    if (NW == 2 && NA == 2) _tile_stored(7, c + 768, 64);
-    OGX_MEMORY_BARRIER();
-  };
-  std::memset(acc, 0, sizeof(float) * NW * NA * 256);
-  products(0);
-  store(cbuf);
-  for (int64_t b = 0; b < nb; b++) {
-    if (b + 1 < nb) products(b + 1);
-    for (int64_t j = 0; j < pf_lines && pf < pf_end; j++, pf += 64) _mm_prefetch((const char*)pf, _MM_HINT_T1);
-    const int32_t* cb = cbuf + (b & 1) * 1024;
-#pragma GCC unroll 2
-    for (int wi = 0; wi < NW; wi++) {
-      const float* sbw = sb + (wi * nb + b) * 16;
-#pragma GCC unroll 2
-      for (int ai = 0; ai < NA; ai++) {
-        const __m512 sav = _mm512_loadu_ps(sa + (ai * nb + b) * 16);
-        const int32_t* cr = cb + (wi * 2 + ai) * 256;
-        float* ar = acc + (wi * NA + ai) * 256;
+// The C tile of block b: tmm4 + b % 4, its operands in tmm0 / tmm2 (even b) or tmm1 / tmm3 (odd b). (A macro: the
+// tile intrinsics take the register number as a literal.)
+#define OGX_BLOCK_PRODUCTS(C, W, A)                    \
+  do {                                                 \
+    _tile_zero(C);                                     \
+    for (int ch = 0; ch < cpb; ch++, off += chunk) {   \
+      _tile_loadd(W, w + off, kc);                     \
+      _tile_loadd(A, a + off, 64);                     \
+      _tile_dpbssd(C, W, A);                           \
+    }                                                  \
+  } while (0)
+
+// One panel x one row tile, the fp32 accumulators in registers: acc[n] (16 rows m) for the panel's 16 columns,
+// written to out [16 n][16 m] at the end. Pipelined over 4 C tiles: at step b the products of block b + 3 are
+// issued, block b + 2's C tile is stored (cbuf[(b + 2) % 4]) and block b's (stored two steps before) is added in
+// fp32, so neither the TMUL latency nor the tile store's latency stalls the fp32 work.
+OGX_AMX void block_loop(const int8_t* w, const int8_t* a, const float* sb, const float* sa, int64_t nb, int kc,
+                            int cpb, float* out, int32_t* cbuf, const uint8_t* pf, const uint8_t* pf_end,
+                            int64_t pf_lines) {
+  const int64_t chunk = 16 * kc;
+  __m512 acc[16];
 #pragma GCC unroll 16
-        for (int n = 0; n < 16; n++) {
-          const __m512 d = _mm512_cvtepi32_ps(_mm512_load_si512((const void*)(cr + n * 16)));
-          const __m512 cs = _mm512_mul_ps(sav, _mm512_set1_ps(sbw[n]));
-          _mm512_store_ps(ar + n * 16, _mm512_fmadd_ps(d, cs, _mm512_load_ps(ar + n * 16)));
-        }
-      }
+  for (int n = 0; n < 16; n++) acc[n] = _mm512_setzero_ps();
+  auto products = [&](int64_t b) {
+    int64_t off = b * cpb * chunk;
+    switch (b & 3) {
+      case 0: OGX_BLOCK_PRODUCTS(4, 0, 2); break;
+      case 1: OGX_BLOCK_PRODUCTS(5, 1, 3); break;
+      case 2: OGX_BLOCK_PRODUCTS(6, 0, 2); break;
+      default: OGX_BLOCK_PRODUCTS(7, 1, 3); break;
     }
-    if (b + 1 < nb) store(cbuf + ((b + 1) & 1) * 1024);
+  };
+  auto store = [&](int64_t b) {
+    int32_t* c = cbuf + (b & 3) * 256;
+    switch (b & 3) {
+      case 0: _tile_stored(4, c, 64); break;
+      case 1: _tile_stored(5, c, 64); break;
+      case 2: _tile_stored(6, c, 64); break;
+      default: _tile_stored(7, c, 64); break;
+    }
+    OGX_MEMORY_BARRIER();
+  };
+  for (int64_t b = 0; b < std::min<int64_t>(3, nb); b++) products(b);
+  for (int64_t b = 0; b < std::min<int64_t>(2, nb); b++) store(b);
+  for (int64_t b = 0; b < nb; b++) {
+    if (b + 3 < nb) products(b + 3);
+    if (b + 2 < nb) store(b + 2);
+    for (int64_t j = 0; j < pf_lines && pf < pf_end; j++, pf += 64) _mm_prefetch((const char*)pf, _MM_HINT_T1);
+    const int32_t* cr = cbuf + (b & 3) * 256;
+    const __m512 sav = _mm512_loadu_ps(sa + b * 16);
+    const float* sbn = sb + b * 16;
+#pragma GCC unroll 16
+    for (int n = 0; n < 16; n++) {
+      const __m512 d = _mm512_cvtepi32_ps(_mm512_load_si512((const void*)(cr + n * 16)));
+      acc[n] = _mm512_fmadd_ps(d, _mm512_mul_ps(sav, _mm512_set1_ps(sbn[n])), acc[n]);
+    }
   }
+#pragma GCC unroll 16
+  for (int n = 0; n < 16; n++) _mm512_store_ps(out + n * 16, acc[n]);
 }
 
 }  // namespace
@@ -273,53 +276,40 @@ OGX_AMX void q4_gemm_amx(const MlasQ4Packed& p, const AmxActs& act, int64_t q0, 
   const int64_t nb = p.nb, kp = act.kp, N = p.N, M = act.M;
   const int kc = (int)std::min<int64_t>(p.bs, 64), cpb = (int)std::max<int64_t>(1, p.bs / 64);
   thread_local WeightPanels wp;
-  wp.w.resize((size_t)(2 * kp * 16));
-  wp.s.resize((size_t)(2 * nb * 16));
-  alignas(64) float acc[4 * 256];    // [NW][NA][16 n][16 m]
-  alignas(64) int32_t cbuf[2 * 4 * 256];  // [2][NW * 2 + NA][16 n][16 m]: the C tiles of two blocks
+  wp.w.resize((size_t)(kp * 16));
+  wp.s.resize((size_t)(nb * 16));
+  alignas(64) float acc[256];        // [16 n][16 m]: one panel x row tile
+  alignas(64) int32_t cbuf[4 * 256];  // [4][16 n][16 m]: the C tiles of 4 blocks in flight
   TileConfig cfg;
   for (int i = 0; i < 2; i++) cfg.rows[i] = 16, cfg.colsb[i] = (uint16_t)kc;
   for (int i = 2; i < 4; i++) cfg.rows[i] = (uint8_t)(kc / 4), cfg.colsb[i] = 64;
   for (int i = 4; i < 8; i++) cfg.rows[i] = 16, cfg.colsb[i] = 64;
   _tile_loadconfig(&cfg);
-  const int64_t chunk_tiles = std::max<int64_t>(2, kAChunkBytes / (kp * 16) / 2 * 2);
+  const __m512i tr = _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+                                        _mm512_set1_epi32(16));  // acc[n][m] for n = 0..15: offsets 16 n
+  const int64_t chunk_tiles = std::max<int64_t>(1, kAChunkBytes / (kp * 16));
+  const int64_t quad_bytes = p.groups * 4 * kTile * 64;  // a quad's packed groups, contiguous in p.w
   for (int64_t t0 = 0; t0 < act.tiles; t0 += chunk_tiles) {
     const int64_t t1 = std::min(act.tiles, t0 + chunk_tiles);
-    const int64_t quad_bytes = p.groups * 4 * kTile * 64;  // a quad's packed groups, contiguous in p.w
-    for (int64_t q = q0; q < q1; q += 2) {
-      const int NW = q + 1 < q1 ? 2 : 1;
-      for (int i = 0; i < NW; i++) unpack_panel(p, q + i, i, wp);
+    for (int64_t q = q0; q < q1; q++) {
+      unpack_panel(p, q, wp);
       OGX_MEMORY_BARRIER();
-      // The next pair's packed weights, prefetched into L2 spread over this pair's block loops.
-      const uint8_t* pf = p.w.data() + std::min(q + 2, q1) * quad_bytes;
-      const uint8_t* pf_end = p.w.data() + std::min(q + 4, q1) * quad_bytes;
-      const int64_t calls = (t1 - t0 + 1) / 2;
-      const int64_t pf_lines = ((pf_end - pf) / 64 + calls * nb - 1) / (calls * nb);
-      for (int64_t t = t0; t < t1; t += 2) {
-        const int NA = t + 1 < t1 ? 2 : 1;
-        const int8_t* a = act.a.data() + t * kp * 16;
-        const float* sa = act.sa.data() + t * nb * 16;
-        const int64_t pf_call = pf_lines * nb * 64;
-        const uint8_t* cpf = pf + std::min<int64_t>(pf_end - pf, (t - t0) / 2 * pf_call);
-#define OGX_BLOCK_LOOP(W, A) \
-  block_loop<W, A>(wp.w.data(), a, wp.s.data(), sa, nb, kp, kc, cpb, acc, cbuf, cpf, pf_end, pf_lines)
-        if (NW == 2 && NA == 2) OGX_BLOCK_LOOP(2, 2);
-        else if (NW == 2) OGX_BLOCK_LOOP(2, 1);
-        else if (NA == 2) OGX_BLOCK_LOOP(1, 2);
-        else OGX_BLOCK_LOOP(1, 1);
-#undef OGX_BLOCK_LOOP
-        for (int wi = 0; wi < NW; wi++)
-          for (int ai = 0; ai < NA; ai++) {
-            const float* ar = acc + (wi * NA + ai) * 256;
-            const int64_t n0 = (q + wi) * 16, m0 = (t + ai) * 16;
-            const int nn = (int)std::min<int64_t>(16, N - n0), mm = (int)std::min<int64_t>(16, M - m0);
-            alignas(64) float bv[16] = {};
-            if (bias) std::copy(bias + n0, bias + n0 + nn, bv);
-            for (int m = 0; m < mm; m++) {  // row by row: y's rows are N floats apart
-              float* yr = y + (m0 + m) * N + n0;
-              for (int n = 0; n < nn; n++) yr[n] = ar[n * 16 + m] + bv[n];
-            }
-          }
+      // The next quad's packed weights, prefetched into L2 spread over this quad's block loops.
+      const uint8_t* pf = p.w.data() + std::min(q + 1, q1) * quad_bytes;
+      const uint8_t* pf_end = p.w.data() + std::min(q + 2, q1) * quad_bytes;
+      const int64_t pf_lines = ((pf_end - pf) / 64 + (t1 - t0) * nb - 1) / ((t1 - t0) * nb);
+      const int64_t n0 = q * 16;
+      const int nn = (int)std::min<int64_t>(16, N - n0);
+      const __mmask16 nmask = (__mmask16)((1u << nn) - 1);
+      const __m512 bv = bias ? _mm512_maskz_loadu_ps(nmask, bias + n0) : _mm512_setzero_ps();
+      for (int64_t t = t0; t < t1; t++) {
+        const uint8_t* cpf = pf + std::min<int64_t>(pf_end - pf, (t - t0) * pf_lines * nb * 64);
+        block_loop(wp.w.data(), act.a.data() + t * kp * 16, wp.s.data(), act.sa.data() + t * nb * 16, nb, kc, cpb,
+                   acc, cbuf, cpf, pf_end, pf_lines);
+        const int mm = (int)std::min<int64_t>(16, M - t * 16);
+        for (int m = 0; m < mm; m++)  // y's row t * 16 + m: acc's column m, transposed by a gather
+          _mm512_mask_storeu_ps(y + (t * 16 + m) * N + n0, nmask,
+                                _mm512_add_ps(_mm512_i32gather_ps(tr, acc + m, 4), bv));
       }
     }
   }
