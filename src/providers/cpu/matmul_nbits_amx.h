@@ -33,7 +33,7 @@ bool set_amx_disabled(bool on);
 
 // Calls with fewer rows keep the MLAS-exact kernels (decode is M = 1; the AMX path unpacks each weight tile once per
 // call, which pays off from about this many rows: ogx_q4_gemm_bench, bench/cpu.md).
-constexpr int64_t kAmxMinRows = 16;
+constexpr int64_t kAmxMinRows = 12;
 
 // Activations of M rows in AMX's B-operand layout, row tiles of 16 rows (the last one padded with zero rows).
 struct AmxActs {
