@@ -215,21 +215,45 @@ OGX_AMX void block_loop(const int8_t* w, const int8_t* a, const float* sb, const
     }
     OGX_MEMORY_BARRIER();
   };
+  // acc += block b's C (in cbuf[b % 4]) x sa x sb; prefetches the next pf_lines lines of pf. (A macro: GCC's
+  // lambdas do not take the function's target.)
+#define OGX_UPDATE(bb)                                                                                          \
+  do {                                                                                                          \
+    const int64_t ub = (bb);                                                                                    \
+    for (int64_t j = 0; j < pf_lines && pf < pf_end; j++, pf += 64) _mm_prefetch((const char*)pf, _MM_HINT_T1); \
+    const int32_t* cr = cbuf + (ub & 3) * 256;                                                                  \
+    const __m512 sav = _mm512_loadu_ps(sa + ub * 16);                                                           \
+    const float* sbn = sb + ub * 16;                                                                            \
+    _Pragma("GCC unroll 16") for (int n = 0; n < 16; n++) {                                                     \
+      const __m512 d = _mm512_cvtepi32_ps(_mm512_load_si512((const void*)(cr + n * 16)));                      \
+      acc[n] = _mm512_fmadd_ps(d, _mm512_mul_ps(sav, _mm512_set1_ps(sbn[n])), acc[n]);                         \
+    }                                                                                                           \
+  } while (0)
   for (int64_t b = 0; b < std::min<int64_t>(3, nb); b++) products(b);
   for (int64_t b = 0; b < std::min<int64_t>(2, nb); b++) store(b);
-  for (int64_t b = 0; b < nb; b++) {
+  int64_t b = 0;
+  // Steady state 4 blocks a pass (b % 4 == 0): every tile number known at compile time.
+#define OGX_STEP(k, C3, W3, A3, C2)                                            \
+  do {                                                                         \
+    int64_t off = (b + k + 3) * cpb * chunk;                                   \
+    OGX_BLOCK_PRODUCTS(C3, W3, A3);                                            \
+    _tile_stored(C2, cbuf + ((k + 2) & 3) * 256, 64);                          \
+    OGX_MEMORY_BARRIER();                                                      \
+    OGX_UPDATE(b + k);                                                         \
+  } while (0)
+  for (; b + 7 < nb; b += 4) {
+    OGX_STEP(0, 7, 1, 3, 6);
+    OGX_STEP(1, 4, 0, 2, 7);
+    OGX_STEP(2, 5, 1, 3, 4);
+    OGX_STEP(3, 6, 0, 2, 5);
+  }
+#undef OGX_STEP
+  for (; b < nb; b++) {
     if (b + 3 < nb) products(b + 3);
     if (b + 2 < nb) store(b + 2);
-    for (int64_t j = 0; j < pf_lines && pf < pf_end; j++, pf += 64) _mm_prefetch((const char*)pf, _MM_HINT_T1);
-    const int32_t* cr = cbuf + (b & 3) * 256;
-    const __m512 sav = _mm512_loadu_ps(sa + b * 16);
-    const float* sbn = sb + b * 16;
-#pragma GCC unroll 16
-    for (int n = 0; n < 16; n++) {
-      const __m512 d = _mm512_cvtepi32_ps(_mm512_load_si512((const void*)(cr + n * 16)));
-      acc[n] = _mm512_fmadd_ps(d, _mm512_mul_ps(sav, _mm512_set1_ps(sbn[n])), acc[n]);
-    }
+    OGX_UPDATE(b);
   }
+#undef OGX_UPDATE
 #pragma GCC unroll 16
   for (int n = 0; n < 16; n++) _mm512_store_ps(out + n * 16, acc[n]);
 }
