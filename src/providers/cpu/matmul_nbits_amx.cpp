@@ -93,7 +93,7 @@ struct alignas(64) TileConfig {
 };
 
 // Weight scratch of one thread: one panel (16 columns) unpacked.
-struct WeightPanels {
+struct WeightPanel {
   std::vector<int8_t> w;  // [kp / kc][16][kc]: chunk c, row n: the kc sorted-order bytes w - zp of column n
   std::vector<float> s;   // [nb][16]: scale_b of column n in block b (0 past N)
 };
@@ -115,7 +115,7 @@ OGX_AMX inline void store_pieces(int8_t* dst, int64_t pos, int n, int64_t kc, __
 }
 
 // Unpacks quad q (columns 16 q .. 16 q + 15) into wp.
-OGX_AMX void unpack_panel(const MlasQ4Packed& p, int64_t q, WeightPanels& wp) {
+OGX_AMX void unpack_panel(const MlasQ4Packed& p, int64_t q, WeightPanel& wp) {
   const int64_t bs = p.bs, nb = p.nb, G = p.groups, T = p.tiles(), kc = std::min<int64_t>(bs, 64);
   const SortedOrder& o = sorted_order(bs);
   const int bpg = std::max<int>(1, (int)(128 / bs)), gpb = (int)std::max<int64_t>(1, bs / 128);
@@ -189,9 +189,12 @@ OGX_AMX void unpack_panel(const MlasQ4Packed& p, int64_t q, WeightPanels& wp) {
 // written to out [16 n][16 m] at the end. Pipelined over 4 C tiles: at step b the products of block b + 3 are
 // issued, block b + 2's C tile is stored (cbuf[(b + 2) % 4]) and block b's (stored two steps before) is added in
 // fp32, so neither the TMUL latency nor the tile store's latency stalls the fp32 work.
+// w: the panel [kp / kc][16][kc] (WeightPanel::w); a: the row tile [kp / 4][16][4] (AmxActs::a); sb: [nb][16] the
+// panel's scales; sa: [nb][16] the row tile's; cbuf: [4][16 n][16 m] int32 scratch; pf_lines lines of pf (up to
+// pf_end) are prefetched into L2 per block.
 OGX_AMX void block_loop(const int8_t* w, const int8_t* a, const float* sb, const float* sa, int64_t nb, int kc,
-                            int cpb, float* out, int32_t* cbuf, const uint8_t* pf, const uint8_t* pf_end,
-                            int64_t pf_lines) {
+                        int cpb, float* out, int32_t* cbuf, const uint8_t* pf, const uint8_t* pf_end,
+                        int64_t pf_lines) {
   const int64_t chunk = 16 * kc;
   __m512 acc[16];
 #pragma GCC unroll 16
@@ -299,7 +302,7 @@ OGX_AMX void q4_gemm_amx(const MlasQ4Packed& p, const AmxActs& act, int64_t q0, 
                          float* y) {
   const int64_t nb = p.nb, kp = act.kp, N = p.N, M = act.M;
   const int kc = (int)std::min<int64_t>(p.bs, 64), cpb = (int)std::max<int64_t>(1, p.bs / 64);
-  thread_local WeightPanels wp;
+  thread_local WeightPanel wp;
   wp.w.resize((size_t)(kp * 16));
   wp.s.resize((size_t)(nb * 16));
   alignas(64) float acc[256];        // [16 n][16 m]: one panel x row tile

@@ -31,8 +31,9 @@ bool amx_int8_available();
 // Test hook: pretend AMX is absent (the op then takes the MLAS-exact path); returns the previous setting.
 bool set_amx_disabled(bool on);
 
-// Calls with fewer rows keep the MLAS-exact kernels (decode is M = 1; the AMX path unpacks each weight tile once per
-// call, which pays off from about this many rows: ogx_q4_gemm_bench, bench/cpu.md).
+// Calls with fewer rows keep the MLAS-exact kernels (decode is M = 1). The AMX path unpacks every weight panel at
+// least once per call and computes whole 16-row tiles; with weights streamed from memory it overtakes the exact
+// kernels between 8 and 12 rows (1 thread: M = 8 67 vs 66 GMAC/s, 12: 107 vs 78; bench/cpu.md).
 constexpr int64_t kAmxMinRows = 12;
 
 // Activations of M rows in AMX's B-operand layout, row tiles of 16 rows (the last one padded with zero rows).
