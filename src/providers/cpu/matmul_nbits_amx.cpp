@@ -361,11 +361,8 @@ void run_q4_amx(const MlasQ4Packed& p, const float* af, int64_t K, int64_t M, co
       quantize_row_int8(af + m * kp, K, p.bs, nb, &qa[(size_t)(m * kp)], &sa[(size_t)(m * nb)]);
     pack_acts_amx(p, qa.data(), sa.data(), t0, t1, act);
   });
-  // Threads take pairs of quads (32 columns).
-  const int64_t pairs = (p.quads() + 1) / 2;
-  pool.parallel_for(pairs, 1, [&](int64_t i0, int64_t i1) {
-    q4_gemm_amx(p, act, i0 * 2, std::min(i1 * 2, p.quads()), bias, y);
-  });
+  // Threads take contiguous ranges of quads (16 columns each; every row of them): one weight stream per thread.
+  pool.parallel_for(p.quads(), 1, [&](int64_t q0, int64_t q1) { q4_gemm_amx(p, act, q0, q1, bias, y); });
 }
 
 }  // namespace ogx::cpu::nbits
