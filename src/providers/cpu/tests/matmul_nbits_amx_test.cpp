@@ -25,8 +25,8 @@ using namespace ogx::cpu::nbits;
 using ogx::DType;
 using ogx::Tensor;
 
-#define SKIP_WITHOUT_AMX()                                                                                   \
-  if (!amx_int8_available() || !q4_packed_available())                                                      \
+#define SKIP_WITHOUT_AMX()                             \
+  if (!amx_int8_available() || !q4_packed_available()) \
   GTEST_SKIP() << "no AMX-INT8 on this CPU (or the OS did not grant the tile state): the AMX kernel is unused here"
 
 struct Problem {
@@ -67,8 +67,8 @@ std::vector<uint8_t> packed_bytes(const Problem& p) {  // MatMulNBits B: [N][nb]
 
 std::string name(const Problem& p) {
   std::ostringstream os;
-  os << "M" << p.M << " K" << p.K << " N" << p.N << " bs" << p.bs << " zp" << !std::all_of(p.zp.begin(), p.zp.end(), [](uint8_t z) { return z == 8; })
-     << " bias" << !p.bias.empty();
+  os << "M" << p.M << " K" << p.K << " N" << p.N << " bs" << p.bs << " zp"
+     << !std::all_of(p.zp.begin(), p.zp.end(), [](uint8_t z) { return z == 8; }) << " bias" << !p.bias.empty();
   return os.str();
 }
 
@@ -81,7 +81,8 @@ void check_kernel(const Problem& pr, int threads) {
   pack_q4_mlas(b.data(), pr.s.data(), pr.zp.data(), pr.K, pr.N, pr.bs, 1, p);
   const int64_t kp = pr.nb * pr.bs;
   std::vector<float> af((size_t)(pr.M * kp), 0.f);
-  for (int64_t m = 0; m < pr.M; m++) std::copy(&pr.a[(size_t)(m * pr.K)], &pr.a[(size_t)(m * pr.K)] + pr.K, &af[(size_t)(m * kp)]);
+  for (int64_t m = 0; m < pr.M; m++)
+    std::copy(&pr.a[(size_t)(m * pr.K)], &pr.a[(size_t)(m * pr.K)] + pr.K, &af[(size_t)(m * kp)]);
   std::vector<float> y((size_t)(pr.M * pr.N), -1.f);
   ogx::ThreadPool pool(threads);
   run_q4_amx(p, af.data(), pr.K, pr.M, pr.bias.empty() ? nullptr : pr.bias.data(), y.data(), pool);
@@ -108,8 +109,8 @@ void check_kernel(const Problem& pr, int threads) {
       const double ref = exact + bv, tol = (pr.nb + 2) * std::ldexp(mag + std::fabs(bv), -24);
       const float got = y[(size_t)(m * pr.N + n)];
       if ((got != model || !(std::fabs(got - ref) <= tol)) && bad++ < 3)
-        ADD_FAILURE() << name(pr) << " threads " << threads << " [" << m << "][" << n << "]: got " << got
-                      << " model " << model << " float64 " << ref << " tol " << tol;
+        ADD_FAILURE() << name(pr) << " threads " << threads << " [" << m << "][" << n << "]: got " << got << " model "
+                      << model << " float64 " << ref << " tol " << tol;
     }
   }
 }
@@ -145,14 +146,19 @@ Tensor run_op(const Problem& pr, const char* gemm, bool fp16) {
   const int64_t zb = (pr.nb + 1) / 2;
   Tensor Z = Tensor::zeros(DType::u8, {pr.N * zb});
   for (int64_t n = 0; n < pr.N; n++)
-    for (int64_t k = 0; k < pr.nb; k++) Z.data<uint8_t>()[n * zb + k / 2] |= (uint8_t)(pr.zp[(size_t)(n * pr.nb + k)] << ((k & 1) * 4));
+    for (int64_t k = 0; k < pr.nb; k++)
+      Z.data<uint8_t>()[n * zb + k / 2] |= (uint8_t)(pr.zp[(size_t)(n * pr.nb + k)] << ((k & 1) * 4));
   ogx::test::NodeRun r("com.microsoft", "MatMulNBits");
   r.registry([](ogx::KernelRegistry& reg) { ogx::cpu::register_matmul_nbits(reg); });
   r.option("int4_gemm", gemm).threads(2);
   r.input("A", ogx::test::make_tensor(T, {pr.M, pr.K}, pr.a)).constant("B", B);
   r.constant("scales", ogx::test::make_tensor(T, {pr.N * pr.nb}, pr.s)).constant("zero_points", Z).omitted();
   if (!pr.bias.empty()) r.constant("bias", ogx::test::make_tensor(T, {pr.N}, pr.bias));
-  r.attr("K", pr.K).attr("N", pr.N).attr("bits", int64_t{4}).attr("block_size", pr.bs).attr("accuracy_level", int64_t{4});
+  r.attr("K", pr.K)
+      .attr("N", pr.N)
+      .attr("bits", int64_t{4})
+      .attr("block_size", pr.bs)
+      .attr("accuracy_level", int64_t{4});
   return r.run().at(0);
 }
 
@@ -172,7 +178,8 @@ TEST(MatMulNBitsAmx, OptionSelectsTheKernel) {
       for (int64_t m = 0; m < M; m++)
         for (int64_t n = 0; n < pr.N; n++)
           for (int64_t k = 0; k < pr.K; k++)
-            mag[(size_t)(m * pr.N + n)] += std::fabs(pr.a[(size_t)(m * pr.K + k)]) * 15 * pr.s[(size_t)(n * pr.nb + k / pr.bs)];
+            mag[(size_t)(m * pr.N + n)] +=
+                std::fabs(pr.a[(size_t)(m * pr.K + k)]) * 15 * pr.s[(size_t)(n * pr.nb + k / pr.bs)];
       int differ = 0;
       for (int64_t i = 0; i < exact.numel(); i++) {
         const double e = exact.get_f64(i), f = fast.get_f64(i);
