@@ -123,6 +123,23 @@ __attribute__((target("avx2,fma"))) inline int64_t pv_groups(const float* __rest
   return h;
 }
 
+// The maximum of x[j0 .. *jm) (*jm: the end of the last whole 8-lane group), kLowest for none; the same value as
+// the sequential std::max loop (a maximum does not depend on the order; a NaN score is skipped either way: vmaxps
+// returns its second operand, the running maximum, when the first is NaN), except perhaps the sign of a zero
+// maximum, which the exp of score - max and of old max - new max do not see.
+__attribute__((target("avx2,fma"))) inline float row_max(const float* __restrict x, int64_t j0, int64_t j1,
+                                                          int64_t* jm) {
+  __m256 m = _mm256_set1_ps(kLowest);
+  int64_t j = j0;
+  for (; j + 8 <= j1; j += 8) m = _mm256_max_ps(_mm256_loadu_ps(x + j), m);
+  *jm = j;
+  alignas(32) float l[8];
+  _mm256_store_ps(l, m);
+  float r = l[0];
+  for (int i = 1; i < 8; i++) r = std::max(r, l[i]);
+  return r;
+}
+
 // s[j] = scale * q . k[j] for the visible keys j in [j0, j1), MLAS SGEMM order: fused chains over the head in depth
 // blocks (of the full block's width `cols`), the first block times the scale, later ones fused onto it.
 template <bool fast>
@@ -228,7 +245,9 @@ OGX_INLINE void prompt_head(const OrtAttentionHead& a, std::vector<float>& scrat
         if (a.bias)
           for (int64_t j = j0; j < j1; j++) p[j] = p[j] + a.bias[(q0 + r) * a.bias_stride + ir + j];
         float rowmax = kLowest;
-        for (int64_t j = j0; j < j1; j++) rowmax = std::max(rowmax, p[j]);
+        int64_t jm = j0;
+        if constexpr (fast) rowmax = row_max(p, j0, j1, &jm);
+        for (int64_t j = jm; j < j1; j++) rowmax = std::max(rowmax, p[j]);
         const float m_old = m[r];
         m[r] = std::max(m[r], rowmax);
         const float m_diff = m_old - m[r];
