@@ -97,7 +97,7 @@ GraphSession::GraphSession(std::shared_ptr<const Model> model, const KernelRegis
       missing.push_back(n.describe());
       continue;
     }
-    KernelInfo info{n, g, pool_->num_threads()};
+    KernelInfo info{n, g, pool_->num_threads(), nullptr, &opts.provider_options};
     kernels_.push_back((*f)(info));
   }
   progress::report("preparing weights", prepare_total, prepare_total);
@@ -120,7 +120,7 @@ GraphSession::GraphSession(std::shared_ptr<const Model> model, const KernelRegis
     const Node& n = g.nodes[i];
     if (skip_[i] || !std::any_of(n.inputs.begin(), n.inputs.end(), [&](int v) { return v >= 0 && !folded_[v].empty(); }))
       continue;
-    KernelInfo info{n, g, pool_->num_threads(), &folded_};
+    KernelInfo info{n, g, pool_->num_threads(), &folded_, &opts.provider_options};
     kernels_[i] = (*registry.find(n.domain, n.op_type))(info);
   }
   find_last_position_node(opts.last_position_output);

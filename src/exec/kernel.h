@@ -51,6 +51,15 @@ struct KernelInfo {
   int num_threads = 1;
   // Values computed once at session creation (a host session's folded constants), by value id; may be null.
   const std::vector<Tensor>* folded = nullptr;
+  // The session's provider options (key, value), or null.
+  const std::vector<std::pair<std::string, std::string>>* provider_options = nullptr;
+  // The value of provider option `key`, or `def` when it is not set.
+  std::string option(const std::string& key, const std::string& def) const {
+    if (provider_options)
+      for (auto& kv : *provider_options)
+        if (kv.first == key) return kv.second;
+    return def;
+  }
   // Constant (initializer or folded) tensor feeding input i, or nullptr.
   const Tensor* constant_input(int i) const {
     if (i >= (int)node.inputs.size() || node.inputs[i] < 0) return nullptr;

@@ -10,8 +10,14 @@ namespace ogx::genai {
 std::unique_ptr<Session> create_provider_session(const std::string& provider, std::shared_ptr<const ogx::Model> model,
                                                  const SessionOptions& opts) {
   if (provider == "cpu") {
-    for (auto& kv : opts.provider_options)
-      if (kv.first != "intra_op_num_threads") throw_error("cpu provider: unknown option '", kv.first, "'");
+    for (auto& kv : opts.provider_options) {
+      if (kv.first == "int4_gemm") {  // MatMulNBits' int4 GEMM for prompts (providers/cpu/matmul_nbits.cpp)
+        if (kv.second != "auto" && kv.second != "mlas")
+          throw_error("cpu provider: int4_gemm must be 'auto' or 'mlas', got '", kv.second, "'");
+      } else if (kv.first != "intra_op_num_threads") {
+        throw_error("cpu provider: unknown option '", kv.first, "'");
+      }
+    }
     return cpu::make_cpu_provider()->create_session(std::move(model), opts);
   }
   if (provider == "vulkan") {

@@ -6,7 +6,7 @@ namespace ogx::cli {
 
 void add_model_options(Flags& flags, ModelOptions& o) {
   flags.option("--provider", o.provider, "execution provider: cpu, vulkan or dml (default: the folder's config)");
-  flags.repeatable("--provider-option", o.provider_options, "KEY=VALUE for the GPU provider (repeatable)");
+  flags.repeatable("--provider-option", o.provider_options, "KEY=VALUE for the provider (repeatable; cpu: int4_gemm=auto|mlas)");
   flags.option("--threads", o.threads, "CPU threads (0: all cores)");
   flags.flag("-q,--quiet", o.quiet, "no progress bar (it is drawn only when stderr is a terminal)");
 }
@@ -53,9 +53,8 @@ void apply_model_options(genai::Config& c, const ModelOptions& o) {
   for (const std::string& kv : o.provider_options) {
     auto eq = kv.find('=');
     OGX_CHECK(eq != std::string::npos && eq > 0, "--provider-option needs KEY=VALUE, got '", kv, "'");
-    auto& ps = c.model.decoder.session.providers;
-    OGX_CHECK(!ps.empty(), "--provider-option ", kv, " given, but no GPU provider is selected (use --provider vulkan)");
-    c.set_provider_option(ps.front().name, kv.substr(0, eq), kv.substr(eq + 1));
+    auto& ps = c.model.decoder.session.providers;  // none: the CPU provider (its options go to a "cpu" entry)
+    c.set_provider_option(ps.empty() ? "cpu" : ps.front().name, kv.substr(0, eq), kv.substr(eq + 1));
   }
   if (o.threads) {
     OGX_CHECK(*o.threads >= 0, "--threads must be >= 0");

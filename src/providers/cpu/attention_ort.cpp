@@ -2,6 +2,7 @@
 // (libm's correctly rounded fmaf, same bits); -ffp-contract=off keeps every other * and + rounding on its own.
 #include "providers/cpu/attention_ort.h"
 
+#include <immintrin.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -74,18 +75,85 @@ OGX_INLINE void transpose_keys(const float* __restrict k, int64_t cols, int64_t 
     for (int64_t j = 0; j < cols; j++) kt[d * cols + j] = k[j * H + d];
 }
 
+// Register-blocked parts of the two products for CPUs with AVX2 + FMA (the prompt's time; `fast` below). Each
+// output element is the same fused chain in the same order as in the plain loops (from 0, one fma per step): only
+// the loop order changes, so the bits do not. qk: acc[j] = q[d0..d1) . kt[.][j] for keys j in 32-key groups from j0
+// (below j1); returns the first key not done. pv: acc[h] = sum over keys t in [ta, tb) of p[t] v[t][h] for head
+// dimensions in 32-wide groups; returns the first dimension not done.
+__attribute__((target("avx2,fma"))) inline int64_t qk_groups(const float* __restrict q, const float* __restrict kt,
+                                                              int64_t cols, int64_t j0, int64_t j1, int64_t d0,
+                                                              int64_t d1, float* __restrict acc) {
+  int64_t j = j0;
+  for (; j + 32 <= j1; j += 32) {
+    __m256 r0 = _mm256_setzero_ps(), r1 = r0, r2 = r0, r3 = r0;
+    for (int64_t d = d0; d < d1; d++) {
+      const __m256 qd = _mm256_set1_ps(q[d]);
+      const float* kd = kt + d * cols + j;
+      r0 = _mm256_fmadd_ps(qd, _mm256_loadu_ps(kd), r0);
+      r1 = _mm256_fmadd_ps(qd, _mm256_loadu_ps(kd + 8), r1);
+      r2 = _mm256_fmadd_ps(qd, _mm256_loadu_ps(kd + 16), r2);
+      r3 = _mm256_fmadd_ps(qd, _mm256_loadu_ps(kd + 24), r3);
+    }
+    _mm256_storeu_ps(acc + j, r0);
+    _mm256_storeu_ps(acc + j + 8, r1);
+    _mm256_storeu_ps(acc + j + 16, r2);
+    _mm256_storeu_ps(acc + j + 24, r3);
+  }
+  return j;
+}
+__attribute__((target("avx2,fma"))) inline int64_t pv_groups(const float* __restrict p, const float* __restrict v,
+                                                              int64_t H, int64_t ta, int64_t tb,
+                                                              float* __restrict acc) {
+  int64_t h = 0;
+  for (; h + 32 <= H; h += 32) {
+    __m256 r0 = _mm256_setzero_ps(), r1 = r0, r2 = r0, r3 = r0;
+    for (int64_t t = ta; t < tb; t++) {
+      const __m256 pt = _mm256_set1_ps(p[t]);
+      const float* vt = v + t * H + h;
+      r0 = _mm256_fmadd_ps(pt, _mm256_loadu_ps(vt), r0);
+      r1 = _mm256_fmadd_ps(pt, _mm256_loadu_ps(vt + 8), r1);
+      r2 = _mm256_fmadd_ps(pt, _mm256_loadu_ps(vt + 16), r2);
+      r3 = _mm256_fmadd_ps(pt, _mm256_loadu_ps(vt + 24), r3);
+    }
+    _mm256_storeu_ps(acc + h, r0);
+    _mm256_storeu_ps(acc + h + 8, r1);
+    _mm256_storeu_ps(acc + h + 16, r2);
+    _mm256_storeu_ps(acc + h + 24, r3);
+  }
+  return h;
+}
+
+// The maximum of x[j0 .. *jm) (*jm: the end of the last whole 8-lane group), kLowest for none; the same value as
+// the sequential std::max loop (a maximum does not depend on the order; a NaN score is skipped either way: vmaxps
+// returns its second operand, the running maximum, when the first is NaN), except perhaps the sign of a zero
+// maximum, which the exp of score - max and of old max - new max do not see.
+__attribute__((target("avx2,fma"))) inline float row_max(const float* __restrict x, int64_t j0, int64_t j1,
+                                                          int64_t* jm) {
+  __m256 m = _mm256_set1_ps(kLowest);
+  int64_t j = j0;
+  for (; j + 8 <= j1; j += 8) m = _mm256_max_ps(_mm256_loadu_ps(x + j), m);
+  *jm = j;
+  alignas(32) float l[8];
+  _mm256_store_ps(l, m);
+  float r = l[0];
+  for (int i = 1; i < 8; i++) r = std::max(r, l[i]);
+  return r;
+}
+
 // s[j] = scale * q . k[j] for the visible keys j in [j0, j1), MLAS SGEMM order: fused chains over the head in depth
 // blocks (of the full block's width `cols`), the first block times the scale, later ones fused onto it.
+template <bool fast>
 OGX_INLINE void qk_row(const float* __restrict q, const float* __restrict kt, int64_t cols, int64_t j0, int64_t j1,
                        int64_t H, float scale, float* __restrict acc, float* __restrict s) {
   const int64_t sk = sgemm_stride_k(cols, H);
   for (int64_t d0 = 0; d0 < H; d0 += sk) {
     const int64_t d1 = std::min(H, d0 + sk);
-    for (int64_t j = j0; j < j1; j++) acc[j] = 0.0f;
-    for (int64_t d = d0; d < d1; d++) {
+    const int64_t jr = fast ? qk_groups(q, kt, cols, j0, j1, d0, d1, acc) : j0;  // keys [j0, jr) done
+    for (int64_t j = jr; j < j1; j++) acc[j] = 0.0f;
+    for (int64_t d = d0; d < d1 && jr < j1; d++) {
       const float qd = q[d];
       const float* __restrict kd = kt + d * cols;
-      for (int64_t j = j0; j < j1; j++) acc[j] = std::fma(qd, kd[j], acc[j]);
+      for (int64_t j = jr; j < j1; j++) acc[j] = std::fma(qd, kd[j], acc[j]);
     }
     if (d0 == 0)
       for (int64_t j = j0; j < j1; j++) s[j] = acc[j] * scale;
@@ -98,6 +166,7 @@ OGX_INLINE void qk_row(const float* __restrict q, const float* __restrict kt, in
 // out[r] (+)= p[r] . v over the block's `depth` keys, MLAS SGEMM order (alpha 1); accumulate: onto out. Row r's
 // nonzero weights lie in [vis[2r], vis[2r+1]); the zeros add nothing to a fused chain and are skipped, except in
 // MLAS's M = 1 kernel (one-row blocks), whose grouping of keys is positional.
+template <bool fast>
 OGX_INLINE void pv_block(const float* __restrict p, int64_t rows, const int64_t* vis, const float* __restrict v,
                          int64_t depth, int64_t H, bool accumulate, float* __restrict acc, float* __restrict out) {
   if (rows == 1) {  // MLAS's M = 1 kernel: keys in groups of 4 (then 2, 1), each group's rounded products summed
@@ -122,11 +191,13 @@ OGX_INLINE void pv_block(const float* __restrict p, int64_t rows, const int64_t*
     float* __restrict o = out + r * H;
     for (int64_t t0 = 0; t0 < depth; t0 += sk) {
       const int64_t t1 = std::min(depth, t0 + sk);
-      for (int64_t h = 0; h < H; h++) acc[h] = 0.0f;
-      for (int64_t t = std::max(t0, vis[2 * r]); t < std::min(t1, vis[2 * r + 1]); t++) {
+      const int64_t ta = std::max(t0, vis[2 * r]), tb = std::min(t1, vis[2 * r + 1]);
+      const int64_t hr = fast ? pv_groups(p + r * depth, v, H, ta, tb, acc) : 0;  // dimensions [0, hr) done
+      for (int64_t h = hr; h < H; h++) acc[h] = 0.0f;
+      for (int64_t t = ta; t < tb && hr < H; t++) {
         const float pt = p[r * depth + t];
         const float* __restrict vt = v + t * H;
-        for (int64_t h = 0; h < H; h++) acc[h] = std::fma(pt, vt[h], acc[h]);
+        for (int64_t h = hr; h < H; h++) acc[h] = std::fma(pt, vt[h], acc[h]);
       }
       if (t0 == 0 && !accumulate)
         for (int64_t h = 0; h < H; h++) o[h] = acc[h];
@@ -136,6 +207,7 @@ OGX_INLINE void pv_block(const float* __restrict p, int64_t rows, const int64_t*
   }
 }
 
+template <bool fast>
 OGX_INLINE void prompt_head(const OrtAttentionHead& a, std::vector<float>& scratch) {
   const int64_t H = a.H, kv_block = std::min(ort_attention_kv_block(H), a.total);
   const int64_t q_block = std::min(std::min(ort_attention_kv_block(H), 2 * H), a.S);
@@ -169,11 +241,13 @@ OGX_INLINE void prompt_head(const OrtAttentionHead& a, std::vector<float>& scrat
         vis[2 * r + 1] = std::max(j0, j1);
         std::fill(p, p + cols, 0.0f);
         if (j0 >= j1) continue;  // the whole row is masked in this block: no state update
-        qk_row(a.q + (q0 + r) * H, kt, cols, j0, j1, H, a.scale, acc, p);
+        qk_row<fast>(a.q + (q0 + r) * H, kt, cols, j0, j1, H, a.scale, acc, p);
         if (a.bias)
           for (int64_t j = j0; j < j1; j++) p[j] = p[j] + a.bias[(q0 + r) * a.bias_stride + ir + j];
         float rowmax = kLowest;
-        for (int64_t j = j0; j < j1; j++) rowmax = std::max(rowmax, p[j]);
+        int64_t jm = j0;
+        if constexpr (fast) rowmax = row_max(p, j0, j1, &jm);
+        for (int64_t j = jm; j < j1; j++) rowmax = std::max(rowmax, p[j]);
         const float m_old = m[r];
         m[r] = std::max(m[r], rowmax);
         const float m_diff = m_old - m[r];
@@ -186,7 +260,7 @@ OGX_INLINE void prompt_head(const OrtAttentionHead& a, std::vector<float>& scrat
           l[r] = rowsum;
         }
       }
-      pv_block(scores, rows, vis.data(), a.v + ir * H, cols, H, ir != 0, acc, tmp);
+      pv_block<fast>(scores, rows, vis.data(), a.v + ir * H, cols, H, ir != 0, acc, tmp);
     }
     for (int64_t r = 0; r < rows; r++) {
       const float inv = l[r] > 0.0f ? 1.0f / l[r] : 0.0f;
@@ -228,13 +302,16 @@ OGX_INLINE void decode_head(const OrtAttentionHead& a, std::vector<float>& scrat
   for (int64_t h = 0; h < H; h++) a.out[h] = tmp[h] * inv;
 }
 
+template <bool fast>
 OGX_INLINE void head_body(const OrtAttentionHead& a, std::vector<float>& scratch) {
   if (a.S == 1) decode_head(a, scratch);
-  else prompt_head(a, scratch);
+  else prompt_head<fast>(a, scratch);
 }
 
-__attribute__((target("avx2,fma"))) void head_fma(const OrtAttentionHead& a, std::vector<float>& s) { head_body(a, s); }
-void head_plain(const OrtAttentionHead& a, std::vector<float>& s) { head_body(a, s); }
+__attribute__((target("avx2,fma"))) void head_fma(const OrtAttentionHead& a, std::vector<float>& s) {
+  head_body<true>(a, s);
+}
+void head_plain(const OrtAttentionHead& a, std::vector<float>& s) { head_body<false>(a, s); }
 
 }  // namespace
 

@@ -10,7 +10,11 @@
 // The int8 path with 4-bit weights on a CPU with AVX2 uses weights repacked once at session creation and a
 // register-tiled GEMM that performs exactly MLAS's fp32 operations in MLAS's order (AVX-512 VNNI, or its AVX2 twin
 // with the same bits), so that results are bit-identical to ONNX Runtime's on an AVX-512 VNNI CPU
-// (matmul_nbits_mlas.h). Every other case runs the kernels of this file on the
+// (matmul_nbits_mlas.h) — except, by default, calls of many rows on a CPU with AMX-INT8: the CPU provider option
+// `int4_gemm` = `auto` (default) runs calls of >= kAmxMinRows rows (prompts) on AMX tiles (matmul_nbits_amx.h: the
+// same quantized math, blocks summed in block order, so not bit-identical to ONNX Runtime; decode rows keep the
+// exact kernels); `mlas` keeps the MLAS-exact kernels for every call (bit-identical; the parity tests pin it).
+// Every other case runs the kernels of this file on the
 // unpacked weights (dots of q_b - zp, summed in their own order): columns are split over the thread pool, rows are
 // tiled by 4 so one unpacked weight block serves up to 4 rows. AVX2 kernels with runtime dispatch, scalar twins for
 // every path (the tests' reference).
@@ -25,6 +29,7 @@
 #include "common/half.h"
 #include "providers/cpu/cpu_ops.h"
 #include "common/mapped_file.h"
+#include "providers/cpu/matmul_nbits_amx.h"
 #include "providers/cpu/matmul_nbits_mlas.h"
 #include "providers/cpu/matmul_nbits_packed.h"
 #include "providers/cpu/simd.h"
@@ -301,6 +306,9 @@ class MatMulNBitsKernel : public Kernel {
     bits_ = (int)n.attr_int("bits", 4);
     bs_ = n.attr_int("block_size", -1);
     level_ = n.attr_int("accuracy_level", 0);
+    const std::string gemm = info.option("int4_gemm", "auto");
+    OGX_CHECK(gemm == "auto" || gemm == "mlas", n.describe(), ": int4_gemm must be 'auto' or 'mlas', got '", gemm, "'");
+    amx_allowed_ = gemm == "auto";
     OGX_CHECK(K_ > 0 && N_ > 0, n.describe(), ": attributes K and N must be positive (got K=", K_, ", N=", N_, ")");
     OGX_CHECK(bits_ == 4 || bits_ == 8, n.describe(), ": bits=", bits_, " is not supported (4 or 8)");
     OGX_CHECK(bs_ >= 16 && (bs_ & (bs_ - 1)) == 0, n.describe(), ": block_size must be a power of two >= 16, got ",
@@ -489,6 +497,10 @@ class MatMulNBitsKernel : public Kernel {
   void run_mlas(const float* af, int64_t M, const float* bias, float* y, ThreadPool& pool, DType adt, Tensor& Y) {
     const nbits::MlasQ4Packed& p = mlas_;
     const int64_t kp = nb_ * bs_;
+    if (amx_allowed_ && M >= nbits::kAmxMinRows && nbits::amx_int8_available()) {
+      nbits::run_q4_amx(p, af, K_, M, bias, y, pool);
+      return store_result(y, M, adt, Y);
+    }
     // Scratch shared by every MatMulNBits run on this thread (nodes run one at a time): a prompt's activations are
     // held once, not once per node (a 512-token prompt of a 1B model: 2.7 MB per projection, ~350 MB in all).
     // (References: the lambdas below run on the pool's threads and must use the caller's thread_local objects.)
@@ -565,6 +577,7 @@ class MatMulNBitsKernel : public Kernel {
   int bits_;
   bool b_const_ = false, scales_cached_ = false, zp_cached_ = false, has_g_idx_ = false;
   bool zp_default_ = false;  // no zero-point input: every zero point is 2^(bits - 1)
+  bool amx_allowed_ = true;  // int4_gemm=auto: prompts may take the AMX kernel
   std::vector<float> scales_;
   std::vector<uint8_t> zp_;
   std::vector<float> zpf_;

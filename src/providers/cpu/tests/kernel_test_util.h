@@ -51,6 +51,11 @@ class NodeRun {
     bound_[i] = std::move(t);
     return *this;
   }
+  // A provider option of the session (e.g. int4_gemm=mlas).
+  NodeRun& option(const std::string& k, const std::string& v) {
+    options_.emplace_back(k, v);
+    return *this;
+  }
   NodeRun& threads(int n) {
     threads_ = n;
     return *this;
@@ -112,6 +117,7 @@ class NodeRun {
     if (fill_) fill_(reg);
     SessionOptions opts;
     opts.intra_op_num_threads = threads_;
+    opts.provider_options = options_;
     GraphSession session(model(), reg, opts, "cpu");
     std::vector<NamedTensor> feeds;
     for (auto& in : ins_)
@@ -149,6 +155,7 @@ class NodeRun {
   std::vector<int> skipped_;
   std::map<int, Tensor> bound_;
   int threads_ = 2;
+  std::vector<std::pair<std::string, std::string>> options_;
   std::function<void(KernelRegistry&)> fill_;
 };
 

@@ -149,9 +149,10 @@ std::vector<double> ref_int8(const Data& d) {
   return y;
 }
 
-ogx::test::NodeRun node(const Data& d, bool b_constant = true, int threads = 2) {
+ogx::test::NodeRun node(const Data& d, bool b_constant = true, int threads = 2, const char* gemm = "auto") {
   const Case& c = d.c;
   ogx::test::NodeRun r("com.microsoft", "MatMulNBits", "/model/layers.0/mlp/MatMul_Q4");
+  r.option("int4_gemm", gemm);
   r.registry([](ogx::KernelRegistry& reg) { ogx::cpu::register_matmul_nbits(reg); });
   r.threads(threads);
   r.input("A", d.A);
@@ -173,8 +174,8 @@ std::vector<double> out_vals(const Tensor& y) {
   return v;
 }
 
-std::vector<double> run(const Data& d, bool b_constant = true, int threads = 2) {
-  Tensor y = node(d, b_constant, threads).run().at(0);
+std::vector<double> run(const Data& d, bool b_constant = true, int threads = 2, const char* gemm = "auto") {
+  Tensor y = node(d, b_constant, threads, gemm).run().at(0);
   EXPECT_EQ(y.dtype(), d.c.fp16 ? DType::f16 : DType::f32);
   EXPECT_EQ(y.shape(), (ogx::Shape{d.c.M, d.c.N}));
   return out_vals(y);
@@ -364,7 +365,8 @@ TEST(MatMulNBits, PackedGemmMatchesReferenceAndScalar) {
 // accuracy_level 4 with constant 4-bit B is bit-identical to the scalar model of MLAS's arithmetic
 // (matmul_nbits_mlas_model.h; tools/ortgenai_check/README.md records the check against ONNX Runtime itself) for every
 // block size MLAS has, M from 1 to 512, K and N off the kernel's groups and tiles, the qwen3 test model's projection
-// shapes, zero points absent / random, bias, fp16 A, 1..3 threads; the AVX-512 VNNI kernel and its AVX2 twin.
+// shapes, zero points absent / random, bias, fp16 A, 1..3 threads; the AVX-512 VNNI kernel and its AVX2 twin
+// (with the provider option int4_gemm=mlas: the default takes the AMX kernel for many rows, see matmul_nbits_amx_test).
 TEST(MatMulNBits, BitIdenticalToMlas) {
   if (!ogx::cpu::nbits::q4_packed_available()) GTEST_SKIP() << "no AVX2 on this CPU: the unpacked kernels";
   struct Shape {
@@ -400,7 +402,7 @@ TEST(MatMulNBits, BitIdenticalToMlas) {
         // threads: column ranges split anywhere.
         for (bool force_avx2 : {false, true}) {
           const bool prev = ogx::cpu::nbits::set_q4_force_avx2(force_avx2);
-          auto got = run(d, true, 1 + (int)(seed % 3));
+          auto got = run(d, true, 1 + (int)(seed % 3), "mlas");  // int4_gemm=mlas: the exact kernels at every M
           ogx::cpu::nbits::set_q4_force_avx2(prev);
           int bad = 0;
           for (size_t i = 0; i < want.size(); i++) {

@@ -6,16 +6,21 @@
 // bytes, then runs PASSES passes of M rows through all of them, as MatMulNBits does (quantize + pack the
 // activations, then the column tiles over the thread pool), and prints each pass's time, the median, and the weight
 // bytes streamed per second. LAYERS -1: one 2048 x 1024 matrix (1.25 MB, in L2) run 200 times a pass — the
-// kernel's compute speed without memory traffic. Two builds of this file alternated by a script give an A/B comparison.
+// kernel's compute speed without memory traffic. LAYERS KxN (e.g. 2048x3072): that one matrix, run as many times a
+// pass as make ~2 G multiply-adds. KERNEL (5th argument): mlas (default: the MLAS-exact kernels at every M) or amx
+// (the AMX-INT8 kernel of int4_gemm=auto, matmul_nbits_amx.h; needs a CPU with AMX). Two builds of this file (or the
+// two kernels) alternated by a script give an A/B comparison.
 #include <algorithm>
 #include <chrono>
 #include <ctime>
 #include <cstdio>
 #include <cstdlib>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "common/thread_pool.h"
+#include "providers/cpu/matmul_nbits_amx.h"
 #include "providers/cpu/matmul_nbits_mlas.h"
 
 namespace ogx::cpu::nbits {
@@ -44,15 +49,23 @@ int main(int argc, char** argv) {
   }
   const int64_t M = std::atoll(argv[1]);
   const int threads = std::atoi(argv[2]), passes = std::atoi(argv[3]);
-  const int layers = argc > 4 ? std::atoi(argv[4]) : 16;
+  long long one_k = 0, one_n = 0;
+  const bool one = argc > 4 && std::sscanf(argv[4], "%lldx%lld", &one_k, &one_n) == 2;
+  const int layers = one ? 0 : argc > 4 ? std::atoi(argv[4]) : 16;
+  const bool amx = argc > 5 && std::string(argv[5]) == "amx";
+  if (amx && !amx_int8_available()) {
+    std::fprintf(stderr, "no AMX-INT8 on this CPU (or the OS did not grant it)\n");
+    return 2;
+  }
   const int64_t bs = 32;
   std::vector<std::pair<int64_t, int64_t>> shapes;  // (K, N)
   for (int l = 0; l < layers; l++)
     for (auto kn : {std::pair<int64_t, int64_t>{2048, 3072}, {2048, 2048}, {2048, 8192}, {2048, 8192}, {8192, 2048}})
       shapes.push_back(kn);
-  if (layers >= 0) shapes.push_back({2048, 128256});
+  if (one) shapes.push_back({one_k, one_n});
+  else if (layers >= 0) shapes.push_back({2048, 128256});
   else shapes.push_back({2048, 1024});
-  const int repeat = layers >= 0 ? 1 : 200;
+  const int repeat = one ? (int)std::max<double>(1, 2e9 / ((double)one_k * one_n * M)) : layers >= 0 ? 1 : 200;
   std::mt19937 rng(7);
   std::vector<Matrix> mats(shapes.size());
   double bytes = 0;
@@ -68,7 +81,7 @@ int main(int argc, char** argv) {
     bytes += packed_bytes(mats[i].p);
   }
   ogx::ThreadPool pool(threads);
-  std::vector<float> a((size_t)(M * 8192)), y((size_t)(M * 128256));
+  std::vector<float> a((size_t)(M * std::max<int64_t>(8192, one_k))), y((size_t)(M * std::max<int64_t>(128256, one_n)));
   std::uniform_real_distribution<float> ua(-1.f, 1.f);
   for (auto& v : a) v = ua(rng);
   std::vector<int8_t> qa((size_t)(M * 8192));
@@ -88,6 +101,10 @@ int main(int argc, char** argv) {
     for (int rep = 0; rep < repeat; rep++)
     for (auto& m : mats) {
       const MlasQ4Packed& p = m.p;
+      if (amx) {  // as MatMulNBits runs it (rows quantized by quantize_row_int8; K is a multiple of bs here)
+        run_q4_amx(p, a.data(), m.K, M, nullptr, y.data(), pool);
+        continue;
+      }
       const int64_t nb = p.nb;
       resize_acts(p, M, act);
       auto quant = [&](int64_t m0, int64_t m1) {
@@ -113,8 +130,8 @@ int main(int argc, char** argv) {
   bytes *= repeat;
   const double cmed = cpu[cpu.size() / 2];
   std::printf("median %.2f ms, min %.2f ms: %.1f GB/s of weights (%.0f MB), %.1f GMAC/s; CPU median %.2f ms, %.1f "
-              "GMAC/s per CPU-second (M=%lld, threads %d)\n",
+              "GMAC/s per CPU-second (M=%lld, threads %d, %s)\n",
               med, ms[0], bytes / med / 1e6, bytes / 1e6, macs / med / 1e6, cmed, macs / cmed / 1e6, (long long)M,
-              threads);
+              threads, amx ? "amx" : "mlas");
   return 0;
 }
