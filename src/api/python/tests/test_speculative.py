@@ -66,10 +66,23 @@ def test_accepted_drafts_save_forward_passes(model, prompt):
 
 
 def test_penalties_and_min_length_are_applied_as_in_plain_decoding(model, prompt):
-    opts = dict(repetition_penalty=1.3, min_length=len(prompt) + 30)
+    # A round runs several positions at once, whose int4 logits round differently from one-position steps (the
+    # kernels' summation order depends on the rows of a call: ~1e-3 here), so the sequences are equal up to a
+    # near-tie: at the first difference, if any, the two picks' penalized logits (in plain decoding) are within 0.01.
+    penalty = 1.3
+    opts = dict(repetition_penalty=penalty, min_length=len(prompt) + 30)
     plain, _ = run(model, prompt, len(prompt) + 32, **opts)
     g, _ = run(model, prompt, len(prompt) + 32, dict(ngram_size=2, max_draft_tokens=5), **opts)
-    np.testing.assert_array_equal(g.get_sequence(0), plain.get_sequence(0))
+    a, b = list(plain.get_sequence(0)), list(g.get_sequence(0))
+    assert len(a) == len(b) == len(prompt) + 32  # min_length held off EOS in both
+    diff = [i for i in range(len(a)) if a[i] != b[i]]
+    if diff:
+        i = diff[0]
+        ref, _ = run(model, a[:i], len(prompt) + 32, steps=0)
+        logits = np.asarray(ref.get_logits(), dtype=np.float64).reshape(-1)
+        seen = set(a[:i])
+        pen = lambda t: (logits[t] / penalty if logits[t] > 0 else logits[t] * penalty) if t in seen else logits[t]
+        assert abs(pen(a[i]) - pen(b[i])) < 0.01, (i, a[i], b[i], pen(a[i]), pen(b[i]))
 
 
 def test_mid_round_calls_discard_buffered_tokens(model, prompt):
