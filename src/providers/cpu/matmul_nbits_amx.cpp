@@ -199,7 +199,7 @@ OGX_AMX void block_loop(const int8_t* w, const int8_t* a, const float* sb, const
   __m512 acc[16];
 #pragma GCC unroll 16
   for (int n = 0; n < 16; n++) acc[n] = _mm512_setzero_ps();
-  auto products = [&](int64_t b) {
+  auto products = [&](int64_t b) OGX_AMX {  // a lambda does not take the function's target by itself
     int64_t off = b * cpb * chunk;
     switch (b & 3) {
       case 0: OGX_BLOCK_PRODUCTS(4, 0, 2); break;
@@ -208,7 +208,7 @@ OGX_AMX void block_loop(const int8_t* w, const int8_t* a, const float* sb, const
       default: OGX_BLOCK_PRODUCTS(7, 1, 3); break;
     }
   };
-  auto store = [&](int64_t b) {
+  auto store = [&](int64_t b) OGX_AMX {
     int32_t* c = cbuf + (b & 3) * 256;
     switch (b & 3) {
       case 0: _tile_stored(4, c, 64); break;
