@@ -25,6 +25,11 @@
 #   ab:BIN1,BIN2[,...]:SHAPE:PREC[:ROUNDS[:EXTRA]]
 #                                builds alternated ROUNDS times (default 3) on one machine: same-run A/B; EXTRA as
 #                                for bench (e.g. '--batch+16')
+#   abopt:SHAPE:PREC:ROUNDS:OPTS1/OPTS2[/...][:BASE]
+#                                one build (ogx) under option sets alternated ROUNDS times: each OPTS is extra
+#                                `ogx bench` arguments ('+' for spaces, '-' for none), e.g.
+#                                '-/--provider-option+tuning=q4_wide_half=1'; BASE is added to every set
+#                                (e.g. '--batch+16')
 #   kbench:BIN1[,BIN2...]:ARGS   the kernel bench (BIN: ogx_vulkan_bench or an A/B copy of it) with ARGS ('+' for
 #                                spaces, e.g. '--matmul-only+--m+16+--shape-8b'), the builds alternated twice
 #   llamacpp[:ARGS]              ../shared/llamacpp-bench/device.sh (llama.cpp's Vulkan llama-bench), ARGS with '+'
@@ -111,6 +116,18 @@ step_ab() {
   done
 }
 
+step_abopt() {
+  local shape=$1 prec=$2 rounds=${3:-3} sets=$4 base=${5//+/ } i
+  for r in $(seq $rounds); do
+    i=0
+    for o in ${sets//\// }; do
+      i=$((i + 1))
+      [ "$o" = - ] && o=""
+      bench_model ogx $shape $prec "$base ${o//+/ }" _opt${i}_r$r | sed "s|\$| [set $i: ${o//+/ }]|" | tee -a "$SUMMARY"
+    done
+  done
+}
+
 step_kbench() {
   local bins=${1//,/ } args=${2//+/ } tag=${2//[^a-z0-9]/}
   for r in 1 2; do
@@ -190,7 +207,7 @@ for step in "$@"; do
   IFS=: read -r name a1 a2 a3 a4 a5 a6 <<< "$step"
   log "== $step ($(date +%T))"
   case $name in
-    gpu | tests | check | bench | batch | folder | ab | kbench | llamacpp | serve | generators | spec | guidance | sample)
+    gpu | tests | check | bench | batch | folder | ab | abopt | kbench | llamacpp | serve | generators | spec | guidance | sample)
       step_$name "$a1" "$a2" "$a3" "$a4" "$a5" "$a6" ;;
     *) log "unknown step '$name'" ;;
   esac

@@ -75,52 +75,33 @@ OGX_INLINE void transpose_keys(const float* __restrict k, int64_t cols, int64_t 
     for (int64_t j = 0; j < cols; j++) kt[d * cols + j] = k[j * H + d];
 }
 
-// Register-blocked parts of the two products for CPUs with AVX2 + FMA (the prompt's time; `fast` below). Each
-// output element is the same fused chain in the same order as in the plain loops (from 0, one fma per step): only
-// the loop order changes, so the bits do not. qk: acc[j] = q[d0..d1) . kt[.][j] for keys j in 32-key groups from j0
-// (below j1); returns the first key not done. pv: acc[h] = sum over keys t in [ta, tb) of p[t] v[t][h] for head
-// dimensions in 32-wide groups; returns the first dimension not done.
-__attribute__((target("avx2,fma"))) inline int64_t qk_groups(const float* __restrict q, const float* __restrict kt,
-                                                              int64_t cols, int64_t j0, int64_t j1, int64_t d0,
-                                                              int64_t d1, float* __restrict acc) {
-  int64_t j = j0;
-  for (; j + 32 <= j1; j += 32) {
+// The register-blocked part of both products for CPUs with AVX2 + FMA (the prompt's time; `fast` below):
+// acc[c] = sum over i in [i0, i1) of s[i] * m[i * stride + c], for columns c in 32-wide groups from c0 (below c1);
+// returns the first column not done. Each output element is the same fused chain in the same order as in the plain
+// loops (from 0, one fma per step): only the loop order changes, so the bits do not. qk: s = the query, m = the
+// transposed keys (columns = keys, i = head dimensions); pv: s = a row's weights, m = the values (columns = head
+// dimensions, i = keys).
+__attribute__((target("avx2,fma"))) inline int64_t fma_column_groups(const float* __restrict s,
+                                                                      const float* __restrict m, int64_t stride,
+                                                                      int64_t i0, int64_t i1, int64_t c0, int64_t c1,
+                                                                      float* __restrict acc) {
+  int64_t c = c0;
+  for (; c + 32 <= c1; c += 32) {
     __m256 r0 = _mm256_setzero_ps(), r1 = r0, r2 = r0, r3 = r0;
-    for (int64_t d = d0; d < d1; d++) {
-      const __m256 qd = _mm256_set1_ps(q[d]);
-      const float* kd = kt + d * cols + j;
-      r0 = _mm256_fmadd_ps(qd, _mm256_loadu_ps(kd), r0);
-      r1 = _mm256_fmadd_ps(qd, _mm256_loadu_ps(kd + 8), r1);
-      r2 = _mm256_fmadd_ps(qd, _mm256_loadu_ps(kd + 16), r2);
-      r3 = _mm256_fmadd_ps(qd, _mm256_loadu_ps(kd + 24), r3);
+    for (int64_t i = i0; i < i1; i++) {
+      const __m256 si = _mm256_set1_ps(s[i]);
+      const float* mi = m + i * stride + c;
+      r0 = _mm256_fmadd_ps(si, _mm256_loadu_ps(mi), r0);
+      r1 = _mm256_fmadd_ps(si, _mm256_loadu_ps(mi + 8), r1);
+      r2 = _mm256_fmadd_ps(si, _mm256_loadu_ps(mi + 16), r2);
+      r3 = _mm256_fmadd_ps(si, _mm256_loadu_ps(mi + 24), r3);
     }
-    _mm256_storeu_ps(acc + j, r0);
-    _mm256_storeu_ps(acc + j + 8, r1);
-    _mm256_storeu_ps(acc + j + 16, r2);
-    _mm256_storeu_ps(acc + j + 24, r3);
+    _mm256_storeu_ps(acc + c, r0);
+    _mm256_storeu_ps(acc + c + 8, r1);
+    _mm256_storeu_ps(acc + c + 16, r2);
+    _mm256_storeu_ps(acc + c + 24, r3);
   }
-  return j;
-}
-__attribute__((target("avx2,fma"))) inline int64_t pv_groups(const float* __restrict p, const float* __restrict v,
-                                                              int64_t H, int64_t ta, int64_t tb,
-                                                              float* __restrict acc) {
-  int64_t h = 0;
-  for (; h + 32 <= H; h += 32) {
-    __m256 r0 = _mm256_setzero_ps(), r1 = r0, r2 = r0, r3 = r0;
-    for (int64_t t = ta; t < tb; t++) {
-      const __m256 pt = _mm256_set1_ps(p[t]);
-      const float* vt = v + t * H + h;
-      r0 = _mm256_fmadd_ps(pt, _mm256_loadu_ps(vt), r0);
-      r1 = _mm256_fmadd_ps(pt, _mm256_loadu_ps(vt + 8), r1);
-      r2 = _mm256_fmadd_ps(pt, _mm256_loadu_ps(vt + 16), r2);
-      r3 = _mm256_fmadd_ps(pt, _mm256_loadu_ps(vt + 24), r3);
-    }
-    _mm256_storeu_ps(acc + h, r0);
-    _mm256_storeu_ps(acc + h + 8, r1);
-    _mm256_storeu_ps(acc + h + 16, r2);
-    _mm256_storeu_ps(acc + h + 24, r3);
-  }
-  return h;
+  return c;
 }
 
 // The maximum of x[j0 .. *jm) (*jm: the end of the last whole 8-lane group), kLowest for none; the same value as
@@ -148,7 +129,7 @@ OGX_INLINE void qk_row(const float* __restrict q, const float* __restrict kt, in
   const int64_t sk = sgemm_stride_k(cols, H);
   for (int64_t d0 = 0; d0 < H; d0 += sk) {
     const int64_t d1 = std::min(H, d0 + sk);
-    const int64_t jr = fast ? qk_groups(q, kt, cols, j0, j1, d0, d1, acc) : j0;  // keys [j0, jr) done
+    const int64_t jr = fast ? fma_column_groups(q, kt, cols, d0, d1, j0, j1, acc) : j0;  // keys [j0, jr) done
     for (int64_t j = jr; j < j1; j++) acc[j] = 0.0f;
     for (int64_t d = d0; d < d1 && jr < j1; d++) {
       const float qd = q[d];
@@ -162,7 +143,6 @@ OGX_INLINE void qk_row(const float* __restrict q, const float* __restrict kt, in
   }
 }
 
-// out[r] (+)= p[r] . v over depth `depth` keys, MLAS SGEMM order (alpha 1): accumulate adds onto out.
 // out[r] (+)= p[r] . v over the block's `depth` keys, MLAS SGEMM order (alpha 1); accumulate: onto out. Row r's
 // nonzero weights lie in [vis[2r], vis[2r+1]); the zeros add nothing to a fused chain and are skipped, except in
 // MLAS's M = 1 kernel (one-row blocks), whose grouping of keys is positional.
@@ -192,7 +172,8 @@ OGX_INLINE void pv_block(const float* __restrict p, int64_t rows, const int64_t*
     for (int64_t t0 = 0; t0 < depth; t0 += sk) {
       const int64_t t1 = std::min(depth, t0 + sk);
       const int64_t ta = std::max(t0, vis[2 * r]), tb = std::min(t1, vis[2 * r + 1]);
-      const int64_t hr = fast ? pv_groups(p + r * depth, v, H, ta, tb, acc) : 0;  // dimensions [0, hr) done
+      // head dimensions [0, hr) done:
+      const int64_t hr = fast ? fma_column_groups(p + r * depth, v, H, ta, tb, 0, H, acc) : 0;
       for (int64_t h = hr; h < H; h++) acc[h] = 0.0f;
       for (int64_t t = ta; t < tb && hr < H; t++) {
         const float pt = p[r * depth + t];

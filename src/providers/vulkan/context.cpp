@@ -41,6 +41,7 @@ Context::Context(const ContextOptions& options) : options_(options) {
   int chosen = select_device(devices, options.provider);
   info_ = devices[chosen];
   tuning_ = options.tuning ? *options.tuning : tuning_for(info_, options.provider.disable_metacommands);
+  apply_tuning_overrides(tuning_, options.provider.tuning_overrides);
   const DeviceFeatures& f = info_.features;
   coopmat_f16_ = !options.provider.disable_metacommands && f.coopmat_f16_nv && f.vulkan_memory_model &&
                  f.fp16_arithmetic && info_.min_subgroup_size == 32 && info_.max_subgroup_size == 32;

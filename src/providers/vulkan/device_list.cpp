@@ -137,6 +137,8 @@ void read_properties(VkPhysicalDevice device, DeviceInfo& info) {
   info.max_subgroup_size = ssc.maxSubgroupSize ? ssc.maxSubgroupSize : sub.subgroupSize;
   info.features.subgroup_arithmetic = (sub.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT) &&
                                       (sub.supportedOperations & VK_SUBGROUP_FEATURE_ARITHMETIC_BIT);
+  info.features.subgroup_shuffle = (sub.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT) &&
+                                   (sub.supportedOperations & VK_SUBGROUP_FEATURE_SHUFFLE_BIT);
   info.max_storage_buffer_range = pr.limits.maxStorageBufferRange;
   info.max_push_constants = pr.limits.maxPushConstantsSize;
   info.max_workgroup_invocations = pr.limits.maxComputeWorkGroupInvocations;
@@ -203,7 +205,8 @@ std::string devices_to_json(const std::vector<DeviceInfo>& devices, int selected
                      {"cooperative_matrix", f.cooperative_matrix},
                      {"cooperative_matrix_f16_nv", f.coopmat_f16_nv}, {"bf16", f.bf16},
                      {"buffer_device_address", f.buffer_device_address}, {"timeline_semaphore", f.timeline_semaphore},
-                     {"subgroup_arithmetic", f.subgroup_arithmetic}, {"memory_budget", f.memory_budget}};
+                     {"subgroup_arithmetic", f.subgroup_arithmetic}, {"subgroup_shuffle", f.subgroup_shuffle},
+                     {"memory_budget", f.memory_budget}};
     j["usable"] = d.usable();
     j["selected"] = d.index == selected_index;
     arr.push_back(j);

@@ -32,6 +32,7 @@ struct DeviceFeatures {
   bool buffer_device_address = false;
   bool timeline_semaphore = false;
   bool subgroup_arithmetic = false;  // subgroupAdd/Max in compute shaders
+  bool subgroup_shuffle = false;     // subgroupShuffle/ShuffleXor in compute shaders
   bool subgroup_size_control = false;
   bool memory_budget = false;        // VK_EXT_memory_budget
 };

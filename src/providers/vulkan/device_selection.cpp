@@ -95,6 +95,8 @@ ProviderOptions parse_provider_options(const std::map<std::string, std::string>&
       o.disable_metacommands = parse_bool(key, value);
     } else if (key == "enable_graph_capture") {
       o.enable_graph_capture = parse_bool(key, value);
+    } else if (key == "tuning") {
+      o.tuning_overrides = value;
     } else if (key == "device_memory_budget_mb") {
       char* end = nullptr;
       const double mb = std::strtod(value.c_str(), &end);

@@ -27,6 +27,9 @@ struct ProviderOptions {
   // device_memory_budget_mb: device-local memory ogx may take (MiB, fractions allowed), below what the heap has;
   // past it allocations fail as on a full device (for tests of out-of-memory, and to leave room to others).
   std::optional<double> device_memory_budget_mb;
+  // tuning: "field=value,field=value" — Tuning's scalar fields set over the device's table row (tuning.h; for
+  // measuring a kernel choice on one's own device; checked when the context is created).
+  std::string tuning_overrides;
 };
 
 // Parses string key/values. Unknown keys: a warning (log_warning) and ignored. Invalid values: ogx::Error

@@ -1,5 +1,11 @@
 #include "providers/vulkan/tuning.h"
 
+#include <algorithm>
+#include <cstdlib>
+#include <iterator>
+
+#include "common/error.h"
+
 namespace ogx::vk {
 
 namespace {
@@ -96,6 +102,69 @@ Tuning tuning_for(const DeviceInfo& device, bool portable_only) {
     break;
   }
   return clamp_to(t, device);
+}
+
+namespace {
+
+// Tuning's scalar fields by name: the one list apply_tuning_overrides reads.
+const std::pair<const char*, uint32_t Tuning::*> kFields[] = {
+    {"matvec_threads", &Tuning::matvec_threads},
+    {"matvec_rows", &Tuning::matvec_rows},
+    {"matvec_threads_q4", &Tuning::matvec_threads_q4},
+    {"matmul_tile", &Tuning::matmul_tile},
+    {"reduce_threads", &Tuning::reduce_threads},
+    {"attention_split", &Tuning::attention_split},
+    {"attention_threads", &Tuning::attention_threads},
+    {"decode_group_threads", &Tuning::decode_group_threads},
+    {"coop_big_tile_min_groups", &Tuning::coop_big_tile_min_groups},
+    {"skinny_max_m", &Tuning::skinny_max_m},
+    {"skinny_rows", &Tuning::skinny_rows},
+    {"skinny_unroll", &Tuning::skinny_unroll},
+    {"coop_skinny_max_m", &Tuning::coop_skinny_max_m},
+    {"coop_skinny_threads", &Tuning::coop_skinny_threads},
+    {"coop_skinny_unroll", &Tuning::coop_skinny_unroll},
+    {"coop_skinny_cols", &Tuning::coop_skinny_cols},
+    {"coop_skinny_direct_w", &Tuning::coop_skinny_direct_w},
+    {"coop_tiled_min_groups", &Tuning::coop_tiled_min_groups},
+    {"decode_group_max_splits", &Tuning::decode_group_max_splits},
+    {"decode_group_fill", &Tuning::decode_group_fill},
+    {"decode_group_subgroup_loop", &Tuning::decode_group_subgroup_loop},
+    {"q4_wide_rows", &Tuning::q4_wide_rows},
+    {"q4_wide_unroll", &Tuning::q4_wide_unroll},
+    {"q4_wide_half", &Tuning::q4_wide_half},
+    {"q4_wide_min_dim", &Tuning::q4_wide_min_dim},
+};
+
+}  // namespace
+
+void apply_tuning_overrides(Tuning& t, const std::string& overrides) {
+  if (overrides.empty()) return;
+  auto field_names = [] {
+    std::string all;
+    for (const auto& f : kFields) all += std::string(all.empty() ? "" : ", ") + f.first;
+    return all;
+  };
+  std::string applied;
+  size_t at = 0;
+  while (at <= overrides.size()) {
+    size_t end = overrides.find(',', at);
+    if (end == std::string::npos) end = overrides.size();
+    std::string item = overrides.substr(at, end - at);
+    size_t colon = item.find('=');
+    std::string name = item.substr(0, colon), value = colon == std::string::npos ? "" : item.substr(colon + 1);
+    const auto* field = std::find_if(std::begin(kFields), std::end(kFields),
+                                     [&](const auto& f) { return name == f.first; });
+    if (field == std::end(kFields))
+      throw_error("provider option tuning: '", name, "' is not a tuning field (fields: ", field_names(), ")");
+    char* stop = nullptr;
+    unsigned long v = std::strtoul(value.c_str(), &stop, 10);
+    if (value.empty() || *stop != 0 || v > (1ul << 30))
+      throw_error("provider option tuning: '", value, "' for ", name, " is not a number in 0..2^30");
+    t.*(field->second) = (uint32_t)v;
+    applied += std::string(applied.empty() ? "" : ",") + name + "=" + value;
+    at = end + 1;
+  }
+  t.row += " + " + applied;
 }
 
 std::vector<Tuning> tuning_rows(const DeviceInfo& device) {

@@ -38,10 +38,14 @@ struct Tuning {
   uint32_t decode_group_fill = 256;  // rows x KV heads that fill the GPU for that attention: from this many on, a
                                      // step gives each (row, KV head) one workgroup (no split, no merge). H200: 1B
                                      // at 64 rows (512) +3%; a cap of 2 splits at 8B x 16 rows (128) was -1.5%
+  uint32_t decode_group_subgroup_loop = 1;  // 1: that attention's barrier-free subgroup loop where the device has
+                                           // subgroup shuffles and the shape fits (gqa_decode_group.comp); 0: passes
   uint32_t q4_wide_rows = 0;          // int4 decode matvec with blocks >= 32 and K % 32 == 0: outputs per workgroup
                                       // of matvec_q4_wide.comp (1..8; 0 = matvec.comp everywhere)
   uint32_t q4_wide_unroll = 2;        // most 32-value chunks a thread of it loads at once (1, 2, 4); its threads
                                       // grow (up to matvec_threads_q4) until K fits in one round of loads
+  uint32_t q4_wide_half = 0;          // 1: its products in packed fp16 for fp16 activations (devices with fp16
+                                      // arithmetic; matvec_q4_wide.comp HALF_DOT), 0: fp32
   uint32_t q4_wide_min_dim = 0;       // ... and only where K and N are both at least this (smaller matrices stay
                                       // with matvec.comp)
   // Output tile of the prompt matmul on the matrix units (matmul_coop.comp): subgroups along M and N, 16 x 16
@@ -56,6 +60,10 @@ struct Tuning {
   bool vendor_tuned = false;          // a vendor row below was applied (false with disable_metacommands)
   std::string row;                    // which table row applied, for logs and `ogx devices`
 };
+
+// `overrides` ("field=value,field=value", the provider option `tuning`) applied to t: the scalar fields by their
+// names in this header. Throws ogx::Error naming the field or value that is not one (and listing the fields).
+void apply_tuning_overrides(Tuning& t, const std::string& overrides);
 
 // portable_only (disable_metacommands): the generic row only.
 Tuning tuning_for(const DeviceInfo& device, bool portable_only);

@@ -8,15 +8,15 @@
 
 namespace ogx::vk::bench {
 
-// Per-call GPU time of one-token attention with packed QKV (B 1, Hkv 8, D 64, fp16, rotary) over kv_len cached
-// positions, `n` calls in a row (each writes the KV cache the next reads: one barrier each, as layers in a step),
-// cycling through enough layers' caches (>= 256 MiB in all, as a decode step's layers) that long caches stream from
-// DRAM, not cache. Hq 32 (group 4) takes the one-dispatch kernel; Hq 128 (group 16) takes the two-dispatch split +
-// combine path. GB/s: the key and value bytes a call reads over its time.
-void bench_attention(Context& ctx, Timer& timer, int64_t Hq, int kv_len, int n) {
-  const int64_t Hkv = 8, D = 64, row = (Hq + 2 * Hkv) * D;
+// Per-call GPU time of one-token attention with packed QKV (B rows of kv_len cached positions each, Hkv 8, head size
+// D, fp16, rotary), `n` calls in a row (each writes the KV cache the next reads: one barrier each, as layers in a
+// step), cycling through enough layers' caches (>= 256 MiB in all, as a decode step's layers) that long caches stream
+// from DRAM, not cache. Hq 32 (group 4) takes the one-dispatch kernel; Hq 128 (group 16) takes the two-dispatch
+// split + combine path. GB/s: the key and value bytes a call reads over its time.
+void bench_attention(Context& ctx, Timer& timer, int64_t Hq, int64_t D, int64_t B, int kv_len, int n) {
+  const int64_t Hkv = 8, row = (Hq + 2 * Hkv) * D;
   const int64_t cap = ((int64_t)kv_len + 256) / 256 * 256;  // the block-table width of a recorded step
-  const VkDeviceSize cache_bytes = (VkDeviceSize)(Hkv * cap * D * 2);
+  const VkDeviceSize cache_bytes = (VkDeviceSize)(B * Hkv * cap * D * 2);
   const int layers = (int)std::clamp<VkDeviceSize>((256ull << 20) / (2 * cache_bytes), 1, (VkDeviceSize)n);
   std::vector<DeviceBuffer> keep;
   auto buf = [&](VkDeviceSize bytes) {
@@ -24,32 +24,33 @@ void bench_attention(Context& ctx, Timer& timer, int64_t Hq, int kv_len, int n) 
     ctx.transfers().fill_zero(keep.back().slice());
     return keep.back().slice();
   };
-  std::vector<uint16_t> qkv(row), cs(cap * D / 2);
-  for (int64_t i = 0; i < row; i++) qkv[i] = f32_to_f16((float)((int)(hash(i) % 200) - 100) / 100.0f);
+  std::vector<uint16_t> qkv(B * row), cs(cap * D / 2);
+  for (int64_t i = 0; i < B * row; i++) qkv[i] = f32_to_f16((float)((int)(hash(i) % 200) - 100) / 100.0f);
   for (auto& c : cs) c = f32_to_f16(0.5f);
-  BufferSlice q = buf(row * 2), cosb = buf(cs.size() * 2);
-  ctx.transfers().upload(q, 0, qkv.data(), row * 2);
+  BufferSlice q = buf(B * row * 2), cosb = buf(cs.size() * 2);
+  ctx.transfers().upload(q, 0, qkv.data(), B * row * 2);
   ctx.transfers().upload(cosb, 0, cs.data(), cs.size() * 2);
-  int32_t lens[2] = {kv_len - 1, kv_len};
-  BufferSlice lb = buf(8);
-  ctx.transfers().upload(lb, 0, lens, 8);
+  std::vector<int32_t> lens(B + 1, kv_len - 1);
+  lens[B] = kv_len;
+  BufferSlice lb = buf((B + 1) * 4);
+  ctx.transfers().upload(lb, 0, lens.data(), (B + 1) * 4);
   TensorView cosv{cosb, DType::f16, {cap, D / 2}};
   std::vector<kernels::GqaTensors> ts(layers);
   std::vector<DeviceBuffer> tables(layers);
   for (int l = 0; l < layers; l++) {
     kernels::GqaTensors& t = ts[l];
-    t.query = TensorView{q, DType::f16, {1, 1, row}};
-    t.k_cache = TensorView{buf(cache_bytes), DType::f16, {1, Hkv, cap, D}};
-    t.v_cache = TensorView{buf(cache_bytes), DType::f16, {1, Hkv, cap, D}};
+    t.query = TensorView{q, DType::f16, {B, 1, row}};
+    t.k_cache = TensorView{buf(cache_bytes), DType::f16, {B, Hkv, cap, D}};
+    t.v_cache = TensorView{buf(cache_bytes), DType::f16, {B, Hkv, cap, D}};
     t.pages = kernels::contiguous_kv_pages(ctx, t.k_cache, t.v_cache, tables[l]);
-    t.seqlens_k = TensorView{lb.sub(0, 4), DType::i32, {1}};
-    t.total_sequence_length = TensorView{lb.sub(4, 4), DType::i32, {1}};
+    t.seqlens_k = TensorView{lb.sub(0, B * 4), DType::i32, {B}};
+    t.total_sequence_length = TensorView{lb.sub(B * 4, 4), DType::i32, {1}};
     t.cos_cache = &cosv, t.sin_cache = &cosv;
-    t.output = TensorView{buf(Hq * D * 2), DType::f16, {1, 1, Hq * D}};
+    t.output = TensorView{buf(B * Hq * D * 2), DType::f16, {B, 1, Hq * D}};
   }
   kernels::GqaParams gp;
   gp.num_heads = Hq, gp.kv_num_heads = Hkv, gp.do_rotary = true;
-  auto ws = kernels::make_gqa_workspace(ctx, 1, 1, Hq, D, cap);
+  auto ws = kernels::make_gqa_workspace(ctx, B, 1, Hq, D, cap);
   CommandRecorder rec(ctx);
   rec.begin();
   rec.write_timestamp(timer.pool(), 0);
@@ -57,9 +58,9 @@ void bench_attention(Context& ctx, Timer& timer, int64_t Hq, int kv_len, int n) 
   rec.write_timestamp(timer.pool(), 1);
   rec.end();
   double us = timer.median_us(rec, 5) / n;
-  double gbs = 2.0 * Hkv * kv_len * D * 2 / (us * 1e3);
-  std::printf("| attention | Hq %3lld Hkv 8 D 64 kv %5d | %4d | %8.2f | %7.1f | %lld splits, %llu dispatches, %d "
-              "caches |\n", (long long)Hq, kv_len, n, us, gbs,
+  double gbs = 2.0 * B * Hkv * kv_len * D * 2 / (us * 1e3);
+  std::printf("| attention | B %2lld Hq %3lld Hkv 8 D %3lld kv %5d | %4d | %8.2f | %7.1f | %lld splits, %llu "
+              "dispatches, %d caches |\n", (long long)B, (long long)Hq, (long long)D, kv_len, n, us, gbs,
               (long long)(Hq / Hkv <= 8 ? ws.group_nsplit : ws.nsplit), (unsigned long long)rec.stats().dispatches,
               layers);
   std::fflush(stdout);
@@ -117,8 +118,14 @@ static void bench_prompt_attention(Context& ctx, Timer& timer, int64_t S, int n)
 void bench_long_attention(Context& ctx, Timer& timer, const std::vector<int>& kv_lens,
                           const std::vector<int>& prompt_lens, bool quick) {
   std::printf("\n| kernel | shape | n | us/call | KV GB/s | |\n|---|---|---|---|---|---|\n");
-  for (int kv : kv_lens)
-    for (int64_t hq : {32, 128}) bench_attention(ctx, timer, hq, kv, quick ? 4 : 64);
+  for (int kv : kv_lens) {
+    for (int64_t hq : {32, 128}) bench_attention(ctx, timer, hq, 64, 1, kv, quick ? 4 : 64);
+    bench_attention(ctx, timer, 32, 128, 1, kv, quick ? 4 : 64);  // the 8B's heads
+  }
+  // Short caches, one row and a batch of 16 (a batched decode step), the 1B's and the 8B's heads.
+  for (int kv : {192, 1024})
+    for (int64_t D : {64, 128})
+      for (int64_t B : {1, 16}) bench_attention(ctx, timer, 32, D, B, kv, quick ? 4 : 64);
   std::printf("\n| kernel | shape | n | us/call | TFLOPS | |\n|---|---|---|---|---|---|\n");
   for (int S : prompt_lens) bench_prompt_attention(ctx, timer, S, quick ? 1 : 4);
 }

@@ -68,7 +68,8 @@ Dims check(const GqaParams& pr, const GqaTensors& t) {
 
 namespace {
 
-constexpr uint32_t kGroupShared = 19 * 1024;  // bytes of shared memory gqa_decode_group.comp declares (about)
+constexpr uint32_t kGroupShared = 25 * 1024;  // bytes of shared memory gqa_decode_group.comp declares (about)
+constexpr int64_t kGroupScratch = 4096;       // its shared merge buffer (floats): subgroups x G x D must fit
 
 // Keys per pass of gqa_decode_group.comp: each of its T threads holds 8 elements of one key row.
 int64_t group_keys_per_pass(const Context& ctx, int64_t D) {
@@ -144,6 +145,14 @@ bool group_decode_fits(const Context& ctx, const Dims& d) {
          T <= 256 && T >= L && T % L == 0 && ctx.info().max_shared_memory >= kGroupShared;
 }
 
+// gqa_decode_group.comp's subgroup loop (the _sg pipeline): L = D / 8 lanes per key within a subgroup, and the
+// subgroups' outputs within its merge buffer.
+bool group_subgroup_loop(const Context& ctx, const Dims& d) {
+  const int64_t sg = ctx.info().subgroup_size, L = d.D / 8, T = ctx.tuning().decode_group_threads;
+  return ctx.tuning().decode_group_subgroup_loop != 0 && ctx.info().features.subgroup_shuffle && sg >= L &&
+         sg % L == 0 && T % sg == 0 && T / sg <= 32 && (T / sg) * (d.Hq / d.Hkv) * d.D <= kGroupScratch;
+}
+
 // One new token with packed QKV in one dispatch (gqa_decode_group.comp): rotation, the cache write, attention of
 // each KV head's query group split over the keys, and the merge by the last split.
 void decode_group(CommandRecorder& rec, const GqaParams& pr, const GqaTensors& t, GqaWorkspace& ws, const Dims& d,
@@ -167,7 +176,9 @@ void decode_group(CommandRecorder& rec, const GqaParams& pr, const GqaTensors& t
       (int32_t)pr.local_window_size,
       d.B * d.Hkv >= (int64_t)ctx.tuning().decode_group_fill ? 1u : nsplit};
   static_assert(sizeof(p) <= 128, "push constants");
-  const Pipeline& pl = ctx.pipelines().get(std::string("gqa_decode_group_") + ty, {ctx.tuning().decode_group_threads});
+  const char* kernel = group_subgroup_loop(ctx, d) ? "gqa_decode_group_sg_" : "gqa_decode_group_";
+  const Pipeline& pl = ctx.pipelines().get(std::string(kernel) + ty,
+                                           {ctx.tuning().decode_group_threads, (uint32_t)(d.Hq / d.Hkv)});
   rec.dispatch(pl, &p, sizeof(p), nsplit, (uint32_t)d.Hkv, (uint32_t)d.B,
                decode_reads(pr, t, pos),
                {partials, counters, t.output.mem, t.k_cache.mem, t.v_cache.mem});

@@ -367,7 +367,9 @@ void matvec_fused(CommandRecorder& rec, const TensorView& x, const MatMulWeight&
     uint32_t t = std::max<uint32_t>(ctx.info().subgroup_size, 1);
     while (t * 2 <= threads && (int64_t)t * unroll < chunks) t *= 2;
     while (unroll > 1 && (int64_t)t * (unroll / 2) >= chunks) unroll /= 2;
-    std::string shader = std::string("matvec_q4_wide_") + storage_suffix(x.dtype, "MatMul") + variant;
+    const bool half = tu.q4_wide_half && x.dtype == DType::f16 && ctx.info().features.fp16_arithmetic;
+    std::string shader = std::string(half ? "matvec_q4_wide_h2_" : "matvec_q4_wide_") +
+                         storage_suffix(x.dtype, "MatMul") + variant;
     const Pipeline& pl = ctx.pipelines().get(shader, {t, q4_rows, unroll, w.has_zero_points ? 1u : 0u});
     uint32_t gx, gz;
     grid_2d(div_up((uint64_t)w.N, q4_rows), &gx, &gz);

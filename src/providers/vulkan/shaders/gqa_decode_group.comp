@@ -7,14 +7,24 @@
 //     in shared memory;
 //   - the splits' partial results (out[D], max, sum) merged by the last workgroup of the (b, kv head) to finish,
 //     found with an atomic counter (reset by that workgroup for the next replay) — no second dispatch.
+//   - SUBGROUP_LOOP (the _sg pipelines; devices with subgroup shuffles): instead of the passes above, every subgroup
+//     walks its own keys with no barrier: L = D / 8 lanes per key, SG / L keys per subgroup and step, two steps per
+//     iteration with the next iteration's loads in flight; each lane keeps an online softmax (max, sum, outputs of
+//     its 8 dimensions) per head over the keys it saw, the L lanes' partial dots summed by shuffles; at the end the
+//     lanes of a subgroup merge by shuffles and the subgroups through shared memory. The host takes it when
+//     L <= SG, SG % L == 0 and (T / SG) * G * D <= 4096 (the shared merge buffer).
 // Semantics as gqa_decode.comp (attention_common.glsl: positions, window, softcap). fp32 arithmetic.
 // Limits (checked by the host): D % 8 == 0, 32 <= D <= 256, G <= min(8, D / 8), G * D <= min(1024, 4 T),
 // T <= 256 a multiple of D / 8.
 #version 460
+#if SUBGROUP_LOOP
+#extension GL_KHR_shader_subgroup_shuffle : require
+#endif
 #include "common.glsl"
 #include "attention_common.glsl"
 
 layout(local_size_x_id = 0) in;  // T
+layout(constant_id = 1) const uint GQ = 4;  // G, the query heads per KV head (register arrays of SUBGROUP_LOOP)
 
 layout(buffer_reference, std430, buffer_reference_align = 4) coherent buffer CoherentF32 { float v[]; };
 layout(buffer_reference, std430, buffer_reference_align = 4) coherent buffer CoherentU32 { uint v[]; };
@@ -41,10 +51,13 @@ layout(push_constant) uniform Push {
 
 shared float q_sh[1024];   // [G, D] rotated queries
 shared float kv_new[512];  // [0, D): the new key (rotated, rounded to the cache type); [D, 2D): the new value
-shared float stage[2048];  // dot partials [G, KP, L], then value rows [KP, D]
-shared float red[512];     // [G, KP] per-head reductions over a pass's keys
-shared float p_sh[512];    // [G, KP] softmax weights of the pass
-shared float m_sh[8], alpha_sh[8];
+// The passes: dot partials [G, KP, L], then value rows [KP, D] at 0; per-head reductions over a pass's keys [G, KP]
+// at RED; softmax weights of the pass [G, KP] at PSH. SUBGROUP_LOOP: the subgroups' outputs [T / SG, G, D].
+shared float scratch[4096];
+#define RED 2048u
+#define PSH 2560u
+shared float sub_ml[512];  // SUBGROUP_LOOP: the subgroups' max [T / SG, 8] at 0 and sum at 256
+shared float m_sh[8], alpha_sh[8], l_sh[8];
 shared uint last_sh;
 
 // v = src[base .. base + 8), base a multiple of 8 (16-byte loads).
@@ -59,12 +72,15 @@ void load8(ActBuf src, uint base, out float v[8]) {
 #endif
 }
 
-// In-place reduction of red[g * KP .. + KP) (KP a power of two) for every head g < G: max or sum into red[g * KP].
+// In-place reduction of the per-head values at RED (g * KP .. + KP for head g < G; KP a power of two): max or sum
+// into RED + g * KP.
 void reduce_heads(uint G, uint KP, bool take_max) {
   uint tid = gl_LocalInvocationID.x;
   for (uint s = KP / 2; s > 0; s /= 2) {
-    if (tid < G * KP && (tid % KP) < s)
-      red[tid] = take_max ? max(red[tid], red[tid + s]) : red[tid] + red[tid + s];
+    if (tid < G * KP && (tid % KP) < s) {
+      float a = scratch[RED + tid], c = scratch[RED + tid + s];
+      scratch[RED + tid] = take_max ? max(a, c) : a + c;
+    }
     barrier();
   }
 }
@@ -81,6 +97,232 @@ void fetch_kv(uint b, uint kvh, uint lane8, int j, int j1, int position, out flo
     vf = float[8](0, 0, 0, 0, 0, 0, 0, 0);
   }
 }
+
+// The keys [j0, j1) of (b, kvh) in passes of KP keys (the workgroup in step, shared memory between the phases):
+// acc[i] = the unnormalized output idx = tid + T * i < G * D; m_sh[g] / l_sh[g] = head g's max and sum. kf, vf: this
+// thread's key/value elements of the first pass, already loaded.
+void pass_loop(uint b, uint kvh, uint G, int j0, int j1, int position, inout float kf[8], inout float vf[8],
+               out float acc[4]) {
+  uint T = gl_WorkGroupSize.x, tid = gl_LocalInvocationID.x, D = p.D, L = D / 8, KP = T / L;
+  uint jl = tid / L, lane = tid % L;
+  acc = float[4](0, 0, 0, 0);
+  float l_part = 0.0;  // threads tid < G * KP: sum of the weights of head tid / KP
+  // When a subgroup holds exactly one head's KP scores (the usual D = 64, T = 256 on 32-wide subgroups), the per-head
+  // max and sum are subgroup reductions instead of shared-memory trees (10 fewer barriers per pass and at the end).
+  // (Assumes subgroups are consecutive runs of invocation indices, as every driver lays out compute workgroups.)
+  bool head_per_subgroup = gl_SubgroupSize == KP;
+  for (int c0 = j0; c0 < j1; c0 += int(KP)) {
+    if (c0 + int(jl) == position)  // the new token's key/value come from shared memory, not the cache
+      for (uint i = 0; i < 8; i++) {
+        kf[i] = kv_new[lane * 8 + i];
+        vf[i] = kv_new[D + lane * 8 + i];
+      }
+    for (uint g = 0; g < G; g++) {
+      float s = 0.0;
+      for (uint i = 0; i < 8; i++) s += q_sh[g * D + lane * 8 + i] * kf[i];
+      scratch[(g * KP + jl) * L + lane] = s;
+    }
+    barrier();
+    float sc = -1.0 / 0.0;
+    if (tid < G * KP) {
+      uint g = tid / KP, jj = tid % KP;
+      if (c0 + int(jj) < j1) {
+        float dotv = 0.0;
+        for (uint l = 0; l < L; l++) dotv += scratch[(g * KP + jj) * L + l];
+        sc = softcapped(dotv * p.scale, p.softcap);
+      }
+      scratch[RED + tid] = sc;
+    }
+    if (head_per_subgroup) {  // whole subgroups: tid < G * KP is uniform in each
+      if (tid < G * KP) {
+        float mx = subgroupMax(sc);
+        if (gl_SubgroupInvocationID == 0) {
+          uint g = tid / KP;
+          float mo = m_sh[g], mn = max(mo, mx);
+          alpha_sh[g] = mn == -1.0 / 0.0 ? 1.0 : exp(mo - mn);
+          m_sh[g] = mn;
+        }
+      }
+      barrier();  // the dot partials are read, m_sh / alpha_sh are set
+      for (uint i = 0; i < 8; i++) scratch[jl * D + lane * 8 + i] = vf[i];
+      fetch_kv(b, kvh, lane * 8, c0 + int(KP) + int(jl), j1, position, kf, vf);  // the next pass's, in flight
+    } else {
+      barrier();  // the dot partials are read: stage takes the value rows
+      for (uint i = 0; i < 8; i++) scratch[jl * D + lane * 8 + i] = vf[i];
+      fetch_kv(b, kvh, lane * 8, c0 + int(KP) + int(jl), j1, position, kf, vf);  // the next pass's, in flight
+      reduce_heads(G, KP, true);
+      if (tid < G) {
+        float mo = m_sh[tid], mn = max(mo, scratch[RED + tid * KP]);
+        alpha_sh[tid] = mn == -1.0 / 0.0 ? 1.0 : exp(mo - mn);
+        m_sh[tid] = mn;
+      }
+      barrier();
+    }
+    if (tid < G * KP) {
+      uint g = tid / KP;
+      float pj = sc == -1.0 / 0.0 ? 0.0 : exp(sc - m_sh[g]);
+      scratch[PSH + tid] = pj;
+      l_part = l_part * alpha_sh[g] + pj;
+    }
+    barrier();
+    int n = min(int(KP), j1 - c0);
+    for (uint i = 0; i < 4; i++) {
+      uint idx = tid + T * i;
+      if (idx >= G * D) break;
+      uint g = idx / D, d = idx % D;
+      float a = acc[i] * alpha_sh[g];
+      for (int jj = 0; jj < n; jj++) a += scratch[PSH + g * KP + uint(jj)] * scratch[uint(jj) * D + d];
+      acc[i] = a;
+    }
+    barrier();  // stage, p_sh and red are reused by the next pass
+  }
+  if (head_per_subgroup) {
+    if (tid < G * KP) {
+      float l = subgroupAdd(l_part);
+      if (gl_SubgroupInvocationID == 0) scratch[RED + tid] = l;  // tid = g * KP
+    }
+    barrier();
+  } else {
+    if (tid < G * KP) scratch[RED + tid] = l_part;
+    barrier();
+    reduce_heads(G, KP, false);  // scratch[RED + g * KP]: this split's softmax sum of head g
+  }
+  if (tid < G) l_sh[tid] = scratch[RED + tid * KP];
+  barrier();
+}
+
+
+#if SUBGROUP_LOOP
+// v[0..8) from a raw 16-byte load of the cache type (fp16: one uvec4; fp32: two vec4).
+#if STORE_F16
+#define RawKv uvec4
+void unpack8(RawKv q, out float v[8]) {
+  vec2 a = unpackHalf2x16(q.x), b = unpackHalf2x16(q.y), c = unpackHalf2x16(q.z), d = unpackHalf2x16(q.w);
+  v = float[8](a.x, a.y, b.x, b.y, c.x, c.y, d.x, d.y);
+}
+RawKv load_raw(uvec2 row, uint lane8) { return U32x4Buf(row).v[lane8 / 8]; }
+const RawKv kRawZero = uvec4(0);
+#else
+#define RawKv mat2x4
+void unpack8(RawKv q, out float v[8]) { v = float[8](q[0].x, q[0].y, q[0].z, q[0].w, q[1].x, q[1].y, q[1].z, q[1].w); }
+RawKv load_raw(uvec2 row, uint lane8) { return RawKv(F32x4Buf(row).v[lane8 / 4], F32x4Buf(row).v[lane8 / 4 + 1]); }
+const RawKv kRawZero = RawKv(0.0);
+#endif
+
+// Key j's elements [lane8, + 8) (raw) when it is a valid past key, else zeros.
+void fetch_raw(uint b, uint kvh, uint lane8, int j, int j1, int position, out RawKv k, out RawKv v) {
+  k = kRawZero;
+  v = kRawZero;
+  if (j < j1 && j != position) {
+    uint mb = p.max_seq / KV_BLOCK;
+    k = load_raw(kv_row(p.kv_table, mb, p.Hkv, b, kvh, uint(j), p.k_off, p.D, ACT_BYTES), lane8);
+    v = load_raw(kv_row(p.kv_table, mb, p.Hkv, b, kvh, uint(j), p.v_off, p.D, ACT_BYTES), lane8);
+  }
+}
+
+// Key j's elements as floats: the new token's from shared memory, else the raw load's.
+void key_value(int j, int position, uint lane8, RawKv kr, RawKv vr, out float kf[8], out float vf[8]) {
+  unpack8(kr, kf);
+  unpack8(vr, vf);
+  if (j == position)
+    for (uint i = 0; i < 8; i++) {
+      kf[i] = kv_new[lane8 + i];
+      vf[i] = kv_new[p.D + lane8 + i];
+    }
+}
+
+// Folds (m2, l2, o2) into the online-softmax state (m, l, o) of one head.
+void merge_state(inout float m, inout float l, inout float o[8], float m2, float l2, float o2[8]) {
+  float mn = max(m, m2);
+  float a = m == -1.0 / 0.0 ? 0.0 : exp(m - mn), c = m2 == -1.0 / 0.0 ? 0.0 : exp(m2 - mn);
+  l = l * a + l2 * c;
+  for (uint i = 0; i < 8; i++) o[i] = o[i] * a + o2[i] * c;
+  m = mn;
+}
+
+// The keys [j0, j1) with every subgroup on its own keys (see the header); the results as pass_loop's. kr, vr: this
+// lane's raw key/value of the first step (key j0 + tid / L), already loaded.
+void subgroup_loop(uint b, uint kvh, int j0, int j1, int position, RawKv kr, RawKv vr, out float acc4[4]) {
+  uint T = gl_WorkGroupSize.x, tid = gl_LocalInvocationID.x, D = p.D, L = D / 8, KP = T / L;
+  uint SG = gl_SubgroupSize, jl = tid / L, lane8 = (tid % L) * 8;
+  float q[GQ][8], m[GQ], l[GQ], o[GQ][8];
+  for (uint g = 0; g < GQ; g++) {
+    for (uint i = 0; i < 8; i++) q[g][i] = q_sh[g * D + lane8 + i] * p.scale;
+    m[g] = -1.0 / 0.0;
+    l[g] = 0.0;
+    for (uint i = 0; i < 8; i++) o[g][i] = 0.0;
+  }
+  RawKv kr2, vr2;  // the second step's key of this lane
+  fetch_raw(b, kvh, lane8, j0 + int(KP + jl), j1, position, kr2, vr2);
+  for (int c0 = j0; c0 < j1; c0 += 2 * int(KP)) {  // uniform: every lane runs every iteration
+    int ja = c0 + int(jl), jb = ja + int(KP);
+    float ka[8], va[8], kb[8], vb[8];
+    key_value(ja, position, lane8, kr, vr, ka, va);
+    key_value(jb, position, lane8, kr2, vr2, kb, vb);
+    fetch_raw(b, kvh, lane8, ja + 2 * int(KP), j1, position, kr, vr);  // the next iteration's, in flight
+    fetch_raw(b, kvh, lane8, jb + 2 * int(KP), j1, position, kr2, vr2);
+    for (uint g = 0; g < GQ; g++) {
+      float sa = 0.0, sb = 0.0;
+      for (uint i = 0; i < 8; i++) {
+        sa += q[g][i] * ka[i];
+        sb += q[g][i] * kb[i];
+      }
+      for (uint x = 1; x < L; x <<= 1) {  // the key's L lanes: sum of their partial dots
+        sa += subgroupShuffleXor(sa, x);
+        sb += subgroupShuffleXor(sb, x);
+      }
+      sa = ja < j1 ? softcapped(sa, p.softcap) : -1.0 / 0.0;
+      sb = jb < j1 ? softcapped(sb, p.softcap) : -1.0 / 0.0;
+      float mn = max(m[g], max(sa, sb));
+      if (mn == -1.0 / 0.0) continue;  // no key yet
+      float alpha = m[g] == -1.0 / 0.0 ? 0.0 : exp(m[g] - mn);
+      float pa = sa == -1.0 / 0.0 ? 0.0 : exp(sa - mn), pb = sb == -1.0 / 0.0 ? 0.0 : exp(sb - mn);
+      l[g] = l[g] * alpha + pa + pb;
+      for (uint i = 0; i < 8; i++) o[g][i] = o[g][i] * alpha + pa * va[i] + pb * vb[i];
+      m[g] = mn;
+    }
+  }
+  // The SG / L keys of a step: lanes with the same dimensions merge by shuffles (every lane ends with the result).
+  for (uint x = L; x < SG; x <<= 1)
+    for (uint g = 0; g < GQ; g++) {
+      float o2[8];
+      for (uint i = 0; i < 8; i++) o2[i] = subgroupShuffleXor(o[g][i], x);
+      merge_state(m[g], l[g], o[g], subgroupShuffleXor(m[g], x), subgroupShuffleXor(l[g], x), o2);
+    }
+  uint sg = gl_SubgroupID, nsg = gl_NumSubgroups, GD = GQ * D;
+  if (gl_SubgroupInvocationID < L) {
+    for (uint g = 0; g < GQ; g++)
+      for (uint i = 0; i < 8; i++) scratch[sg * GD + g * D + lane8 + i] = o[g][i];
+    if (lane8 == 0)
+      for (uint g = 0; g < GQ; g++) {
+        sub_ml[sg * 8 + g] = m[g];
+        sub_ml[256 + sg * 8 + g] = l[g];
+      }
+  }
+  barrier();
+  // The subgroups: output idx = tid + T * i of head g = idx / D merges their (max, sum, output).
+  for (uint i = 0; i < 4; i++) {
+    uint idx = tid + T * i;
+    acc4[i] = 0.0;
+    if (idx >= GD) continue;
+    uint g = idx / D;
+    float M = -1.0 / 0.0, num = 0.0, den = 0.0;
+    for (uint s = 0; s < nsg; s++) M = max(M, sub_ml[s * 8 + g]);
+    if (M != -1.0 / 0.0)
+      for (uint s = 0; s < nsg; s++) {
+        float ms = sub_ml[s * 8 + g], w = ms == -1.0 / 0.0 ? 0.0 : exp(ms - M);
+        num += w * scratch[s * GD + idx];
+        den += w * sub_ml[256 + s * 8 + g];
+      }
+    acc4[i] = num;
+    if (idx % D == 0) {
+      m_sh[g] = M;
+      l_sh[g] = den;
+    }
+  }
+  barrier();
+}
+#endif
 
 void main() {
   uint split = gl_WorkGroupID.x, kvh = gl_WorkGroupID.y, b = gl_WorkGroupID.z;
@@ -101,8 +343,13 @@ void main() {
 
   // This thread's key/value elements of the first pass, loaded before anything else so the rotation below overlaps
   // their latency; each pass then loads the next one's while it finishes.
+#if SUBGROUP_LOOP
+  RawKv kr, vr;
+  fetch_raw(b, kvh, lane * 8, j0 + int(jl), j1, position, kr, vr);
+#else
   float kf[8], vf[8];
   fetch_kv(b, kvh, lane * 8, j0 + int(jl), j1, position, kf, vf);
+#endif
 
   // The group's rotated queries and the new key/value.
   int rot_pos = (p.flags & 4u) != 0 ? load_i64(p.pos_ids, b) : position;
@@ -121,94 +368,18 @@ void main() {
       ActBuf(kv_row(p.kv_table, mb, p.Hkv, b, kvh, uint(position), p.v_off, D, ACT_BYTES)).v[d] = TO_STORE(kv_new[D + d]);
     }
 
-  float acc[4] = float[4](0, 0, 0, 0);  // outputs (g, d) = idx / D, idx % D for idx = tid + T * i < G * D
-  float l_part = 0.0;                   // threads tid < G * KP: sum of the weights of head tid / KP
-  // When a subgroup holds exactly one head's KP scores (the usual D = 64, T = 256 on 32-wide subgroups), the per-head
-  // max and sum are subgroup reductions instead of shared-memory trees (10 fewer barriers per pass and at the end).
-  // (Assumes subgroups are consecutive runs of invocation indices, as every driver lays out compute workgroups.)
-  bool head_per_subgroup = gl_SubgroupSize == KP;
-  for (int c0 = j0; c0 < j1; c0 += int(KP)) {
-    if (c0 + int(jl) == position)  // the new token's key/value come from shared memory, not the cache
-      for (uint i = 0; i < 8; i++) {
-        kf[i] = kv_new[lane * 8 + i];
-        vf[i] = kv_new[D + lane * 8 + i];
-      }
-    for (uint g = 0; g < G; g++) {
-      float s = 0.0;
-      for (uint i = 0; i < 8; i++) s += q_sh[g * D + lane * 8 + i] * kf[i];
-      stage[(g * KP + jl) * L + lane] = s;
-    }
-    barrier();
-    float sc = -1.0 / 0.0;
-    if (tid < G * KP) {
-      uint g = tid / KP, jj = tid % KP;
-      if (c0 + int(jj) < j1) {
-        float dotv = 0.0;
-        for (uint l = 0; l < L; l++) dotv += stage[(g * KP + jj) * L + l];
-        sc = softcapped(dotv * p.scale, p.softcap);
-      }
-      red[tid] = sc;
-    }
-    if (head_per_subgroup) {  // whole subgroups: tid < G * KP is uniform in each
-      if (tid < G * KP) {
-        float mx = subgroupMax(sc);
-        if (gl_SubgroupInvocationID == 0) {
-          uint g = tid / KP;
-          float mo = m_sh[g], mn = max(mo, mx);
-          alpha_sh[g] = mn == -1.0 / 0.0 ? 1.0 : exp(mo - mn);
-          m_sh[g] = mn;
-        }
-      }
-      barrier();  // the dot partials are read, m_sh / alpha_sh are set
-      for (uint i = 0; i < 8; i++) stage[jl * D + lane * 8 + i] = vf[i];
-      fetch_kv(b, kvh, lane * 8, c0 + int(KP) + int(jl), j1, position, kf, vf);  // the next pass's, in flight
-    } else {
-      barrier();  // the dot partials are read: stage takes the value rows
-      for (uint i = 0; i < 8; i++) stage[jl * D + lane * 8 + i] = vf[i];
-      fetch_kv(b, kvh, lane * 8, c0 + int(KP) + int(jl), j1, position, kf, vf);  // the next pass's, in flight
-      reduce_heads(G, KP, true);
-      if (tid < G) {
-        float mo = m_sh[tid], mn = max(mo, red[tid * KP]);
-        alpha_sh[tid] = mn == -1.0 / 0.0 ? 1.0 : exp(mo - mn);
-        m_sh[tid] = mn;
-      }
-      barrier();
-    }
-    if (tid < G * KP) {
-      uint g = tid / KP;
-      float pj = sc == -1.0 / 0.0 ? 0.0 : exp(sc - m_sh[g]);
-      p_sh[tid] = pj;
-      l_part = l_part * alpha_sh[g] + pj;
-    }
-    barrier();
-    int n = min(int(KP), j1 - c0);
-    for (uint i = 0; i < 4; i++) {
-      uint idx = tid + T * i;
-      if (idx >= G * D) break;
-      uint g = idx / D, d = idx % D;
-      float a = acc[i] * alpha_sh[g];
-      for (int jj = 0; jj < n; jj++) a += p_sh[g * KP + uint(jj)] * stage[uint(jj) * D + d];
-      acc[i] = a;
-    }
-    barrier();  // stage, p_sh and red are reused by the next pass
-  }
-  if (head_per_subgroup) {
-    if (tid < G * KP) {
-      float l = subgroupAdd(l_part);
-      if (gl_SubgroupInvocationID == 0) red[tid] = l;  // tid = g * KP
-    }
-    barrier();
-  } else {
-    if (tid < G * KP) red[tid] = l_part;
-    barrier();
-    reduce_heads(G, KP, false);  // red[g * KP]: this split's softmax sum of head g
-  }
+  float acc[4];  // outputs (g, d) = idx / D, idx % D for idx = tid + T * i < G * D
+#if SUBGROUP_LOOP
+  subgroup_loop(b, kvh, j0, j1, position, kr, vr, acc);
+#else
+  pass_loop(b, kvh, G, j0, j1, position, kf, vf, acc);
+#endif
 
   if (used == 1) {  // the only split: normalize and write the output
     for (uint i = 0; i < 4; i++) {
       uint idx = tid + T * i;
       if (idx >= G * D) break;
-      float l = red[(idx / D) * KP];
+      float l = l_sh[idx / D];
       p.out_.v[b * Hq * D + kvh * G * D + idx] = TO_STORE(l > 0.0 ? acc[i] / l : 0.0);
     }
     return;
@@ -222,7 +393,7 @@ void main() {
   if (tid < G) {
     uint base = ((b * Hq + kvh * G + tid) * nsplit + split) * (D + 2);
     p.partial.v[base + D] = m_sh[tid];
-    p.partial.v[base + D + 1] = red[tid * KP];
+    p.partial.v[base + D + 1] = l_sh[tid];
   }
   memoryBarrierBuffer();
   barrier();

@@ -261,7 +261,8 @@ TEST_F(VulkanGqaLongTest, LongCachesMatchReference) {
 
 // Batched decode with the split cap (tuning decode_group_fill): fill 1 puts each (row, KV head)'s keys in one
 // workgroup (several passes, no merge); fill 8 does so for the first two cases (8 and 10 rows x KV heads) and
-// leaves the others split. The one-dispatch kernel's cases of different row lengths, against the float64 reference.
+// leaves the others split. The one-dispatch kernel's cases of different row lengths, against the float64 reference,
+// with its key loop in passes and (where the device and shape allow) in independent subgroups.
 TEST_F(VulkanGqaLongTest, BatchedDecodeWithCappedSplitsMatchesReference) {
   const GqaCase cases[] = {
       {5, 1, 8, 2, 64, 300, {1, 290, 37, 128, 64}, false, true, false, true, -1, 0, 0, DType::f16},
@@ -269,16 +270,19 @@ TEST_F(VulkanGqaLongTest, BatchedDecodeWithCappedSplitsMatchesReference) {
       {2, 1, 16, 2, 32, 520, {515, 100}, false, true, true, true, 100, 30.0f, 0, DType::f32},
       {1, 1, 12, 4, 64, 1100, {1050}, false, true, false, true, -1, 0, 0, DType::f16},
   };
-  for (uint32_t fill : {1u, 8u}) {
-    Tuning row = ctx().tuning();
-    row.decode_group_fill = fill;
-    Context other(options_with(row));
-    for (const GqaCase& c : cases) {
-      SCOPED_TRACE("decode_group_fill " + std::to_string(fill) + ", B " + std::to_string(c.B) + " Hkv " +
-                   std::to_string(c.Hkv) + " D " + std::to_string(c.D));
-      run_gqa_case(other, c);
+  for (uint32_t loop : {0u, 1u})
+    for (uint32_t fill : {1u, 8u}) {
+      Tuning row = ctx().tuning();
+      row.decode_group_fill = fill;
+      row.decode_group_subgroup_loop = loop;
+      Context other(options_with(row));
+      for (const GqaCase& c : cases) {
+        SCOPED_TRACE("decode_group_subgroup_loop " + std::to_string(loop) + ", decode_group_fill " +
+                     std::to_string(fill) + ", B " + std::to_string(c.B) + " Hkv " + std::to_string(c.Hkv) + " D " +
+                     std::to_string(c.D));
+        run_gqa_case(other, c);
+      }
     }
-  }
 }
 
 }  // namespace

@@ -129,22 +129,44 @@ struct NBitsCase {
 
 class VulkanMatMulNBitsTest : public VulkanTest, public ::testing::WithParamInterface<NBitsCase> {};
 
-TEST_P(VulkanMatMulNBitsTest, MatchesDequantizedReference) {
-  auto [M, K, N, bs, with_zp, dt] = GetParam();
+// Device tensors of any context (kept alive in `keep`, which must go before the context).
+TensorView upload_to(Context& ctx, std::vector<DeviceBuffer>& keep, const std::vector<float>& values, DType dt,
+                     Shape shape) {
+  Tensor t = host_tensor(values, dt, shape);
+  keep.push_back(ctx.memory().allocate("test", t.bytes()));
+  TensorView v = keep.back().view(dt, shape);
+  ctx.transfers().upload_tensor(v, t);
+  return v;
+}
+
+std::vector<float> download_from(Context& ctx, const TensorView& t) {
+  Tensor h = ctx.transfers().download_tensor(t);
+  std::vector<float> out(h.numel());
+  for (size_t i = 0; i < out.size(); i++)
+    out[i] = t.dtype == DType::f32 ? h.data<float>()[i] : f16_to_f32(h.data<uint16_t>()[i]);
+  return out;
+}
+
+// MatMulNBits through `ctx` against the float64 dequantized reference; activations uniform in [-amp, amp], scales
+// in [0.01, 0.2] / amp (outputs of the same size whatever the amplitude).
+void check_nbits(Context& ctx, const NBitsCase& c, float amp = 1.0f) {
+  auto [M, K, N, bs, with_zp, dt] = c;
   std::mt19937 rng((uint32_t)(K * 7 + N * 13 + bs + with_zp));
   int64_t nb = (K + bs - 1) / bs, zp_stride = (nb + 1) / 2;
   Tensor packed(DType::u8, {N, nb, bs / 2});
   for (int64_t i = 0; i < packed.numel(); i++) packed.data<uint8_t>()[i] = (uint8_t)(rng() & 0xff);
-  auto scales = round_to(random_values(N * nb, (uint32_t)rng(), 0.01f, 0.2f), dt);
+  auto scales = round_to(random_values(N * nb, (uint32_t)rng(), 0.01f / amp, 0.2f / amp), dt);
   Tensor zp(DType::u8, {N * zp_stride});
   for (int64_t i = 0; i < zp.numel(); i++) zp.data<uint8_t>()[i] = (uint8_t)(rng() & 0xff);
-  auto a = round_to(random_values(M * K, (uint32_t)rng()), dt);
-  MatMulWeight w = kernels::upload_matmul_nbits(ctx(), "q", packed, host_tensor(scales, dt, {N * nb}),
+  auto a = round_to(random_values(M * K, (uint32_t)rng(), -amp, amp), dt);
+  MatMulWeight w = kernels::upload_matmul_nbits(ctx, "q", packed, host_tensor(scales, dt, {N * nb}),
                                                 with_zp ? &zp : nullptr, K, N, bs);
-  TensorView av = upload(a, dt, {M, K}), c = empty(dt, {M, N});
-  CommandRecorder rec(ctx());
+  std::vector<DeviceBuffer> keep;
+  TensorView av = upload_to(ctx, keep, a, dt, {M, K});
+  TensorView out = upload_to(ctx, keep, std::vector<float>(M * N, 0.0f), dt, {M, N});
+  CommandRecorder rec(ctx);
   rec.begin();
-  kernels::matmul(rec, av, w, nullptr, c);
+  kernels::matmul(rec, av, w, nullptr, out);
   rec.end();
   rec.run();
   std::vector<double> want(M * N);
@@ -164,7 +186,37 @@ TEST_P(VulkanMatMulNBitsTest, MatchesDequantizedReference) {
       }
       want[m * N + n] = s;
     }
-  expect_close(download(c), want, rel_tol(dt), abs_tol(dt, K), "MatMulNBits");
+  expect_close(download_from(ctx, out), want, rel_tol(dt), abs_tol(dt, K), "MatMulNBits");
+}
+
+TEST_P(VulkanMatMulNBitsTest, MatchesDequantizedReference) { check_nbits(ctx(), GetParam()); }
+
+// The int4 decode matvec with its products in packed fp16 (tuning q4_wide_half, matvec_q4_wide.comp HALF_DOT) and
+// with fp32 products, forced on this device: one activation row, fp16, K a multiple of 32, with and without zero
+// points, block sizes 32 / 64 / 128, and activations up to +-60000 (fp16's range: the products are scaled so no sum
+// overflows). Tolerance as the other fp16 cases (2e-3 relative, 2e-3 sqrt(K) absolute, times the amplitude): each
+// product and each word's sum rounds to fp16 (2^-11 relative), as the activations themselves are rounded.
+TEST_F(VulkanMatMulNBitsTest, PackedHalfProductsMatchTheReference) {
+  if (!ctx().info().features.fp16_arithmetic) GTEST_SKIP() << "no fp16 arithmetic on " << ctx().info().name;
+  for (uint32_t half : {0u, 1u}) {
+    ContextOptions o;
+    o.provider = ctx().options();
+    o.provider.hardware_type = ctx().info().type == DeviceType::cpu ? HardwareType::cpu : HardwareType::gpu;
+    o.instance.validation = true;
+    o.tuning = ctx().tuning();
+    o.tuning->q4_wide_rows = 4;
+    o.tuning->q4_wide_half = half;
+    o.block_bytes = 16 << 20;
+    Context other(o);
+    for (const NBitsCase& c : {NBitsCase{1, 64, 9, 32, false, DType::f16}, NBitsCase{1, 2048, 37, 32, true, DType::f16},
+                               NBitsCase{1, 4096, 20, 64, false, DType::f16},
+                               NBitsCase{1, 1536, 13, 128, true, DType::f16}})
+      for (float amp : {1.0f, 60000.0f}) {
+        SCOPED_TRACE("q4_wide_half " + std::to_string(half) + ", K " + std::to_string(c.K) + ", block " +
+                     std::to_string(c.block) + ", amplitude " + std::to_string(amp));
+        check_nbits(other, c, amp);
+      }
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Shapes, VulkanMatMulNBitsTest,

@@ -48,6 +48,33 @@ TEST(TuningTable, RowsHoldValuesInTheirDocumentedRanges) {
   EXPECT_EQ(nv.coop_skinny_cols, 2u);
 }
 
+// The provider option `tuning`: named fields set over a row; unknown fields and bad values are errors that name them.
+TEST(TuningTable, OverridesSetNamedFieldsAndRefuseOthers) {
+  Tuning t;
+  t.row = "nvidia";
+  apply_tuning_overrides(t, "q4_wide_half=1,decode_group_subgroup_loop=0,skinny_max_m=8");
+  EXPECT_EQ(t.q4_wide_half, 1u);
+  EXPECT_EQ(t.decode_group_subgroup_loop, 0u);
+  EXPECT_EQ(t.skinny_max_m, 8u);
+  EXPECT_EQ(t.row, "nvidia + q4_wide_half=1,decode_group_subgroup_loop=0,skinny_max_m=8");
+  apply_tuning_overrides(t, "");  // nothing
+  EXPECT_EQ(t.skinny_max_m, 8u);
+  auto message = [](const std::string& o) {
+    Tuning u;
+    try {
+      apply_tuning_overrides(u, o);
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_NE(message("no_such_field=1").find("'no_such_field' is not a tuning field (fields: matvec_threads"),
+            std::string::npos);
+  EXPECT_NE(message("q4_wide_half=yes").find("'yes' for q4_wide_half is not a number"), std::string::npos);
+  EXPECT_NE(message("q4_wide_half").find("'' for q4_wide_half"), std::string::npos);
+  EXPECT_NE(message("q4_wide_half=1,").find("'' is not a tuning field"), std::string::npos);
+}
+
 struct Outputs {
   std::vector<float> matvec, matvec_q4, skinny, skinny_q4, matmul, norm, attn_decode, attn_prompt;
 };
