@@ -68,7 +68,7 @@ const Row kRows[] = {
       .attention_split = 64, .attention_threads = 64, .decode_group_threads = 64, .coop_big_tile_min_groups = 128,
       .skinny_max_m = 16, .skinny_rows = 4, .skinny_unroll = 2, .coop_skinny_max_m = 64, .coop_skinny_threads = 256,
       .coop_skinny_unroll = 4, .coop_skinny_cols = 1, .coop_skinny_direct_w = 0, .coop_tiled_min_groups = 128,
-      .decode_group_max_splits = 128, .q4_wide_rows = 2, .q4_wide_unroll = 2}},
+      .decode_group_max_splits = 128, .decode_group_subgroup_loop = 1, .q4_wide_rows = 2, .q4_wide_unroll = 2}},
 };
 
 const Tuning kGeneric{.matvec_threads = 128, .matvec_rows = 4, .matvec_threads_q4 = 128, .matmul_tile = 64,

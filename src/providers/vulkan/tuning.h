@@ -38,7 +38,7 @@ struct Tuning {
   uint32_t decode_group_fill = 256;  // rows x KV heads that fill the GPU for that attention: from this many on, a
                                      // step gives each (row, KV head) one workgroup (no split, no merge). H200: 1B
                                      // at 64 rows (512) +3%; a cap of 2 splits at 8B x 16 rows (128) was -1.5%
-  uint32_t decode_group_subgroup_loop = 1;  // 1: that attention's barrier-free subgroup loop where the device has
+  uint32_t decode_group_subgroup_loop = 0;  // 1: that attention's barrier-free subgroup loop where the device has
                                            // subgroup shuffles and the shape fits (gqa_decode_group.comp); 0: passes
   uint32_t q4_wide_rows = 0;          // int4 decode matvec with blocks >= 32 and K % 32 == 0: outputs per workgroup
                                       // of matvec_q4_wide.comp (1..8; 0 = matvec.comp everywhere)

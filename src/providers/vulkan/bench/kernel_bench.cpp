@@ -295,6 +295,7 @@ int run(int argc, char** argv) {
   int q4_rows = -1, q4_unroll = 0;  // -1: the row's
   int attn_loop = -1;  // decode attention's subgroup loop 0 / 1; -1: the row's
   int q4_half = -1;    // the int4 matvec's packed-fp16 products 0 / 1; -1: the row's
+  std::string tuning_overrides;  // --tuning field=value,...: as the provider option `tuning`
   std::vector<int> coop_tile, coop_small;  // the prompt matmul's tiles (6 values each), empty: the row's
   uint32_t coop_big_min = 0;
   bool shape_8b = false;
@@ -335,9 +336,10 @@ int run(int argc, char** argv) {
     else if (a == "--q4-rows" && i + 1 < argc) q4_rows = std::stoi(argv[++i]);
     else if (a == "--q4-unroll" && i + 1 < argc) q4_unroll = std::stoi(argv[++i]);
     else if (a == "--q4-half" && i + 1 < argc) q4_half = std::stoi(argv[++i]);
+    else if (a == "--tuning" && i + 1 < argc) tuning_overrides = argv[++i];
     else {
       std::fprintf(stderr, "usage: ogx_vulkan_bench [--quick] [--device-type gpu|cpu] [--threads N] [--q4-threads N] "
-                           "[--rows N] [--q4-rows N] [--q4-unroll N] [--q4-half 0|1] [--shape-8b] [--chain-only] "
+                           "[--rows N] [--q4-rows N] [--q4-unroll N] [--q4-half 0|1] [--tuning F=V,...] [--shape-8b] [--chain-only] "
                            "[--int4-matvec-only] "
                            "[--attn-threads N] "
                            "[--attn-max-splits N]\n"
@@ -354,6 +356,7 @@ int run(int argc, char** argv) {
   }
   ContextOptions o;
   o.provider = parse_provider_options({{"hardware_device_type", type}});
+  o.provider.tuning_overrides = tuning_overrides;
   o.block_bytes = 1ull << 30;
   // Tuning experiments: the table's row with these values replaced.
   if (q4_threads || rows || threads || attn_threads || attn_splits || attn_loop >= 0 || mm_tile || simt ||

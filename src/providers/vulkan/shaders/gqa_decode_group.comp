@@ -245,9 +245,8 @@ void merge_state(inout float m, inout float l, inout float o[8], float m2, float
 void subgroup_loop(uint b, uint kvh, int j0, int j1, int position, RawKv kr, RawKv vr, out float acc4[4]) {
   uint T = gl_WorkGroupSize.x, tid = gl_LocalInvocationID.x, D = p.D, L = D / 8, KP = T / L;
   uint SG = gl_SubgroupSize, jl = tid / L, lane8 = (tid % L) * 8;
-  float q[GQ][8], m[GQ], l[GQ], o[GQ][8];
+  float m[GQ], l[GQ], o[GQ][8];  // the queries stay in shared memory (registers: occupancy)
   for (uint g = 0; g < GQ; g++) {
-    for (uint i = 0; i < 8; i++) q[g][i] = q_sh[g * D + lane8 + i] * p.scale;
     m[g] = -1.0 / 0.0;
     l[g] = 0.0;
     for (uint i = 0; i < 8; i++) o[g][i] = 0.0;
@@ -264,15 +263,16 @@ void subgroup_loop(uint b, uint kvh, int j0, int j1, int position, RawKv kr, Raw
     for (uint g = 0; g < GQ; g++) {
       float sa = 0.0, sb = 0.0;
       for (uint i = 0; i < 8; i++) {
-        sa += q[g][i] * ka[i];
-        sb += q[g][i] * kb[i];
+        float qi = q_sh[g * D + lane8 + i];
+        sa += qi * ka[i];
+        sb += qi * kb[i];
       }
       for (uint x = 1; x < L; x <<= 1) {  // the key's L lanes: sum of their partial dots
         sa += subgroupShuffleXor(sa, x);
         sb += subgroupShuffleXor(sb, x);
       }
-      sa = ja < j1 ? softcapped(sa, p.softcap) : -1.0 / 0.0;
-      sb = jb < j1 ? softcapped(sb, p.softcap) : -1.0 / 0.0;
+      sa = ja < j1 ? softcapped(sa * p.scale, p.softcap) : -1.0 / 0.0;
+      sb = jb < j1 ? softcapped(sb * p.scale, p.softcap) : -1.0 / 0.0;
       float mn = max(m[g], max(sa, sb));
       if (mn == -1.0 / 0.0) continue;  // no key yet
       float alpha = m[g] == -1.0 / 0.0 ? 0.0 : exp(m[g] - mn);

@@ -12,12 +12,13 @@
 // sum (q - z) x = 16 dot - (16 + z) sum x, exact up to fp32 rounding of the sums. fp32 accumulation.
 //
 // HALF_DOT (fp16 activations; the _h2 pipelines): the products in packed fp16 — per 32-bit word of nibbles one shift
-// and four mask-ors make four half pairs, 1024 + q (low nibbles, mantissa bits 0..3) and 64 + q (high nibbles, bits
-// 4..7 under an exponent whose last mantissa bit is 1/16), both exact; one subtraction per pair gives q - z exactly,
-// one fma per pair multiplies by x / 256 (activations paired to match the nibbles, scaled by a power of two so that
-// no sum of four products of finite fp16 inputs overflows: 4 x 15 x 65504 / 256 < 65504), and the word's two half
-// sums go to the fp32 accumulator (times 256 x scale). A quarter of the integer instructions per value of the fp32
-// path; each product and the word's sum round to fp16 (~2^-11 relative, as the fp16 activations themselves).
+// and four mask-ors make four half pairs, 64 + q/16 (low nibbles in mantissa bits 0..3 under exponent 6) and
+// 4 + q/16 (high nibbles, bits 4..7 under exponent 2), exact; one subtraction per pair gives (q - z)/16 exactly, one
+// fma per pair multiplies by x / 16 (activations paired to match the nibbles; the power-of-two scales keep any sum of
+// four products of finite fp16 inputs finite: 4 x 15/16 x 65504 / 16 < 65504, and no product is subnormal unless
+// |x| < 2^-10), and the word's two half sums go to the fp32 accumulator (times 256 x scale). A quarter of the
+// integer instructions per value of the fp32 path; each product and the word's sum round to fp16 (~2^-11 relative,
+// as the fp16 activations themselves).
 #version 460
 #if HALF_DOT
 #extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
@@ -49,10 +50,10 @@ float dot_chunk(uvec4 w, float xs[32]) {
 
 #if HALF_DOT
 // The chunk's activations as 16 half pairs, word j's pairs at 4j..4j+3: (x0, x4), (x1, x5), (x2, x6), (x3, x7) of its
-// 8 values, times 1 / 256 (the order in which half_word below makes the nibble pairs).
+// 8 values, times 1 / 16 (the order in which half_dot_chunk below makes the nibble pairs).
 void pair_x(float xs[32], out f16vec2 xp[16]) {
   for (uint j = 0; j < 4; j++)
-    for (uint t = 0; t < 4; t++) xp[4 * j + t] = f16vec2(vec2(xs[8 * j + t], xs[8 * j + t + 4]) * (1.0 / 256.0));
+    for (uint t = 0; t < 4; t++) xp[4 * j + t] = f16vec2(vec2(xs[8 * j + t], xs[8 * j + t + 4]) * (1.0 / 16.0));
 }
 
 // The same from 16-byte loads of fp16 activations (no conversion): pairs picked by bit moves.
@@ -61,7 +62,7 @@ void pair_x_raw(uvec4 r[4], out f16vec2 xp[16]) {
     uvec4 q = r[j];
     uint p0 = (q.x & 0xFFFFu) | (q.z << 16), p1 = (q.x >> 16) | (q.z & 0xFFFF0000u);
     uint p2 = (q.y & 0xFFFFu) | (q.w << 16), p3 = (q.y >> 16) | (q.w & 0xFFFF0000u);
-    f16vec2 s = f16vec2(1.0 / 256.0);
+    f16vec2 s = f16vec2(1.0 / 16.0);
     xp[4 * j] = unpackFloat2x16(p0) * s;
     xp[4 * j + 1] = unpackFloat2x16(p1) * s;
     xp[4 * j + 2] = unpackFloat2x16(p2) * s;
@@ -70,16 +71,17 @@ void pair_x_raw(uvec4 r[4], out f16vec2 xp[16]) {
 }
 
 // sum over the chunk's 32 values of (q_i - z) x_i / 256, q_i the nibbles of w: per word, four half pairs of nibbles
-// minus the zero point (exact), four fmas with the paired activations, the two halves added in fp32.
+// minus the zero point ((q - z) / 16, exact), four fmas with the paired activations (x / 16), the two halves added in
+// fp32.
 float half_dot_chunk(uvec4 w, f16vec2 xp[16], float z) {
-  f16vec2 zl = f16vec2(float16_t(1024.0 + z)), zh = f16vec2(float16_t(64.0 + z));
+  f16vec2 zl = f16vec2(float16_t(64.0 + z / 16.0)), zh = f16vec2(float16_t(4.0 + z / 16.0));
   float s = 0.0;
   for (uint j = 0; j < 4; j++) {
     uint a = w[j], b = a >> 8;
-    f16vec2 q0 = unpackFloat2x16((a & 0x000F000Fu) | 0x64006400u) - zl;  // values 0, 4 of the word
-    f16vec2 q1 = unpackFloat2x16((a & 0x00F000F0u) | 0x54005400u) - zh;  // 1, 5
-    f16vec2 q2 = unpackFloat2x16((b & 0x000F000Fu) | 0x64006400u) - zl;  // 2, 6
-    f16vec2 q3 = unpackFloat2x16((b & 0x00F000F0u) | 0x54005400u) - zh;  // 3, 7
+    f16vec2 q0 = unpackFloat2x16((a & 0x000F000Fu) | 0x54005400u) - zl;  // values 0, 4 of the word
+    f16vec2 q1 = unpackFloat2x16((a & 0x00F000F0u) | 0x44004400u) - zh;  // 1, 5
+    f16vec2 q2 = unpackFloat2x16((b & 0x000F000Fu) | 0x54005400u) - zl;  // 2, 6
+    f16vec2 q3 = unpackFloat2x16((b & 0x00F000F0u) | 0x44004400u) - zh;  // 3, 7
     f16vec2 d = q0 * xp[4 * j];
     d = fma(q1, xp[4 * j + 1], d);
     d = fma(q2, xp[4 * j + 2], d);
