@@ -40,17 +40,24 @@ struct Row {
 // nvidia's prompt matmul tiles (coop_*_tile, coop_big_tile_min_groups): H200 kernel bench, M = 512 (2026-12-03): the
 // 1B's qkv (96 big tiles) 45.6 us with 128 x 128 against 63.6 with 64 x 64; its o / down (64 big tiles) stay small;
 // the small tile 128 x 64 (8 subgroups of 32 x 32) against 64 x 64: int4 qkv/o/gate-up/down 71/36/277/134 us vs
-// 85/43/325/163, fp16 2-4% faster. Measured, not yet taken: int4's big tile 256 x 64 (8 subgroups of 64 x 32: each
-// weight piece dequantized for 256 rows instead of 128) ran the 8B's qkv/o/gate-up/down in 203/100/711/362 us against
-// 216/110/780/403 at 128 x 128 in the kernel bench; its tile test (test_matmul_coop.cpp) has not run on a GPU yet.
+// 85/43/325/163, fp16 2-4% faster. int4's big tile 256 x 64 (8 subgroups of 64 x 32: each weight piece dequantized
+// for 256 rows instead of 128) ran the 8B's qkv/o/gate-up/down in 203/100/711/362 us against 216/110/780/403 at
+// 128 x 128 in the kernel bench; its tile test (test_matmul_coop.cpp) passed on the H200 (2026-12-03).
+// nvidia's decode choices of 2026-12-03 (H200, same-run A/B of option sets, bench/vulkan-kernels.md): q4_wide_half 1
+// (int4 products in packed fp16) 8B int4 293.5 -> 333.7 tok/s, 1B int4 1,142 -> 1,235; decode_group_subgroup_loop 2
+// with decode_group_fill 128 (rows x KV heads from which a step's attention is not split: 16 rows of 8 KV heads)
+// 8B fp16 --batch 16 1,523 -> 1,592 tok/s; kernel bench, us per layer (passes -> subgroup loop): 16 rows of 192 keys
+// D 128 54.7 -> 38.9 (unsplit), of 1,024 keys 203 -> 124, D 64 95.9 -> 79.8; one row D 128 over 8k keys 96.5 ->
+// 81.4, 32k 307 -> 224; one row D 64 stays with the passes (8k 33.8 against 37.6).
 const Row kRows[] = {
     {"nvidia", 4318, DeviceType::other,
      {.matvec_threads = 256, .matvec_rows = 4, .matvec_threads_q4 = 256, .matmul_tile = 128, .reduce_threads = 256,
       .attention_split = 32, .attention_threads = 64, .decode_group_threads = 256, .coop_big_tile_min_groups = 96,
       .skinny_max_m = 16, .skinny_rows = 4, .skinny_unroll = 2, .coop_skinny_max_m = 64, .coop_skinny_threads = 256,
       .coop_skinny_unroll = 4, .coop_skinny_cols = 2, .coop_skinny_direct_w = 0, .coop_tiled_min_groups = 128,
-      .decode_group_max_splits = 128, .q4_wide_rows = 4, .q4_wide_unroll = 1, .q4_wide_min_dim = 0,
-      .coop_small_tile = {4, 2, 2, 2, 64, 1}}},
+      .decode_group_max_splits = 128, .decode_group_fill = 128, .decode_group_subgroup_loop = 2, .q4_wide_rows = 4,
+      .q4_wide_unroll = 1, .q4_wide_half = 1, .q4_wide_min_dim = 0,
+      .coop_big_tile_q4 = {4, 2, 4, 2, 64, 1}, .coop_small_tile = {4, 2, 2, 2, 64, 1}}},
     {"amd", 4098, DeviceType::other,
      {.matvec_threads = 256, .matvec_rows = 8, .matvec_threads_q4 = 256, .matmul_tile = 128, .reduce_threads = 256,
       .attention_split = 256, .attention_threads = 256, .decode_group_threads = 256, .coop_big_tile_min_groups = 128,
@@ -68,7 +75,8 @@ const Row kRows[] = {
       .attention_split = 64, .attention_threads = 64, .decode_group_threads = 64, .coop_big_tile_min_groups = 128,
       .skinny_max_m = 16, .skinny_rows = 4, .skinny_unroll = 2, .coop_skinny_max_m = 64, .coop_skinny_threads = 256,
       .coop_skinny_unroll = 4, .coop_skinny_cols = 1, .coop_skinny_direct_w = 0, .coop_tiled_min_groups = 128,
-      .decode_group_max_splits = 128, .decode_group_subgroup_loop = 1, .q4_wide_rows = 2, .q4_wide_unroll = 2}},
+      .decode_group_max_splits = 128, .decode_group_subgroup_loop = 1, .q4_wide_rows = 2, .q4_wide_unroll = 2,
+      .q4_wide_half = 1}},
 };
 
 const Tuning kGeneric{.matvec_threads = 128, .matvec_rows = 4, .matvec_threads_q4 = 128, .matmul_tile = 64,

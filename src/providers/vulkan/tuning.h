@@ -38,8 +38,11 @@ struct Tuning {
   uint32_t decode_group_fill = 256;  // rows x KV heads that fill the GPU for that attention: from this many on, a
                                      // step gives each (row, KV head) one workgroup (no split, no merge). H200: 1B
                                      // at 64 rows (512) +3%; a cap of 2 splits at 8B x 16 rows (128) was -1.5%
-  uint32_t decode_group_subgroup_loop = 0;  // 1: that attention's barrier-free subgroup loop where the device has
-                                           // subgroup shuffles and the shape fits (gqa_decode_group.comp); 0: passes
+  uint32_t decode_group_subgroup_loop = 0;  // that attention's key loop (gqa_decode_group.comp), where the device
+                                           // has subgroup shuffles and the shape fits: 1 the barrier-free subgroup
+                                           // loop, 0 passes, 2 the subgroup loop where passes are slow — unsplit
+                                           // steps (rows x KV heads >= decode_group_fill) and heads whose pass-loop
+                                           // reductions are not subgroup operations (T / (D / 8) != subgroup size)
   uint32_t q4_wide_rows = 0;          // int4 decode matvec with blocks >= 32 and K % 32 == 0: outputs per workgroup
                                       // of matvec_q4_wide.comp (1..8; 0 = matvec.comp everywhere)
   uint32_t q4_wide_unroll = 2;        // most 32-value chunks a thread of it loads at once (1, 2, 4); its threads

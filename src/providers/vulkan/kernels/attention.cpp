@@ -148,9 +148,14 @@ bool group_decode_fits(const Context& ctx, const Dims& d) {
 // gqa_decode_group.comp's subgroup loop (the _sg pipeline): L = D / 8 lanes per key within a subgroup, and the
 // subgroups' outputs within its merge buffer.
 bool group_subgroup_loop(const Context& ctx, const Dims& d) {
-  const int64_t sg = ctx.info().subgroup_size, L = d.D / 8, T = ctx.tuning().decode_group_threads;
-  return ctx.tuning().decode_group_subgroup_loop != 0 && ctx.info().features.subgroup_shuffle && sg >= L &&
-         sg % L == 0 && T % sg == 0 && T / sg <= 32 && (T / sg) * (d.Hq / d.Hkv) * d.D <= kGroupScratch;
+  const Tuning& tu = ctx.tuning();
+  const int64_t sg = ctx.info().subgroup_size, L = d.D / 8, T = tu.decode_group_threads;
+  const bool fits = ctx.info().features.subgroup_shuffle && sg >= L && sg % L == 0 && T % sg == 0 && T / sg <= 32 &&
+                    (T / sg) * (d.Hq / d.Hkv) * d.D <= kGroupScratch;
+  if (!fits || tu.decode_group_subgroup_loop == 0) return false;
+  if (tu.decode_group_subgroup_loop == 1) return true;
+  // auto (2): where the passes are slow (H200 kernel bench, tuning.cpp)
+  return d.B * d.Hkv >= (int64_t)tu.decode_group_fill || T / L != sg;
 }
 
 // One new token with packed QKV in one dispatch (gqa_decode_group.comp): rotation, the cache write, attention of

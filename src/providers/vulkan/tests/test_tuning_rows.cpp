@@ -30,6 +30,8 @@ TEST(TuningTable, RowsHoldValuesInTheirDocumentedRanges) {
     EXPECT_LE(t.q4_wide_rows, 8u);
     EXPECT_GE(t.decode_group_fill, 16u);
     EXPECT_GE(t.decode_group_max_splits, 1u);
+    EXPECT_LE(t.decode_group_subgroup_loop, 2u);
+    EXPECT_LE(t.q4_wide_half, 1u);
     EXPECT_TRUE(t.coop_skinny_unroll >= 1 && t.coop_skinny_unroll <= 8);
     EXPECT_TRUE(t.coop_skinny_cols >= 1 && t.coop_skinny_cols <= 8);
     EXPECT_TRUE(t.skinny_unroll == 1 || t.skinny_unroll == 2 || t.skinny_unroll == 4);
@@ -44,7 +46,9 @@ TEST(TuningTable, RowsHoldValuesInTheirDocumentedRanges) {
   EXPECT_EQ(nv.row, "nvidia");
   EXPECT_EQ(nv.q4_wide_rows, 4u);
   EXPECT_EQ(nv.q4_wide_unroll, 1u);
-  EXPECT_EQ(nv.decode_group_fill, 256u);
+  EXPECT_EQ(nv.decode_group_fill, 128u);
+  EXPECT_EQ(nv.decode_group_subgroup_loop, 2u);
+  EXPECT_EQ(nv.q4_wide_half, 1u);
   EXPECT_EQ(nv.coop_skinny_cols, 2u);
 }
 
