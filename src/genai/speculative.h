@@ -79,7 +79,8 @@ struct SpeculativeStats {
   int64_t target_verify_forward_passes = 0;          // runs verifying drafts
   int64_t target_reanchor_forward_passes = 0;        // one-token runs of a round's last token (K = 1, or before a
                                                      // standard step)
-  int64_t target_reconciliation_forward_passes = 0;  // runs recomputing logits a discarded round left stale
+  int64_t target_reconciliation_forward_passes = 0;  // upstream's replays after an interrupted round: ogx cuts the
+                                                     // KV cache back to the handed-out tokens instead (0)
   int64_t full_accept_rounds = 0, partial_accept_rounds = 0, zero_accept_rounds = 0;  // of the completed rounds
   int64_t standard_fallback_steps = 0;  // steps without drafts (n-gram misses, cooldown)
   int64_t ngram_lookup_hits = 0, ngram_lookup_misses = 0;

@@ -308,10 +308,15 @@ TEST(CAbiSurface, SpeculativeOptionsAndStats) {
   ASSERT_OK(OgxGeneratorParamsSetSpeculativeNumber(params, "min_adaptive_k", 2));
   EXPECT_NE(error_of(OgxGeneratorParamsSetSpeculativeNumber(params, "draft", 1)).find("unknown speculative option"),
             std::string::npos);
+  // Chained lookup without n-gram drafting is refused when the generator starts (as upstream).
+  OgxGenerator* refused = nullptr;
+  EXPECT_NE(error_of(OgxCreateGenerator(model, params, &refused)).find("ngram_chained_lookup requires ngram_size"),
+            std::string::npos);
   // Plain and speculative greedy generation give the same tokens.
   std::vector<std::vector<int32_t>> out;
   for (int ngram : {0, 2}) {
     ASSERT_OK(OgxGeneratorParamsSetSpeculativeNumber(params, "ngram_size", ngram));
+    ASSERT_OK(OgxGeneratorParamsSetSpeculativeBool(params, "ngram_chained_lookup", ngram > 0));
     OgxGenerator* gen = nullptr;
     ASSERT_OK(OgxCreateGenerator(model, params, &gen));
     int32_t prompt[] = {1, 7, 7, 7, 7, 7, 7, 7};
