@@ -254,7 +254,8 @@ TEST(SpeculativeLifecycle, DraftModelRoundsAndCooldown) {
   std::vector<float> eye(100, 0.0f), fours(100, 0.0f);
   for (int t = 0; t < 10; t++) eye[(size_t)t * 10 + t] = 1.0f, fours[(size_t)t * 10 + 4] = 1.0f;
   const std::string plain_dir = write_table_model("draft_plain", eye);
-  const std::string dir = write_table_model("draft_target", eye, 10, false, nullptr, table_decoder_config("draft.onnx"));
+  const std::string dir =
+      write_table_model("draft_target", eye, 10, false, nullptr, table_decoder_config("draft.onnx"));
   write_table_onnx(dir + "/draft.onnx", fours, 10);
   auto m = genai::Model::load(dir);
   auto g = start(m, {1}, 7, Spec{.k = 2, .cooldown = true});

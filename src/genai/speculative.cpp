@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <functional>
 #include <random>
 
 #include "genai/generator.h"
@@ -271,6 +272,56 @@ void SpeculativeDecoder::generate_next_token(Generator& g) {
   run_round(g);
 }
 
+SpeculativeDecoder::Verdict SpeculativeDecoder::judge(Generator& g, const std::vector<int32_t>& drafts,
+                                                      const std::vector<std::vector<double>>& q,
+                                                      const std::function<void(int, std::vector<float>&)>& read_row,
+                                                      int64_t V) {
+  const int K = (int)drafts.size();
+  // N-gram drafts under sampling: each position draws with the generator's sampler (plain sampling's stream);
+  // the state after each draw is kept, and the stream is put back to the round's start until tokens are handed out.
+  const bool drawn = sampling_ && q.empty();
+  const std::mt19937_64 rng_start = g.sampler_.rng();
+  std::vector<std::mt19937_64> after;
+  std::vector<int32_t> prefix = g.seqs_[0];
+  std::vector<float> row((size_t)V);
+  Verdict v;
+  for (int i = 0; i <= K && v.next < 0; i++) {
+    read_row(i, row);
+    const bool has_draft = i < K;
+    if (has_draft) v.evaluated++;
+    int32_t pick;
+    bool accepted;
+    if (sampling_ && !q.empty()) {  // draft-model sampling: the rejection test against q
+      std::vector<double> p = g.sampler_.distribution(row.data(), V, prefix);
+      if (has_draft) {
+        const DraftVerdict d = verify_sampled_draft(p, q[(size_t)i], drafts[(size_t)i], rng_);
+        pick = d.token, accepted = d.accepted;
+      } else {
+        std::discrete_distribution<size_t> dist(p.begin(), p.end());
+        pick = (int32_t)dist(rng_), accepted = false;
+      }
+    } else {
+      pick = g.sampler_.greedy_without_processing(prefix) ? argmax(row.data(), V)
+                                                          : g.sampler_.next(row.data(), V, prefix);
+      if (drawn) after.push_back(g.sampler_.rng());
+      accepted = has_draft && pick == drafts[(size_t)i];
+    }
+    if (accepted) {  // verification goes on past an accepted EOS, as upstream's
+      v.accepted++;
+      prefix.push_back(pick);
+      continue;
+    }
+    v.next = pick;
+    if (has_draft) stats_.correction_tokens++;
+    else stats_.bonus_tokens++;
+  }
+  if (drawn) {
+    g.sampler_.set_rng(rng_start);  // each handed-out token sets the state after its draw
+    rng_after_ = std::move(after);
+  }
+  return v;
+}
+
 void SpeculativeDecoder::run_round(Generator& g) {
   std::vector<int32_t>& seq = g.seqs_[0];
   const int length = (int)g.token_count();
@@ -308,64 +359,12 @@ void SpeculativeDecoder::run_round(Generator& g) {
   const int64_t V = all->dim(2);
   OGX_CHECK(led || (int64_t)first_row.size() == V, "speculative decoding: logits of ", first_row.size(),
             " values for a vocabulary of ", V);
-  std::vector<float> row((size_t)V);
-  auto read_row = [&](int i) {  // the logits that judge position length + i
+  const auto read_row = [&](int i, std::vector<float>& row) {  // the logits that judge position length + i
     if (led) all->read_f32(i * V, V, row.data());
     else if (i == 0) row = first_row;
     else all->read_f32((i - 1) * V, V, row.data());
   };
-  // N-gram drafts under sampling: each position draws with the generator's sampler (plain sampling's stream);
-  // the state after each draw is kept, and the stream is put back to the round's start until tokens are handed out.
-  const bool drawn = sampling_ && q.empty();
-  const std::mt19937_64 rng_start = g.sampler_.rng();
-  std::vector<std::mt19937_64> after;
-  std::vector<int32_t> prefix = seq;
-  int accepted = 0, evaluated = 0;
-  int32_t next = -1;
-  for (int i = 0; i <= K && next < 0; i++) {
-    read_row(i);
-    const bool has_draft = i < K;
-    if (sampling_ && !q.empty()) {  // draft-model sampling: the rejection test against q
-      std::vector<double> p = g.sampler_.distribution(row.data(), V, prefix);
-      if (!has_draft) {
-        std::discrete_distribution<size_t> dist(p.begin(), p.end());
-        next = (int32_t)dist(rng_);
-        stats_.bonus_tokens++;
-        break;
-      }
-      evaluated++;
-      const int32_t d = drafts[(size_t)i];
-      DraftVerdict v = verify_sampled_draft(p, q[(size_t)i], d, rng_);
-      if (v.accepted) {
-        accepted++;
-        prefix.push_back(d);
-        continue;
-      }
-      next = v.token;
-      stats_.correction_tokens++;
-      break;
-    }
-    const int32_t pick = g.sampler_.greedy_without_processing(prefix) ? argmax(row.data(), V)
-                                                                         : g.sampler_.next(row.data(), V, prefix);
-    if (drawn) after.push_back(g.sampler_.rng());
-    if (!has_draft) {
-      next = pick;
-      stats_.bonus_tokens++;
-      break;
-    }
-    evaluated++;
-    if (pick == drafts[(size_t)i]) {  // verification goes on past an accepted EOS, as upstream's
-      accepted++;
-      prefix.push_back(pick);
-      continue;
-    }
-    next = pick;
-    stats_.correction_tokens++;
-  }
-  if (drawn) {
-    g.sampler_.set_rng(rng_start);  // each handed-out token sets the state after its draw
-    rng_after_ = std::move(after);
-  }
+  const auto [evaluated, accepted, next] = judge(g, drafts, q, read_row, V);
   g.kv_.rewind((int64_t)length + accepted);  // the sequence and the accepted drafts
   g.logits_.clear();
   buffered_.assign(drafts.begin(), drafts.begin() + accepted);
@@ -394,8 +393,8 @@ void Generator::start_speculative(const SpeculativeOptions& options) {
   OGX_CHECK(beams_ == 1, "speculative decoding does not support beam search (num_beams ", beams_, ")");
   const DecoderConfig& d = model_->config().model.decoder;
   OGX_CHECK(!d.slide_key_value_cache && d.layer_types.empty(), "n-gram decoding requires a rewindable KV cache; "
-            "sliding-window (model.decoder.sliding_window.slide_key_value_cache) and hybrid (model.decoder.layer_types) "
-            "state are not supported");
+            "sliding-window (model.decoder.sliding_window.slide_key_value_cache) and hybrid "
+            "(model.decoder.layer_types) state are not supported");
   OGX_CHECK(!model_->io().pruned_logits, "speculative decoding requires target logits for every verified token; "
             "pruned last-token-only logits are not supported (the model's output '", d.logits, "' has one position)");
   spec_ = std::make_unique<SpeculativeDecoder>(options, model_->draft(), search_, max_length_);

@@ -30,6 +30,7 @@
 // Supported: batch_size 1, no beams, cpu and vulkan providers; other settings are errors naming the option.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <random>
@@ -136,6 +137,15 @@ class SpeculativeDecoder {
   std::vector<int32_t> draft_with_model(const std::vector<int32_t>& seq, int max_tokens,
                                         std::vector<std::vector<double>>* q);
   void sync_draft(const std::vector<int32_t>& seq);  // the draft generator holds exactly seq
+  // A verify pass's decision: drafts examined and accepted, and the token after the accepted ones (the correction,
+  // or the bonus after a fully accepted draft).
+  struct Verdict {
+    int evaluated = 0, accepted = 0;
+    int32_t next = -1;
+  };
+  // read_row(i, row): the logits that judge position length + i (i = 0 .. drafts.size()).
+  Verdict judge(Generator& g, const std::vector<int32_t>& drafts, const std::vector<std::vector<double>>& q,
+                const std::function<void(int, std::vector<float>&)>& read_row, int64_t V);
   void hand_out(Generator& g);     // the next buffered token becomes part of the sequence
   void finish_round(Generator& g);  // after the round's last token: re-anchor (K = 1) or keep it pending
   void close_round(bool interrupted);  // the round's counters; a completed round teaches the policies
