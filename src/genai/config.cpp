@@ -147,7 +147,8 @@ void read_decoder(const json& j, const std::string& path, DecoderConfig& d) {
     if (sw.is_object()) {
       ObjectReader s(sw, r.p("sliding_window"));
       s.get("window_size", d.sliding_window);
-      for (const char* k : {"pad_value", "alignment", "slide_key_value_cache", "slide_inputs"}) s.has(k);
+      s.get("slide_key_value_cache", d.slide_key_value_cache);
+      for (const char* k : {"pad_value", "alignment", "slide_inputs"}) s.has(k);
       s.done();
     }
   }
@@ -173,6 +174,10 @@ void read_decoder(const json& j, const std::string& path, DecoderConfig& d) {
     out.get("present_names", d.present_names);
     out.has("output_cross_qk_names");
     out.done();
+  }
+  if (r.has("layer_types")) {
+    OGX_CHECK(r.at("layer_types").is_array(), "genai_config.json: ", r.p("layer_types"), " must be a list");
+    for (const json& t : r.at("layer_types")) d.layer_types.push_back(t.is_string() ? t.get<std::string>() : t.dump());
   }
   for (const char* k : {"pipeline", "run_options", "rotary_embedding"}) r.has(k);
   r.done();

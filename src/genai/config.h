@@ -28,6 +28,8 @@ struct DecoderConfig {
   std::string filename = "model.onnx";
   int head_size = 0, hidden_size = 0, num_attention_heads = 0, num_hidden_layers = 0, num_key_value_heads = 0;
   int sliding_window = 0;
+  bool slide_key_value_cache = false;  // sliding_window.slide_key_value_cache: the ONNX model's cache slides
+  std::vector<std::string> layer_types;  // LFM2's hybrid layers (conv / attention): not supported, named in errors
   SessionConfig session;
   // inputs
   std::string input_ids = "input_ids", attention_mask = "attention_mask", position_ids = "position_ids";

@@ -128,7 +128,8 @@ Generator::Generator(std::shared_ptr<const Model> model, const GeneratorParams& 
   }
   // Logit processing that needs the sequence stays on the host; EOS suppression before min_length is handled per
   // step (such steps read the logits back). One row, or greedy rows of a batch (beams need the log-probs).
-  if (params.speculative.ngram_size > 0 || model_->draft()) start_speculative(params.speculative);  // host picks
+  if (params.speculative.ngram_size > 0 || params.speculative.ngram_chained_lookup || model_->draft())
+    start_speculative(params.speculative);  // host picks
   if (params.guidance) {  // masks the logits before each pick: on the host, or on the device (a packed bit mask)
     OGX_CHECK(!spec_, "guidance with speculative decoding is not supported");
     guidance_ = std::make_unique<guidance::LogitMask>(params.guidance, rows());

@@ -64,6 +64,7 @@ DecoderIO inspect_graph(const Graph& g, const DecoderConfig& d) {
   const ValueInfo* logits = g.output_info(d.logits);
   OGX_CHECK(logits, "model has no output '", d.logits, "' (model.decoder.outputs.logits)");
   if (logits->dtype != DType::undefined) io.logits_dtype = logits->dtype;
+  io.pruned_logits = logits->has_shape && logits->shape.size() >= 2 && logits->shape[1].value == 1;
   if (!d.past_names.empty()) return inspect_combined_kv(g, d, io);
   int layers = 0;
   while (g.input_info(layer_name(d.past_key_names, layers))) layers++;
@@ -90,16 +91,28 @@ DecoderIO inspect_graph(const Graph& g, const DecoderConfig& d) {
 }
 
 
-// The draft's logits must cover the target's vocabulary: both graphs' declared last logits dimension.
+// The draft's logits must cover the target's vocabulary: both graphs' declared last logits dimension (ONNX Runtime
+// GenAI's wording, which its tests match).
 void check_draft_vocab(const ogx::Model& target, const DecoderConfig& td, const ogx::Model& draft,
                        const DecoderConfig& dd) {
-  auto vocab = [](const ogx::Model& m, const std::string& name) -> int64_t {
-    const ValueInfo* v = m.graph.output_info(name);
-    return v && v->has_shape && !v->shape.empty() ? v->shape.back().value : -1;
+  auto vocab = [](const ogx::Model& m, const DecoderConfig& d, const char* role, const char* key) -> int64_t {
+    const ValueInfo* v = m.graph.output_info(d.logits);
+    OGX_CHECK(v, role, " logits output '", d.logits, "' was not found in the ONNX model (", key, " in ", d.filename,
+              ")");
+    return v->has_shape && !v->shape.empty() ? v->shape.back().value : -1;
   };
-  const int64_t t = vocab(target, td.logits), d = vocab(draft, dd.logits);
-  OGX_CHECK(t <= 0 || d <= 0 || t == d, "target and draft logit dimensions don't match (target vocab ", t,
-            ", draft vocab ", d, " in ", dd.filename, "): target and draft must share the same vocabulary");
+  const int64_t t = vocab(target, td, "Target", "model.decoder.outputs.logits");
+  const int64_t d = vocab(draft, dd, "Draft", "model.draft.outputs.logits");
+  OGX_CHECK(t <= 0 || d <= 0 || t == d, "target and draft logit dimensions don't match (Target vocab: ", t,
+            ", Draft vocab: ", d, " in ", dd.filename, "): target and draft must share the same vocabulary");
+}
+
+// What a speculative round cannot rewind (ONNX Runtime GenAI refuses these models too, in the same words).
+void check_rewindable(const DecoderConfig& d, const char* key) {
+  OGX_CHECK(!d.slide_key_value_cache, "speculative decoding does not support physically sliding KV caches (", key,
+            ".sliding_window.slide_key_value_cache): a round rewinds the KV cache");
+  OGX_CHECK(d.layer_types.empty(), "speculative decoding does not support LFM2 (hybrid SSM/attention) models (", key,
+            ".layer_types): their rolling convolution state cannot be rewound");
 }
 
 }  // namespace
@@ -146,6 +159,10 @@ std::shared_ptr<Model> Model::load(const Config& config) {
   // An unknown provider name is accepted by the config (as ONNX Runtime GenAI does) and reported here, before
   // the weights are read.
   if (!config.model.decoder.session.providers.empty()) canonical_provider(config.model.decoder.session.providers[0].name);
+  if (config.model.draft) {  // before the weights are read
+    check_rewindable(config.model.decoder, "model.decoder");
+    check_rewindable(*config.model.draft, "model.draft");
+  }
   std::string path = (std::filesystem::path(config.model_dir) / config.model.decoder.filename).string();
   auto graph = ogx::load_model(path, config.model_data);
   if (!config.model.draft) return load(config, graph);

@@ -22,6 +22,7 @@ struct DecoderIO {
   int kv_heads = 0;   // per layer
   int head_size = 0;
   int vocab_size = 0;
+  bool pruned_logits = false;  // the logits output declares one position (last-token-only logits)
 };
 
 class Model {

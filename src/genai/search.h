@@ -38,6 +38,10 @@ class Sampler {
   // sampling the softmax of logits / temperature over the top-k, cut to top-p and renormalized. Speculative
   // decoding's acceptance test compares the target's and the draft's.
   std::vector<double> distribution(float* logits, int64_t vocab, const std::vector<int32_t>& sequence) const;
+  // The random state next() draws from: speculative decoding puts it back over draws whose tokens it discards, so
+  // a seed gives the tokens plain sampling gives.
+  const std::mt19937_64& rng() const { return rng_; }
+  void set_rng(const std::mt19937_64& state) { rng_ = state; }
 
  private:
   int32_t sample(float* logits, int64_t vocab);

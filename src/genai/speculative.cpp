@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <functional>
 #include <random>
 
 #include "genai/generator.h"
@@ -47,88 +48,6 @@ bool SpeculativeOptions::boolean(const std::string& name) const {
   if (name == "ngram_chained_lookup") return ngram_chained_lookup;
   if (name == "cooldown") return cooldown;
   throw_error("unknown speculative option '", name, "' (boolean: ngram_chained_lookup, cooldown)");
-}
-
-std::vector<std::pair<std::string, double>> SpeculativeStats::items() const {
-  std::vector<std::pair<std::string, double>> v = {
-      {"rounds", (double)rounds},
-      {"completed_rounds", (double)completed_rounds},
-      {"interrupted_rounds", (double)interrupted_rounds},
-      {"active_rounds", (double)active_rounds},
-      {"draft_tokens_proposed", (double)draft_tokens_proposed},
-      {"draft_tokens_evaluated", (double)draft_tokens_evaluated},
-      {"draft_tokens_accepted", (double)draft_tokens_accepted},
-      {"correction_tokens", (double)correction_tokens},
-      {"bonus_tokens", (double)bonus_tokens},
-      {"tokens_queued", (double)tokens_queued},
-      {"tokens_emitted", (double)tokens_emitted},
-      {"tokens_discarded", (double)tokens_discarded},
-      {"tokens_buffered", (double)tokens_buffered},
-      {"draft_forward_passes", (double)draft_forward_passes},
-      {"target_forward_passes", (double)target_forward_passes},
-      {"effective_k", (double)effective_k},
-      {"adaptive_k_increases", (double)adaptive_k_increases},
-      {"adaptive_k_decreases", (double)adaptive_k_decreases},
-      {"adaptive_k_observations", (double)adaptive_k_observations},
-      {"adaptive_k_probes", (double)adaptive_k_probes},
-      {"cooldown_entries", (double)cooldown_entries},
-      {"cooldown_steps", (double)cooldown_steps},
-      {"cooldown_remaining", (double)cooldown_remaining},
-      {"standard_fallback_steps", (double)standard_fallback_steps},
-      {"full_accept_rounds", (double)full_accept_rounds},
-      {"partial_accept_rounds", (double)partial_accept_rounds},
-      {"zero_accept_rounds", (double)zero_accept_rounds},
-      {"target_verify_forward_passes", (double)target_verify_forward_passes},
-      {"target_reanchor_forward_passes", (double)target_reanchor_forward_passes},
-      {"target_reconciliation_forward_passes", (double)target_reconciliation_forward_passes},
-      {"ngram_lookup_hits", (double)ngram_lookup_hits},
-      {"ngram_lookup_misses", (double)ngram_lookup_misses},
-      {"ngram_lookup_tokens_proposed", (double)ngram_lookup_tokens_proposed},
-      {"ngram_chained_tokens_proposed", (double)ngram_chained_tokens_proposed},
-      {"ngram_grammar_candidate_rejections", 0.0},  // guidance does not combine with speculation in ogx
-      {"ngram_history_syncs", (double)ngram_history_syncs},
-      {"ngram_history_tokens_synced", (double)ngram_history_tokens_synced},
-  };
-  // The derived figures as upstream documents them (estimates from a cost formula, not wall-clock speed-ups).
-  auto ratio = [](double a, double b) { return b > 0 ? a / b : 0.0; };
-  const double total_target_ms = total_target_verify_ms + total_target_reanchor_ms;
-  const double acceptance = ratio((double)draft_tokens_accepted, (double)draft_tokens_evaluated);
-  const double draft_ms_per_token = ratio(total_draft_ms, (double)draft_tokens_proposed);
-  const double drafts_per_round = ratio((double)draft_tokens_proposed, (double)rounds);
-  const double emitted_per_round = ratio((double)tokens_emitted, (double)rounds);
-  double expected = 0, weighted = 0;
-  for (size_t k = 1; k < rounds_at_k.size(); k++) {
-    double e = 1, term = 1;
-    for (size_t i = 0; i < k; i++) e += term *= acceptance;
-    expected += e * (double)rounds_at_k[k];
-    weighted += (double)rounds_at_k[k];
-  }
-  expected = ratio(expected, weighted);
-  const double target_ms_per_round = ratio(total_target_ms, (double)rounds);
-  const double baseline = ratio(total_target_reanchor_ms, (double)target_reanchor_forward_passes);
-  const bool formula = rounds > 0 && baseline > 0;
-  const double overhead = formula ? target_ms_per_round / baseline - 1 : 0.0;
-  const double denominator = 1 + drafts_per_round * ratio(draft_ms_per_token, baseline) + overhead;
-  v.insert(v.end(), {{"formula_supported", formula ? 1.0 : 0.0},
-                     {"total_draft_ms", total_draft_ms},
-                     {"total_target_ms", total_target_ms},
-                     {"total_reconciliation_ms", total_reconciliation_ms},
-                     {"total_target_verify_ms", total_target_verify_ms},
-                     {"total_target_reanchor_ms", total_target_reanchor_ms},
-                     {"total_ngram_history_sync_ms", total_ngram_history_sync_ms},
-                     {"total_ngram_lookup_ms", total_ngram_lookup_ms},
-                     {"avg_draft_ms_per_token", draft_ms_per_token},
-                     {"acceptance_rate", acceptance},
-                     {"avg_draft_tokens_per_round", drafts_per_round},
-                     {"mean_emitted_tokens_per_round", emitted_per_round},
-                     {"expected_tokens_per_round", expected},
-                     {"avg_target_ms_per_round", target_ms_per_round},
-                     {"target_baseline_ms_per_token", baseline},
-                     {"target_overhead_ratio", overhead},
-                     {"estimated_speedup", formula ? ratio(expected, denominator) : 0.0},
-                     {"observed_speedup", formula ? ratio(emitted_per_round, denominator) : 0.0},
-                     {"adaptive_k_throughput", adaptive_k_throughput}});
-  return v;
 }
 
 DraftVerdict verify_sampled_draft(const std::vector<double>& p, const std::vector<double>& q, int32_t d,
@@ -185,12 +104,6 @@ const SpeculativeStats& SpeculativeDecoder::stats() const {
   stats_.tokens_buffered = (int64_t)buffered_.size();
   stats_.active_rounds = open_round_ ? 1 : 0;
   return stats_;
-}
-
-void SpeculativeDecoder::reset(Generator& g) {
-  discard_buffered(g);
-  width_.reset();
-  cooldown_.reset();
 }
 
 void SpeculativeDecoder::sync_draft(const std::vector<int32_t>& seq) {
@@ -254,166 +167,236 @@ std::vector<int32_t> SpeculativeDecoder::draft(const std::vector<int32_t>& seq, 
   return out;
 }
 
+namespace {
+using Clock = std::chrono::steady_clock;
+double ms_since(Clock::time_point t0) { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); }
+}  // namespace
+
+void SpeculativeDecoder::reset(Generator& g) {
+  discard_buffered(g);
+  width_.reset();
+  cooldown_.reset();
+}
+
 void SpeculativeDecoder::discard_buffered(Generator& g) {
-  if (open_round_) stats_.interrupted_rounds++;
-  open_round_.reset();
+  anchor_ = false;  // another call runs the pending token as it needs (upstream: a reconciliation, not a re-anchor)
   if (buffered_.empty()) return;
   stats_.tokens_discarded += (int64_t)buffered_.size();
   buffered_.clear();
+  rng_after_.clear();  // the sampler's state is already the last handed-out token's
+  // The handed-out tokens are in the KV cache (the last of them an accepted draft); the verified ones after go.
   if (g.kv_.length() > (int64_t)g.token_count()) g.kv_.rewind((int64_t)g.token_count());
   g.logits_.clear();
+  close_round(/*interrupted=*/true);
+}
+
+void SpeculativeDecoder::close_round(bool interrupted) {
+  if (!open_round_) return;
+  const RoundRecord r = *open_round_;
+  open_round_.reset();
+  if (interrupted) {
+    stats_.interrupted_rounds++;
+    return;
+  }
+  stats_.completed_rounds++;
+  if (r.evaluated > 0) {
+    if (r.accepted == 0) stats_.zero_accept_rounds++;
+    else if (r.accepted == r.evaluated) stats_.full_accept_rounds++;
+    else stats_.partial_accept_rounds++;
+  }
+  cooldown_.record(r.width, width_.minimum(), r.evaluated, r.accepted);
+  width_.record(r.width, r.evaluated, r.accepted, r.emitted, r.filled, r.propose_ms, r.target_ms);
+}
+
+void SpeculativeDecoder::settle_logits(Generator& g) {
+  const bool anchor = anchor_;
+  anchor_ = false;
+  const int64_t before = g.kv_.length();
+  const auto t0 = Clock::now();
+  g.logits();  // runs the pending token, or recomputes the last position after a rewind; else nothing
+  if (!anchor || g.kv_.length() == before) return;
+  const double ms = ms_since(t0);
+  stats_.target_forward_passes++;
+  stats_.target_reanchor_forward_passes++;
+  stats_.total_target_reanchor_ms += ms;
+  if (open_round_) open_round_->target_ms += ms;
+}
+
+void SpeculativeDecoder::standard_step(Generator& g) {
+  settle_logits(g);
+  g.pick_host();
+  stats_.standard_fallback_steps++;
 }
 
 void SpeculativeDecoder::hand_out(Generator& g) {
   const int32_t t = buffered_.front();
   buffered_.erase(buffered_.begin());
-  // The last buffered token was picked from the round's last logits and not run yet: it becomes pending, as a
-  // plain pick does. The others are in the KV cache already.
-  if (buffered_.empty() && !last_in_kv_) {
+  if (!rng_after_.empty()) {
+    g.sampler_.set_rng(rng_after_.front());
+    rng_after_.erase(rng_after_.begin());
+  }
+  // The round's last token was picked from the last logits row and not run: it becomes pending, as a plain pick
+  // does. The others (accepted drafts) are in the KV cache already.
+  if (buffered_.empty()) {
     g.append_row_tokens({t});
   } else {
     g.seqs_[0].push_back(t);
     if (g.sampler_.is_eos(t)) g.eos_seen_[0] = true;
   }
   stats_.tokens_emitted++;
-  if (buffered_.empty() && open_round_) {  // the round is complete: the policies learn from it
-    const RoundRecord& r = *open_round_;
-    width_.record(r.width, r.evaluated, r.accepted, r.committed, r.filled, r.propose_ms, r.target_ms);
-    cooldown_.record(r.width, width_.minimum(), r.evaluated, r.accepted);
-    stats_.completed_rounds++;
-    open_round_.reset();
+  if (open_round_) open_round_->emitted++;
+  if (g.is_done()) {  // EOS or max_length: the rest of the round goes (upstream's DrainOne)
+    discard_buffered(g);
+    close_round(/*interrupted=*/false);  // when nothing was left to discard
+    return;
   }
-  if (g.is_done()) discard_buffered(g);
+  if (buffered_.empty()) finish_round(g);
+}
+
+void SpeculativeDecoder::finish_round(Generator& g) {
+  // Upstream's FinalizeRound: with two or more drafts the last token waits for the next round's verify pass (the
+  // fold); with one it runs now, so that a one-draft round is plain decoding's one-token steps.
+  const int width = open_round_ ? open_round_->width : 0;
+  anchor_ = true;
+  if (width < 2) settle_logits(g);
+  close_round(/*interrupted=*/false);
 }
 
 void SpeculativeDecoder::generate_next_token(Generator& g) {
   if (!buffered_.empty()) return hand_out(g);
-  if (g.pending_.empty()) {
-    // After a prompt, a rewind or set_logits the next token comes from logits the generator has (or recomputes):
-    // a plain pick; the next call verifies drafts after it.
-    const int64_t before = g.kv_.length();
-    const auto t0 = std::chrono::steady_clock::now();
-    g.logits();
-    if (g.kv_.length() != before) {
-      stats_.target_forward_passes++;
-      stats_.target_reconciliation_forward_passes++;
-      stats_.total_reconciliation_ms +=
-          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-    }
-    g.pick_host();
-    stats_.tokens_emitted++;
+  if (cooldown_.due()) {
+    standard_step(g);
+    cooldown_.standard_step_done();
     return;
   }
-  // A round: the pending token (picked, not yet run) and the drafts after it in one forward pass. The logits after
-  // position i pick the token after it; drafts are accepted while they equal those picks (greedy) or pass the
-  // rejection test (sampling).
+  run_round(g);
+}
+
+SpeculativeDecoder::Verdict SpeculativeDecoder::judge(Generator& g, const std::vector<int32_t>& drafts,
+                                                      const std::vector<std::vector<double>>& q,
+                                                      const std::function<void(int, std::vector<float>&)>& read_row,
+                                                      int64_t V) {
+  const int K = (int)drafts.size();
+  // N-gram drafts under sampling: each position draws with the generator's sampler (plain sampling's stream);
+  // the state after each draw is kept, and the stream is put back to the round's start until tokens are handed out.
+  const bool drawn = sampling_ && q.empty();
+  const std::mt19937_64 rng_start = g.sampler_.rng();
+  std::vector<std::mt19937_64> after;
+  std::vector<int32_t> prefix = g.seqs_[0];
+  std::vector<float> row((size_t)V);
+  Verdict v;
+  for (int i = 0; i <= K && v.next < 0; i++) {
+    read_row(i, row);
+    const bool has_draft = i < K;
+    if (has_draft) v.evaluated++;
+    int32_t pick;
+    bool accepted;
+    if (sampling_ && !q.empty()) {  // draft-model sampling: the rejection test against q
+      std::vector<double> p = g.sampler_.distribution(row.data(), V, prefix);
+      if (has_draft) {
+        const DraftVerdict d = verify_sampled_draft(p, q[(size_t)i], drafts[(size_t)i], rng_);
+        pick = d.token, accepted = d.accepted;
+      } else {
+        std::discrete_distribution<size_t> dist(p.begin(), p.end());
+        pick = (int32_t)dist(rng_), accepted = false;
+      }
+    } else {
+      pick = g.sampler_.greedy_without_processing(prefix) ? argmax(row.data(), V)
+                                                          : g.sampler_.next(row.data(), V, prefix);
+      if (drawn) after.push_back(g.sampler_.rng());
+      accepted = has_draft && pick == drafts[(size_t)i];
+    }
+    if (accepted) {  // verification goes on past an accepted EOS, as upstream's
+      v.accepted++;
+      prefix.push_back(pick);
+      continue;
+    }
+    v.next = pick;
+    if (has_draft) stats_.correction_tokens++;
+    else stats_.bonus_tokens++;
+  }
+  if (drawn) {
+    g.sampler_.set_rng(rng_start);  // each handed-out token sets the state after its draw
+    rng_after_ = std::move(after);
+  }
+  return v;
+}
+
+void SpeculativeDecoder::run_round(Generator& g) {
   std::vector<int32_t>& seq = g.seqs_[0];
-  using clock = std::chrono::steady_clock;
-  const int room = g.max_length_ - (int)g.token_count() - 1;  // accepted drafts + the token picked after them
-  const int width = width_.k();
-  const int k = std::min(width, room);
-  const bool cooldown_step = cooldown_.due();  // a standard step: no drafts this time
+  const int length = (int)g.token_count();
+  const int budget = width_.k();
+  const int k = std::min(budget, g.max_length_ - length);  // upstream: K = min(K, max_length - sequence length)
   std::vector<std::vector<double>> q;  // sampled draft-model drafts: the distribution each came from
-  const auto t_propose = clock::now();
-  std::vector<int32_t> drafts =
-      cooldown_step ? std::vector<int32_t>{} : draft_gen_ ? draft_with_model(seq, k, &q) : draft(seq, k);
-  const auto t_target = clock::now();
+  const auto t_propose = Clock::now();
+  std::vector<int32_t> drafts = draft_gen_ ? draft_with_model(seq, k, &q) : draft(seq, k);
+  const double propose_ms = ms_since(t_propose);
+  stats_.total_draft_ms += propose_ms;
+  if (drafts.empty()) return standard_step(g);
+  const int K = (int)drafts.size();
+  const auto t_target = Clock::now();
+  // The pending token (not in the KV cache yet) leads the verify pass: its row judges the first draft. Without
+  // one, the logits the generator holds (a prompt's, set_logits', a re-anchor's) judge it.
+  const bool led = !g.pending_.empty();
+  std::vector<float> first_row;
+  if (!led) {
+    settle_logits(g);
+    first_row = g.logits_;
+  }
+  anchor_ = false;
   std::vector<int32_t> ids = g.pending_;
   ids.insert(ids.end(), drafts.begin(), drafts.end());
-  const int64_t S = (int64_t)ids.size(), base = g.kv_.length();
-  OGX_CHECK(S == 1 || g.vocab_ > 0, "speculative decoding needs model.vocab_size in genai_config.json");
+  const int64_t S = (int64_t)ids.size();
+  OGX_CHECK(g.vocab_ > 0, "speculative decoding needs model.vocab_size in genai_config.json");
   g.extra_io_.want_full_logits();
   g.run(ids, 1, S);
   g.pending_.clear();
   stats_.target_forward_passes++;
-  if (!drafts.empty()) stats_.rounds++;
-  stats_.draft_tokens_proposed += (int64_t)drafts.size();
+  stats_.target_verify_forward_passes++;
   const Tensor* all = g.extra_io_.output(g.model_->config().model.decoder.logits);
   OGX_CHECK(all && all->rank() == 3 && all->dim(1) == S, "speculative decoding: the model did not return the logits "
             "of every drafted position");
   const int64_t V = all->dim(2);
-  std::vector<int32_t> prefix = seq;  // ends with the pending token
-  std::vector<float> row((size_t)V);
-  size_t accepted = 0;
-  int32_t next = -1;
-  for (int64_t i = 0; i < S; i++) {
-    all->read_f32(i * V, V, row.data());
-    const bool has_draft = i + 1 < S;
-    // Sampled drafts of a draft model: the rejection test against the distribution q each was drawn from. N-gram
-    // drafts (a point mass) under sampling take the path below: each position draws its token with the generator's
-    // own sampler, as plain decoding would, and a draft is accepted when it equals the draw, so the tokens are plain
-    // sampling's for the same seed (one draw per emitted token, as there).
-    if (sampling_ && !q.empty()) {
-      std::vector<double> p = g.sampler_.distribution(row.data(), V, prefix);
-      if (has_draft) {
-        const int32_t d = drafts[(size_t)i];
-        DraftVerdict v = verify_sampled_draft(p, q[(size_t)i], d, rng_);
-        if (v.accepted) {
-          accepted++;
-          prefix.push_back(d);
-          if (g.sampler_.is_eos(d)) break;
-          continue;
-        }
-        next = v.token;
-        stats_.correction_tokens++;
-        break;
-      }
-      std::discrete_distribution<size_t> dist(p.begin(), p.end());
-      next = (int32_t)dist(rng_);
-      if (!drafts.empty()) stats_.bonus_tokens++;
-      break;
-    }
-    const int32_t pick = g.sampler_.greedy_without_processing(prefix) ? argmax(row.data(), V)
-                                                                         : g.sampler_.next(row.data(), V, prefix);
-    if (has_draft && pick == drafts[(size_t)i]) {
-      accepted++;
-      prefix.push_back(pick);
-      if (g.sampler_.is_eos(pick)) break;  // an accepted EOS ends the sequence: nothing after it
-      continue;
-    }
-    next = pick;
-    if (has_draft) stats_.correction_tokens++;
-    else if (!drafts.empty()) stats_.bonus_tokens++;
-    break;
-  }
-  stats_.draft_tokens_accepted += (int64_t)accepted;
-  // Drafts examined: the accepted ones and the one rejected (a correction), if any.
-  const int evaluated = (int)accepted + (next >= 0 && accepted < drafts.size() ? 1 : 0);
-  stats_.draft_tokens_evaluated += evaluated;
-  const double propose_ms = std::chrono::duration<double, std::milli>(t_target - t_propose).count();
-  const double target_ms = std::chrono::duration<double, std::milli>(clock::now() - t_target).count();
-  stats_.total_draft_ms += propose_ms;
-  if (drafts.empty()) {
-    stats_.standard_fallback_steps++;
-    stats_.target_reanchor_forward_passes++;
-    stats_.total_target_reanchor_ms += target_ms;
-    if (cooldown_step) cooldown_.standard_step_done();
-  } else {
-    stats_.target_verify_forward_passes++;
-    stats_.total_target_verify_ms += target_ms;
-    stats_.rounds_at_k[(size_t)std::clamp(width, 1, 16)]++;
-    if (accepted == drafts.size()) stats_.full_accept_rounds++;
-    else if (accepted > 0) stats_.partial_accept_rounds++;
-    else stats_.zero_accept_rounds++;
-    open_round_ = RoundRecord{width, evaluated, (int)accepted, (int)accepted + (next >= 0 ? 1 : 0),
-                              (int)drafts.size() == width, propose_ms, target_ms};
-  }
-  g.kv_.rewind(base + 1 + (int64_t)accepted);  // the pending token and the accepted drafts
+  OGX_CHECK(led || (int64_t)first_row.size() == V, "speculative decoding: logits of ", first_row.size(),
+            " values for a vocabulary of ", V);
+  const auto read_row = [&](int i, std::vector<float>& row) {  // the logits that judge position length + i
+    if (led) all->read_f32(i * V, V, row.data());
+    else if (i == 0) row = first_row;
+    else all->read_f32((i - 1) * V, V, row.data());
+  };
+  const auto [evaluated, accepted, next] = judge(g, drafts, q, read_row, V);
+  g.kv_.rewind((int64_t)length + accepted);  // the sequence and the accepted drafts
   g.logits_.clear();
-  buffered_.assign(drafts.begin(), drafts.begin() + (std::ptrdiff_t)accepted);
-  last_in_kv_ = next < 0;  // the round ended on an accepted EOS
-  if (next >= 0) buffered_.push_back(next);
+  buffered_.assign(drafts.begin(), drafts.begin() + accepted);
+  buffered_.push_back(next);
+  const double target_ms = ms_since(t_target);
+  stats_.rounds++;
+  stats_.draft_tokens_proposed += K;
+  stats_.draft_tokens_evaluated += evaluated;
+  stats_.draft_tokens_accepted += accepted;
   stats_.tokens_queued += (int64_t)buffered_.size();
+  stats_.total_target_verify_ms += target_ms;
+  stats_.rounds_at_k[(size_t)std::clamp(K, 1, AdaptiveWidth::kMaxK)]++;
+  open_round_ = RoundRecord{K, evaluated, accepted, 0, k == budget && K == k, propose_ms, target_ms};
   hand_out(g);
 }
 
+// The settings a round cannot handle are refused here, with ONNX Runtime GenAI's reasons (its tests match them).
 void Generator::start_speculative(const SpeculativeOptions& options) {
-  OGX_CHECK(batch_ == 1 && beams_ == 1, "speculative decoding supports batch_size 1 without beam search in ogx "
-            "(batch_size ", batch_, ", num_beams ", beams_, ")");
-  OGX_CHECK(!options.ngram_chained_lookup || options.ngram_size > 0 || model_->draft(), "speculative option "
-            "ngram_chained_lookup needs n-gram drafting (ngram_size 2..16)");
-  OGX_CHECK(model_->draft() || options.ngram_size >= 2, "speculative decoding needs a draft model or ngram_size 2..16 "
-            "(got ", options.ngram_size, ")");
+  const int n = options.ngram_size;
+  OGX_CHECK(!options.ngram_chained_lookup || n > 0, "speculative option ngram_chained_lookup requires ngram_size "
+            "2..16 (n-gram drafting)");
+  OGX_CHECK(n == 0 || !model_->draft(), "n-gram decoding cannot be combined with draft-model speculative decoding "
+            "(ngram_size ", n, ", and the model has model.draft)");
+  OGX_CHECK(model_->draft() || n >= 2, "speculative decoding needs a draft model or ngram_size 2..16 (got ", n, ")");
+  OGX_CHECK(batch_ == 1, "speculative decoding supports batch_size 1 only (batch_size ", batch_, ")");
+  OGX_CHECK(beams_ == 1, "speculative decoding does not support beam search (num_beams ", beams_, ")");
+  const DecoderConfig& d = model_->config().model.decoder;
+  OGX_CHECK(!d.slide_key_value_cache && d.layer_types.empty(), "n-gram decoding requires a rewindable KV cache; "
+            "sliding-window (model.decoder.sliding_window.slide_key_value_cache) and hybrid "
+            "(model.decoder.layer_types) state are not supported");
+  OGX_CHECK(!model_->io().pruned_logits, "speculative decoding requires target logits for every verified token; "
+            "pruned last-token-only logits are not supported (the model's output '", d.logits, "' has one position)");
   spec_ = std::make_unique<SpeculativeDecoder>(options, model_->draft(), search_, max_length_);
 }
 

@@ -308,10 +308,15 @@ TEST(CAbiSurface, SpeculativeOptionsAndStats) {
   ASSERT_OK(OgxGeneratorParamsSetSpeculativeNumber(params, "min_adaptive_k", 2));
   EXPECT_NE(error_of(OgxGeneratorParamsSetSpeculativeNumber(params, "draft", 1)).find("unknown speculative option"),
             std::string::npos);
+  // Chained lookup without n-gram drafting is refused when the generator starts (as upstream).
+  OgxGenerator* refused = nullptr;
+  EXPECT_NE(error_of(OgxCreateGenerator(model, params, &refused)).find("ngram_chained_lookup requires ngram_size"),
+            std::string::npos);
   // Plain and speculative greedy generation give the same tokens.
   std::vector<std::vector<int32_t>> out;
   for (int ngram : {0, 2}) {
     ASSERT_OK(OgxGeneratorParamsSetSpeculativeNumber(params, "ngram_size", ngram));
+    ASSERT_OK(OgxGeneratorParamsSetSpeculativeBool(params, "ngram_chained_lookup", ngram > 0));
     OgxGenerator* gen = nullptr;
     ASSERT_OK(OgxCreateGenerator(model, params, &gen));
     int32_t prompt[] = {1, 7, 7, 7, 7, 7, 7, 7};
@@ -324,9 +329,11 @@ TEST(CAbiSurface, SpeculativeOptionsAndStats) {
     bool enabled = !ngram;
     ASSERT_OK(OgxSpeculativeStatsGetBool(stats, "enabled", &enabled));
     EXPECT_EQ(enabled, ngram > 0);
-    uint64_t emitted = 0;
+    // Each call hands out a round's token (tokens_emitted) or makes a standard step (an n-gram miss), as upstream.
+    uint64_t emitted = 0, standard = 0;
     ASSERT_OK(OgxSpeculativeStatsGetCount(stats, "tokens_emitted", &emitted));
-    EXPECT_EQ(emitted, ngram ? 16u : 0u);
+    ASSERT_OK(OgxSpeculativeStatsGetCount(stats, "standard_fallback_steps", &standard));
+    EXPECT_EQ(emitted + standard, ngram ? 16u : 0u);
     EXPECT_NE(error_of(OgxSpeculativeStatsGetNumber(stats, "speed", &v)).find("unknown statistic 'speed'"),
               std::string::npos);
     OgxDestroySpeculativeStats(stats);
