@@ -337,6 +337,30 @@ void matvec_fused(CommandRecorder& rec, const TensorView& x, const MatMulWeight&
   const char* kind = w.int4 ? "_q4_" : "_";
   const char* variant = silu_pairs ? (norm ? "_silu_norm" : "_silu") : (norm ? "_norm" : "");
   uint32_t push_bytes = norm ? kMatvecNormPushBytes : kMatvecPushBytes;
+  // matvec_q4_wide.comp: 16-byte nibble loads; one activation row per workgroup, or (without the norm prologue) up to
+  // q4_wide_max_m rows with the weights loaded once.
+  const uint32_t q4_rows = q4_wide_rows(tu, w, silu_pairs);
+  const bool q4_wide = q4_rows && wide && w.data.slice().address % 16 == 0;
+  auto q4_wide_dispatch = [&](uint32_t mrows) {
+    // The fewest threads (from one subgroup up to the row's int4 threads) that hold all of K in one round of
+    // unroll chunks each: one memory round trip per dispatch.
+    int64_t chunks = w.K / 32;
+    uint32_t unroll = std::clamp<uint32_t>(tu.q4_wide_unroll, 1, 4) == 4 ? 4 : (tu.q4_wide_unroll >= 2 ? 2 : 1);
+    uint32_t t = std::max<uint32_t>(ctx.info().subgroup_size, 1);
+    while (t * 2 <= threads && (int64_t)t * unroll < chunks) t *= 2;
+    while (unroll > 1 && (int64_t)t * (unroll / 2) >= chunks) unroll /= 2;
+    const bool half = tu.q4_wide_half && x.dtype == DType::f16 && ctx.info().features.fp16_arithmetic;
+    std::string shader = std::string(half ? "matvec_q4_wide_h2_" : "matvec_q4_wide_") +
+                         storage_suffix(x.dtype, "MatMul") + variant;
+    const Pipeline& pl = ctx.pipelines().get(shader, {t, q4_rows, unroll, w.has_zero_points ? 1u : 0u, mrows});
+    uint32_t gx, gz;
+    grid_2d(div_up((uint64_t)w.N, q4_rows), &gx, &gz);
+    rec.dispatch(pl, &p, push_bytes, gx, (uint32_t)div_up((uint64_t)M, mrows), gz, reads, writes);
+  };
+  if (q4_wide && !norm && M >= 2 && M <= std::min<uint32_t>(tu.q4_wide_max_m, 8)) {
+    q4_wide_dispatch((uint32_t)M);
+    return;
+  }
   if (uses_skinny(tu, M) && !norm && matvec_coop_applies(ctx, x, w, M)) {  // matvec_coop.comp: the matrix units
     matvec_coop(rec, x, w, bias, silu_pairs, y);
     return;
@@ -358,22 +382,8 @@ void matvec_fused(CommandRecorder& rec, const TensorView& x, const MatMulWeight&
     rec.dispatch(pl, &p, push_bytes, gx, 1, gz, reads, writes);
     return;
   }
-  uint32_t q4_rows = q4_wide_rows(tu, w, silu_pairs);
-  if (q4_rows && wide && w.data.slice().address % 16 == 0) {  // matvec_q4_wide.comp: 16-byte nibble loads
-    // The fewest threads (from one subgroup up to the row's int4 threads) that hold all of K in one round of
-    // unroll chunks each: one memory round trip per dispatch.
-    int64_t chunks = w.K / 32;
-    uint32_t unroll = std::clamp<uint32_t>(tu.q4_wide_unroll, 1, 4) == 4 ? 4 : (tu.q4_wide_unroll >= 2 ? 2 : 1);
-    uint32_t t = std::max<uint32_t>(ctx.info().subgroup_size, 1);
-    while (t * 2 <= threads && (int64_t)t * unroll < chunks) t *= 2;
-    while (unroll > 1 && (int64_t)t * (unroll / 2) >= chunks) unroll /= 2;
-    const bool half = tu.q4_wide_half && x.dtype == DType::f16 && ctx.info().features.fp16_arithmetic;
-    std::string shader = std::string(half ? "matvec_q4_wide_h2_" : "matvec_q4_wide_") +
-                         storage_suffix(x.dtype, "MatMul") + variant;
-    const Pipeline& pl = ctx.pipelines().get(shader, {t, q4_rows, unroll, w.has_zero_points ? 1u : 0u});
-    uint32_t gx, gz;
-    grid_2d(div_up((uint64_t)w.N, q4_rows), &gx, &gz);
-    rec.dispatch(pl, &p, push_bytes, gx, (uint32_t)M, gz, reads, writes);
+  if (q4_wide) {
+    q4_wide_dispatch(1);
     return;
   }
   OGX_CHECK(!silu_pairs || tu.matvec_rows % 2 == 0, what, " needs an even matvec_rows, tuning has ", tu.matvec_rows);

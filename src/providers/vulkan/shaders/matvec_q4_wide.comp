@@ -29,6 +29,9 @@ layout(local_size_x_id = 0) in;
 layout(constant_id = 1) const uint ROWS = 4;    // outputs per workgroup (even with EPILOGUE_SILU), 1..8
 layout(constant_id = 2) const uint UNROLL = 1;  // chunks of 32 values per thread loaded together (1, 2 or 4)
 layout(constant_id = 3) const uint HAS_ZP = 0;  // zero points present (else 8)
+layout(constant_id = 4) const uint MROWS = 1;   // activation rows per workgroup (plain / SiLU variants; 1..8): the
+                                                // weights loaded once for rows m0 .. m0 + MROWS (a batched step,
+                                                // a speculative verify pass)
 const uint WIDE = 1;                            // activations are read 16 bytes at a time (host checks alignment)
 
 #include "matvec_common.glsl"
@@ -94,15 +97,18 @@ float half_dot_chunk(uvec4 w, f16vec2 xp[16], float z) {
 #endif
 
 void main() {
-  uint m = gl_WorkGroupID.y;
+  uint m0 = gl_WorkGroupID.y * MROWS;
   uint n0 = (gl_WorkGroupID.x + gl_WorkGroupID.z * gl_NumWorkGroups.x) * ROWS;  // grid folded into x, z
   if (n0 >= p.N) return;  // whole workgroup
   uint tid = gl_LocalInvocationID.x, T = gl_WorkGroupSize.x;
   uint chunks = p.K / 32;
   uint row_vecs = (p.nblocks * p.block_size) >> 5;      // 16-byte vectors of one weight row
   uint chunk_shift = uint(findLSB(p.block_size)) - 5u;  // log2(chunks per quantization block)
-  float acc[8] = float[8](0, 0, 0, 0, 0, 0, 0, 0);
+  float acc[MROWS][8];
+  for (uint mm = 0; mm < MROWS; mm++)
+    for (uint r = 0; r < 8; r++) acc[mm][r] = 0.0;
 #if NORM_PROLOGUE
+  uint m = m0;  // one row
   float ss = 0.0;
   bool write_residual = (p.norm_flags & 4u) != 0 && n0 == 0;
 #endif
@@ -131,13 +137,29 @@ void main() {
       }
     }
     for (uint i = 0; i < UNROLL; i++) {
-#if HALF_DOT && !NORM_PROLOGUE
-      uvec4 raw[4];
-      for (uint j = 0; j < 4; j++) raw[j] = U32x4Buf(p.x).v[(m * p.K + cs[i] * 32) / 8 + j];
-      f16vec2 xp[16];
-      pair_x_raw(raw, xp);
-      for (uint r = 0; r < ROWS; r++)
-        acc[r] += valid[i] * (256.0 * sc[i][r]) * half_dot_chunk(w[i][r], xp, zero[i][r]);
+#if !NORM_PROLOGUE
+      for (uint mm = 0; mm < MROWS; mm++) {
+        uint m = min(m0 + mm, p.M - 1);  // rows past M repeat the last (their outputs are not written)
+#if HALF_DOT
+        uvec4 raw[4];
+        for (uint j = 0; j < 4; j++) raw[j] = U32x4Buf(p.x).v[(m * p.K + cs[i] * 32) / 8 + j];
+        f16vec2 xp[16];
+        pair_x_raw(raw, xp);
+        for (uint r = 0; r < ROWS; r++)
+          acc[mm][r] += valid[i] * (256.0 * sc[i][r]) * half_dot_chunk(w[i][r], xp, zero[i][r]);
+#else
+        float xs[32];
+        for (uint j = 0; j < 4; j++) {
+          float t[8];
+          load_x8(m, cs[i] * 32 + j * 8, t);
+          for (uint e = 0; e < 8; e++) xs[j * 8 + e] = t[e];
+        }
+        float sx = 0.0;
+        for (uint e = 0; e < 32; e++) sx += xs[e];
+        for (uint r = 0; r < ROWS; r++)
+          acc[mm][r] += valid[i] * sc[i][r] * (16.0 * dot_chunk(w[i][r], xs) - (16.0 + zero[i][r]) * sx);
+#endif
+      }
 #else
       float xs[32];
       for (uint j = 0; j < 4; j++) {
@@ -152,19 +174,22 @@ void main() {
       f16vec2 xp[16];
       pair_x(xs, xp);
       for (uint r = 0; r < ROWS; r++)
-        acc[r] += valid[i] * (256.0 * sc[i][r]) * half_dot_chunk(w[i][r], xp, zero[i][r]);
+        acc[0][r] += valid[i] * (256.0 * sc[i][r]) * half_dot_chunk(w[i][r], xp, zero[i][r]);
 #else
       float sx = 0.0;
       for (uint e = 0; e < 32; e++) sx += xs[e];
       for (uint r = 0; r < ROWS; r++)
-        acc[r] += valid[i] * sc[i][r] * (16.0 * dot_chunk(w[i][r], xs) - (16.0 + zero[i][r]) * sx);
+        acc[0][r] += valid[i] * sc[i][r] * (16.0 * dot_chunk(w[i][r], xs) - (16.0 + zero[i][r]) * sx);
 #endif
 #endif
     }
   }
 #if NORM_PROLOGUE
-  matvec_finish(acc, ss, m, n0);
+  matvec_finish(acc[0], ss, m, n0);
 #else
-  matvec_finish(acc, 0.0, m, n0);
+  for (uint mm = 0; mm < MROWS; mm++) {
+    if (mm > 0) barrier();  // the previous row's partial sums are read
+    if (m0 + mm < p.M) matvec_finish(acc[mm], 0.0, m0 + mm, n0);  // uniform: the whole workgroup
+  }
 #endif
 }

@@ -192,10 +192,12 @@ void check_nbits(Context& ctx, const NBitsCase& c, float amp = 1.0f) {
 TEST_P(VulkanMatMulNBitsTest, MatchesDequantizedReference) { check_nbits(ctx(), GetParam()); }
 
 // The int4 decode matvec with its products in packed fp16 (tuning q4_wide_half, matvec_q4_wide.comp HALF_DOT) and
-// with fp32 products, forced on this device: one activation row, fp16, K a multiple of 32, with and without zero
-// points, block sizes 32 / 64 / 128, and activations up to +-60000 (fp16's range: the products are scaled so no sum
-// overflows). Tolerance as the other fp16 cases (2e-3 relative, 2e-3 sqrt(K) absolute, times the amplitude): each
-// product and each word's sum rounds to fp16 (2^-11 relative), as the activations themselves are rounded.
+// with fp32 products, forced on this device: one activation row and 3 / 5 / 8 rows in one workgroup
+// (q4_wide_max_m), fp16 (and fp32 activations for the rows), K a multiple of 32, with and without zero points, block
+// sizes 32 / 64 / 128, and activations up to +-60000 (fp16's range: the products are scaled so no sum
+// overflows; the scales are divided by the amplitude, so outputs stay O(1)). Tolerance as the other fp16 cases (2e-3
+// relative, 2e-3 sqrt(K) absolute): each product and each word's sum rounds to fp16 (2^-11 relative), as the
+// activations themselves are rounded.
 TEST_F(VulkanMatMulNBitsTest, PackedHalfProductsMatchTheReference) {
   if (!ctx().info().features.fp16_arithmetic) GTEST_SKIP() << "no fp16 arithmetic on " << ctx().info().name;
   for (uint32_t half : {0u, 1u}) {
@@ -206,11 +208,14 @@ TEST_F(VulkanMatMulNBitsTest, PackedHalfProductsMatchTheReference) {
     o.tuning = ctx().tuning();
     o.tuning->q4_wide_rows = 4;
     o.tuning->q4_wide_half = half;
+    o.tuning->q4_wide_max_m = 8;  // 2..8 rows in one workgroup too
     o.block_bytes = 16 << 20;
     Context other(o);
-    for (const NBitsCase& c : {NBitsCase{1, 64, 9, 32, false, DType::f16}, NBitsCase{1, 2048, 37, 32, true, DType::f16},
-                               NBitsCase{1, 4096, 20, 64, false, DType::f16},
-                               NBitsCase{1, 1536, 13, 128, true, DType::f16}})
+    const NBitsCase cases[] = {{1, 64, 9, 32, false, DType::f16},   {1, 2048, 37, 32, true, DType::f16},
+                               {1, 4096, 20, 64, false, DType::f16}, {1, 1536, 13, 128, true, DType::f16},
+                               {3, 256, 21, 32, true, DType::f16},   {5, 2048, 9, 64, false, DType::f16},
+                               {8, 512, 40, 32, true, DType::f32}};
+    for (const NBitsCase& c : cases)
       for (float amp : {1.0f, 60000.0f}) {
         SCOPED_TRACE("q4_wide_half " + std::to_string(half) + ", K " + std::to_string(c.K) + ", block " +
                      std::to_string(c.block) + ", amplitude " + std::to_string(amp));

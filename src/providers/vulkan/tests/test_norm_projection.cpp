@@ -68,6 +68,10 @@ TEST_P(VulkanNormProjectionTest, MatchesNormThenProjection) {
   rec.run();
   std::vector<float> want = download(want_y);
   double rel = dt == DType::f16 ? 2e-3 : 1e-4, atol = (dt == DType::f16 ? 2e-3 : 1e-5) * std::sqrt((double)c.K);
+  // int4 with fp16 activations under q4_wide_half: both paths multiply in packed fp16, each product and each 4-term
+  // sum rounded to fp16 (2^-11), from differently rounded inputs (fp32 normalized in the fused path, fp16 in the
+  // other): 1e-2 relative (measured worst 4.9e-3 on lavapipe, through silu(g) * u).
+  if (c.int4 && dt == DType::f16 && ctx().tuning().q4_wide_half && ctx().info().features.fp16_arithmetic) rel = 1e-2;
   if (c.silu) atol *= 2;  // silu(g) * u multiplies two such errors' operands
   expect_close(download(got_y), std::vector<double>(want.begin(), want.end()), rel, atol, "fused norm projection");
   if (res_p) {
