@@ -6,6 +6,7 @@
 #include <fstream>
 
 #include "genai/generator.h"
+#include "expect_error.h"
 #include "model_copy.h"
 #include "shared_dir.h"
 #include "vulkan_test_config.h"
@@ -16,15 +17,6 @@ namespace {
 namespace fs = std::filesystem;
 
 std::string golden(const std::string& variant = "fp32-cpu") { return shared_dir() + "/golden/models/llama/" + variant; }
-
-void expect_error(const std::function<void()>& f, const std::string& needle) {
-  try {
-    f();
-    ADD_FAILURE() << "expected an error mentioning '" << needle << "'";
-  } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << "message: " << e.what();
-  }
-}
 
 // The model generates a token after its prompt (the process is still usable after an error).
 void expect_generates(const std::shared_ptr<genai::Model>& m) {

@@ -8,19 +8,11 @@
 #include <functional>
 
 #include "genai/generator.h"
+#include "expect_error.h"
 #include "tiny_table_model.h"
 
 namespace ogx::test {
 namespace {
-
-void expect_error(const std::function<void()>& f, const std::string& needle) {
-  try {
-    f();
-    ADD_FAILURE() << "expected an error mentioning '" << needle << "'";
-  } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << "message: " << e.what();
-  }
-}
 
 const std::vector<float> kTable = transition_table({{1, 2}, {2, 1}});
 

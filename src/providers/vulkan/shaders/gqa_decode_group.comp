@@ -60,18 +60,6 @@ shared float sub_ml[512];  // SUBGROUP_LOOP: the subgroups' max [T / SG, 8] at 0
 shared float m_sh[8], alpha_sh[8], l_sh[8];
 shared uint last_sh;
 
-// v = src[base .. base + 8), base a multiple of 8 (16-byte loads).
-void load8(ActBuf src, uint base, out float v[8]) {
-#if STORE_F16
-  uvec4 q = U32x4Buf(src).v[base / 8];
-  vec2 a = unpackHalf2x16(q.x), b = unpackHalf2x16(q.y), c = unpackHalf2x16(q.z), d = unpackHalf2x16(q.w);
-  v = float[8](a.x, a.y, b.x, b.y, c.x, c.y, d.x, d.y);
-#else
-  vec4 a = F32x4Buf(src).v[base / 4], b = F32x4Buf(src).v[base / 4 + 1];
-  v = float[8](a.x, a.y, a.z, a.w, b.x, b.y, b.z, b.w);
-#endif
-}
-
 // In-place reduction of the per-head values at RED (g * KP .. + KP for head g < G; KP a power of two): max or sum
 // into RED + g * KP.
 void reduce_heads(uint G, uint KP, bool take_max) {
@@ -85,17 +73,42 @@ void reduce_heads(uint G, uint KP, bool take_max) {
   }
 }
 
-// Key and value elements [lane8, + 8) of key j of (b, kvh) when it is a valid past key, else zeros (the new token's
-// are taken from shared memory by the caller).
-void fetch_kv(uint b, uint kvh, uint lane8, int j, int j1, int position, out float kf[8], out float vf[8]) {
+// Key/value rows, read by both loops. v[0..8) from a raw 16-byte load of the cache type (fp16: one uvec4; fp32: two vec4).
+#if STORE_F16
+#define RawKv uvec4
+void unpack8(RawKv q, out float v[8]) {
+  vec2 a = unpackHalf2x16(q.x), b = unpackHalf2x16(q.y), c = unpackHalf2x16(q.z), d = unpackHalf2x16(q.w);
+  v = float[8](a.x, a.y, b.x, b.y, c.x, c.y, d.x, d.y);
+}
+RawKv load_raw(uvec2 row, uint lane8) { return U32x4Buf(row).v[lane8 / 8]; }
+const RawKv kRawZero = uvec4(0);
+#else
+#define RawKv mat2x4
+void unpack8(RawKv q, out float v[8]) {
+  v = float[8](q[0].x, q[0].y, q[0].z, q[0].w, q[1].x, q[1].y, q[1].z, q[1].w);
+}
+RawKv load_raw(uvec2 row, uint lane8) { return RawKv(F32x4Buf(row).v[lane8 / 4], F32x4Buf(row).v[lane8 / 4 + 1]); }
+const RawKv kRawZero = RawKv(0.0);
+#endif
+
+// Key j's elements [lane8, + 8) (raw) when it is a valid past key, else zeros.
+void fetch_raw(uint b, uint kvh, uint lane8, int j, int j1, int position, out RawKv k, out RawKv v) {
+  k = kRawZero;
+  v = kRawZero;
   if (j < j1 && j != position) {
     uint mb = p.max_seq / KV_BLOCK;
-    load8(ActBuf(kv_row(p.kv_table, mb, p.Hkv, b, kvh, uint(j), p.k_off, p.D, ACT_BYTES)), lane8, kf);
-    load8(ActBuf(kv_row(p.kv_table, mb, p.Hkv, b, kvh, uint(j), p.v_off, p.D, ACT_BYTES)), lane8, vf);
-  } else {
-    kf = float[8](0, 0, 0, 0, 0, 0, 0, 0);
-    vf = float[8](0, 0, 0, 0, 0, 0, 0, 0);
+    k = load_raw(kv_row(p.kv_table, mb, p.Hkv, b, kvh, uint(j), p.k_off, p.D, ACT_BYTES), lane8);
+    v = load_raw(kv_row(p.kv_table, mb, p.Hkv, b, kvh, uint(j), p.v_off, p.D, ACT_BYTES), lane8);
   }
+}
+
+// The passes' form: key j's elements [lane8, + 8) as floats when it is a valid past key, else zeros (the new token's
+// are taken from shared memory by the caller).
+void fetch_kv(uint b, uint kvh, uint lane8, int j, int j1, int position, out float kf[8], out float vf[8]) {
+  RawKv kr, vr;
+  fetch_raw(b, kvh, lane8, j, j1, position, kr, vr);
+  unpack8(kr, kf);
+  unpack8(vr, vf);
 }
 
 // The keys [j0, j1) of (b, kvh) in passes of KP keys (the workgroup in step, shared memory between the phases):
@@ -193,33 +206,6 @@ void pass_loop(uint b, uint kvh, uint G, int j0, int j1, int position, inout flo
 
 
 #if SUBGROUP_LOOP
-// v[0..8) from a raw 16-byte load of the cache type (fp16: one uvec4; fp32: two vec4).
-#if STORE_F16
-#define RawKv uvec4
-void unpack8(RawKv q, out float v[8]) {
-  vec2 a = unpackHalf2x16(q.x), b = unpackHalf2x16(q.y), c = unpackHalf2x16(q.z), d = unpackHalf2x16(q.w);
-  v = float[8](a.x, a.y, b.x, b.y, c.x, c.y, d.x, d.y);
-}
-RawKv load_raw(uvec2 row, uint lane8) { return U32x4Buf(row).v[lane8 / 8]; }
-const RawKv kRawZero = uvec4(0);
-#else
-#define RawKv mat2x4
-void unpack8(RawKv q, out float v[8]) { v = float[8](q[0].x, q[0].y, q[0].z, q[0].w, q[1].x, q[1].y, q[1].z, q[1].w); }
-RawKv load_raw(uvec2 row, uint lane8) { return RawKv(F32x4Buf(row).v[lane8 / 4], F32x4Buf(row).v[lane8 / 4 + 1]); }
-const RawKv kRawZero = RawKv(0.0);
-#endif
-
-// Key j's elements [lane8, + 8) (raw) when it is a valid past key, else zeros.
-void fetch_raw(uint b, uint kvh, uint lane8, int j, int j1, int position, out RawKv k, out RawKv v) {
-  k = kRawZero;
-  v = kRawZero;
-  if (j < j1 && j != position) {
-    uint mb = p.max_seq / KV_BLOCK;
-    k = load_raw(kv_row(p.kv_table, mb, p.Hkv, b, kvh, uint(j), p.k_off, p.D, ACT_BYTES), lane8);
-    v = load_raw(kv_row(p.kv_table, mb, p.Hkv, b, kvh, uint(j), p.v_off, p.D, ACT_BYTES), lane8);
-  }
-}
-
 // Key j's elements as floats: the new token's from shared memory, else the raw load's.
 void key_value(int j, int position, uint lane8, RawKv kr, RawKv vr, out float kf[8], out float vf[8]) {
   unpack8(kr, kf);

@@ -67,12 +67,17 @@ Tensor host_tensor(const std::vector<float>& values, DType dtype, Shape shape) {
   return t;
 }
 
-TensorView VulkanTest::upload(const std::vector<float>& values, DType dtype, Shape shape) {
+TensorView upload_to(Context& ctx, std::vector<DeviceBuffer>& keep, const std::vector<float>& values, DType dtype,
+                     Shape shape) {
   Tensor t = host_tensor(values, dtype, shape);
-  buffers_.push_back(ctx().memory().allocate("test", t.bytes()));
-  TensorView v = buffers_.back().view(dtype, shape);
-  ctx().transfers().upload_tensor(v, t);
+  keep.push_back(ctx.memory().allocate("test", t.bytes()));
+  TensorView v = keep.back().view(dtype, shape);
+  ctx.transfers().upload_tensor(v, t);
   return v;
+}
+
+TensorView VulkanTest::upload(const std::vector<float>& values, DType dtype, Shape shape) {
+  return upload_to(ctx(), buffers_, values, dtype, shape);
 }
 
 TensorView VulkanTest::upload_i64(const std::vector<int64_t>& values, Shape shape) {
@@ -97,8 +102,10 @@ TensorView VulkanTest::empty(DType dtype, Shape shape) {
   return v;
 }
 
-std::vector<float> VulkanTest::download(const TensorView& t) {
-  Tensor h = ctx().transfers().download_tensor(t);
+std::vector<float> VulkanTest::download(const TensorView& t) { return download_from(ctx(), t); }
+
+std::vector<float> download_from(Context& ctx, const TensorView& t) {
+  Tensor h = ctx.transfers().download_tensor(t);
   std::vector<float> out(h.numel());
   for (size_t i = 0; i < out.size(); i++) {
     if (t.dtype == DType::f32) out[i] = h.data<float>()[i];

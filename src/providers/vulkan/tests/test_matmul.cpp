@@ -129,24 +129,6 @@ struct NBitsCase {
 
 class VulkanMatMulNBitsTest : public VulkanTest, public ::testing::WithParamInterface<NBitsCase> {};
 
-// Device tensors of any context (kept alive in `keep`, which must go before the context).
-TensorView upload_to(Context& ctx, std::vector<DeviceBuffer>& keep, const std::vector<float>& values, DType dt,
-                     Shape shape) {
-  Tensor t = host_tensor(values, dt, shape);
-  keep.push_back(ctx.memory().allocate("test", t.bytes()));
-  TensorView v = keep.back().view(dt, shape);
-  ctx.transfers().upload_tensor(v, t);
-  return v;
-}
-
-std::vector<float> download_from(Context& ctx, const TensorView& t) {
-  Tensor h = ctx.transfers().download_tensor(t);
-  std::vector<float> out(h.numel());
-  for (size_t i = 0; i < out.size(); i++)
-    out[i] = t.dtype == DType::f32 ? h.data<float>()[i] : f16_to_f32(h.data<uint16_t>()[i]);
-  return out;
-}
-
 // MatMulNBits through `ctx` against the float64 dequantized reference; activations uniform in [-amp, amp], scales
 // in [0.01, 0.2] / amp (outputs of the same size whatever the amplitude).
 void check_nbits(Context& ctx, const NBitsCase& c, float amp = 1.0f) {

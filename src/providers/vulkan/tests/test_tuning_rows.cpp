@@ -83,23 +83,10 @@ struct Outputs {
   std::vector<float> matvec, matvec_q4, skinny, skinny_q4, matmul, norm, attn_decode, attn_prompt;
 };
 
-std::vector<float> fetch(Context& ctx, const TensorView& t) {
-  Tensor h = ctx.transfers().download_tensor(t);
-  std::vector<float> out(h.numel());
-  for (size_t i = 0; i < out.size(); i++) out[i] = f16_to_f32(h.data<uint16_t>()[i]);
-  return out;
-}
-
 Outputs run_all(Context& ctx) {
   const DType dt = DType::f16;
   std::vector<DeviceBuffer> keep;
-  auto up = [&](const std::vector<float>& v, Shape s) {
-    Tensor t = host_tensor(v, dt, s);
-    keep.push_back(ctx.memory().allocate("t", t.bytes()));
-    TensorView view = keep.back().view(dt, s);
-    ctx.transfers().upload_tensor(view, t);
-    return view;
-  };
+  auto up = [&](const std::vector<float>& v, Shape s) { return upload_to(ctx, keep, v, dt, s); };
   auto out = [&](DType d, Shape s) {
     keep.push_back(ctx.memory().allocate("o", shape_numel(s) * dtype_size(d)));
     ctx.transfers().fill_zero(keep.back().slice());
@@ -150,7 +137,8 @@ Outputs run_all(Context& ctx) {
   kernels::group_query_attention(rec, gp, t, ws);  // decode at position 550 over 551 keys
   rec.end();
   rec.run();
-  return {fetch(ctx, o1), fetch(ctx, oq), fetch(ctx, os), fetch(ctx, osq), fetch(ctx, om), fetch(ctx, on), fetch(ctx, od), fetch(ctx, op)};
+  auto got = [&](const TensorView& t) { return download_from(ctx, t); };
+  return {got(o1), got(oq), got(os), got(osq), got(om), got(on), got(od), got(op)};
 }
 
 void expect_same(const std::vector<float>& a, const std::vector<float>& b, const std::string& what) {
@@ -234,7 +222,7 @@ TEST_F(VulkanTuningRowsTest, MatrixUnitSkinnyVariantsMatchTheReference) {
         std::string what = "threads " + std::to_string(v.threads) + " unroll " + std::to_string(v.unroll) + " cols " +
                            std::to_string(v.cols) + " direct " + std::to_string(v.direct) + " M " + std::to_string(M) +
                            " K " + std::to_string(K);
-        expect_close(fetch(c, y), want, 2e-3, 2e-3 * std::sqrt((double)K), what.c_str());
+        expect_close(download_from(c, y), want, 2e-3, 2e-3 * std::sqrt((double)K), what.c_str());
       }
 }
 

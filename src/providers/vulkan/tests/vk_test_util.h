@@ -43,6 +43,11 @@ std::vector<float> random_values(size_t n, uint32_t seed, float lo = -1.0f, floa
 std::vector<float> round_to(const std::vector<float>& v, DType dtype);
 Tensor host_tensor(const std::vector<float>& values, DType dtype, Shape shape);
 
+// Device tensors of any context (kept alive in `keep`, which must go before the context), and their values as fp32.
+TensorView upload_to(Context& ctx, std::vector<DeviceBuffer>& keep, const std::vector<float>& values, DType dtype,
+                     Shape shape);
+std::vector<float> download_from(Context& ctx, const TensorView& t);
+
 // max |got - want| / (|want| + atol_scale) over all elements; reports the worst index.
 void expect_close(const std::vector<float>& got, const std::vector<double>& want, double rel, double atol,
                   const char* what);
