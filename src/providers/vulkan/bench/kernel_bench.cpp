@@ -293,8 +293,6 @@ int run(int argc, char** argv) {
   uint32_t mm_tile = 0, skinny_max_m = 0, skinny_rows = 0, skinny_unroll = 0, attn_splits = 0;
   uint32_t coop_max_m = 0, coop_threads = 0, coop_unroll = 0, coop_cols = 0, coop_direct = 2;  // 2: the row's
   int q4_rows = -1, q4_unroll = 0;  // -1: the row's
-  int attn_loop = -1;  // decode attention's subgroup loop 0 / 1; -1: the row's
-  int q4_half = -1;    // the int4 matvec's packed-fp16 products 0 / 1; -1: the row's
   std::string tuning_overrides;  // --tuning field=value,...: as the provider option `tuning`
   std::vector<int> coop_tile, coop_small;  // the prompt matmul's tiles (6 values each), empty: the row's
   uint32_t coop_big_min = 0;
@@ -312,7 +310,6 @@ int run(int argc, char** argv) {
     else if (a == "--int4-matvec-only") int4_only = true;
     else if (a == "--attn-threads" && i + 1 < argc) attn_threads = (uint32_t)std::stoul(argv[++i]);
     else if (a == "--attn-max-splits" && i + 1 < argc) attn_splits = (uint32_t)std::stoul(argv[++i]);
-    else if (a == "--attn-loop" && i + 1 < argc) attn_loop = (int)std::stoul(argv[++i]);
     else if (a == "--attention-only") attention_only = true;
     else if (a == "--kv-lens" && i + 1 < argc) kv_lens = int_list(argv[++i]);
     else if (a == "--prompt-lens" && i + 1 < argc) prompt_lens = int_list(argv[++i]);
@@ -335,16 +332,15 @@ int run(int argc, char** argv) {
     else if (a == "--shape-8b") shape_8b = true;
     else if (a == "--q4-rows" && i + 1 < argc) q4_rows = std::stoi(argv[++i]);
     else if (a == "--q4-unroll" && i + 1 < argc) q4_unroll = std::stoi(argv[++i]);
-    else if (a == "--q4-half" && i + 1 < argc) q4_half = std::stoi(argv[++i]);
     else if (a == "--tuning" && i + 1 < argc) tuning_overrides = argv[++i];
     else {
       std::fprintf(stderr, "usage: ogx_vulkan_bench [--quick] [--device-type gpu|cpu] [--threads N] [--q4-threads N] "
-                           "[--rows N] [--q4-rows N] [--q4-unroll N] [--q4-half 0|1] [--tuning F=V,...] [--shape-8b] [--chain-only] "
+                           "[--rows N] [--q4-rows N] [--q4-unroll N] [--tuning F=V,...] [--shape-8b] [--chain-only] "
                            "[--int4-matvec-only] "
                            "[--attn-threads N] "
                            "[--attn-max-splits N]\n"
                            "       ogx_vulkan_bench --attention-only [--kv-lens 2048,8192,32768] "
-                           "[--prompt-lens 2048,8192,32768] [--attn-threads N] [--attn-max-splits N] [--attn-loop 0|1] "
+                           "[--prompt-lens 2048,8192,32768] [--attn-threads N] [--attn-max-splits N] [--tuning F=V,...] "
                            "[--quick]\n"
                            "       ogx_vulkan_bench --matmul-only [--m M] [--reps N] [--simt] [--matmul-tile 64|128] "
                            "[--skinny-max-m N] [--skinny-rows N] [--skinny-unroll N] [--coop-max-m N] [--coop-threads N] "
@@ -359,9 +355,9 @@ int run(int argc, char** argv) {
   o.provider.tuning_overrides = tuning_overrides;
   o.block_bytes = 1ull << 30;
   // Tuning experiments: the table's row with these values replaced.
-  if (q4_threads || rows || threads || attn_threads || attn_splits || attn_loop >= 0 || mm_tile || simt ||
+  if (q4_threads || rows || threads || attn_threads || attn_splits || mm_tile || simt ||
       skinny_max_m || skinny_rows || skinny_unroll || coop_max_m || coop_threads || coop_unroll || coop_cols ||
-      coop_direct != 2 || q4_rows >= 0 || q4_unroll || q4_half >= 0 || !coop_tile.empty() || !coop_small.empty() ||
+      coop_direct != 2 || q4_rows >= 0 || q4_unroll || !coop_tile.empty() || !coop_small.empty() ||
       coop_big_min) {
     Context probe(o);
     Tuning t = probe.tuning();
@@ -370,7 +366,6 @@ int run(int argc, char** argv) {
     if (threads) t.matvec_threads = threads;
     if (attn_threads) t.decode_group_threads = attn_threads;
     if (attn_splits) t.decode_group_max_splits = attn_splits;
-    if (attn_loop >= 0) t.decode_group_subgroup_loop = (uint32_t)attn_loop;
     if (mm_tile) t.matmul_tile = mm_tile;
     if (skinny_max_m) t.skinny_max_m = skinny_max_m;
     if (skinny_rows) t.skinny_rows = skinny_rows;
@@ -382,7 +377,6 @@ int run(int argc, char** argv) {
     if (coop_direct != 2) t.coop_skinny_direct_w = coop_direct;
     if (q4_rows >= 0) t.q4_wide_rows = (uint32_t)q4_rows;
     if (q4_unroll) t.q4_wide_unroll = (uint32_t)q4_unroll;
-    if (q4_half >= 0) t.q4_wide_half = (uint32_t)q4_half;
     auto tile_of = [](const std::vector<int>& v, Tuning::CoopTile& tile) {
       if (v.size() != 6) throw std::runtime_error("--coop-tile / --coop-small-tile take 6 values WM,WN,FM,FN,BK,STAGES");
       tile = {(uint32_t)v[0], (uint32_t)v[1], (uint32_t)v[2], (uint32_t)v[3], (uint32_t)v[4], (uint32_t)v[5]};
