@@ -41,12 +41,12 @@
 #   generators:SHAPE:PREC[:COUNTS[:P[:G[:BIN]]]]
 #                                `ogx bench --generators N` on a real folder for each N of COUNTS (default 16,64):
 #                                N sequences of different prompt lengths decoded together (P=128, G=64)
-#   spec:SHAPE:PREC[:DRAFT_SHAPE[:repeating]]
+#   spec:SHAPE:PREC[:DRAFT_SHAPE[:repeating[:EXTRA]]]
 #                                `ogx bench --speculative` on a real folder: n-gram on a repetitive prompt (prompt 512,
 #                                period 32, 256 new tokens) against plain decoding, and with DRAFT_SHAPE a draft model;
 #                                'repeating': folders built with --repeating-weights (greedy decoding repeats the last
 #                                token, so drafts are accepted: the speed-up at full acceptance; random weights
-#                                accept none)
+#                                accept none); EXTRA as for bench (e.g. '--provider-option+tuning=q4_wide_max_m=8')
 #   sample:SHAPE:PREC[:BIN]      `ogx bench --synthetic --temperature 0.8` with top-p 0.9, top-k 50 and the whole
 #                                distribution, alternated twice; decode tok/s of each (the device sampler's cost)
 #   guidance:SHAPE:PREC          `ogx generate` (prompt 'hello', 128 new tokens, twice each) on a random-weight folder with
@@ -191,15 +191,15 @@ step_sample() {
 }
 
 step_spec() {
-  local shape=$1 prec=$2 draft=$3 weights=$4 dir args out
+  local shape=$1 prec=$2 draft=$3 weights=$4 extra=${5//+/ } dir args out
   dir=$(folder_of $shape $prec $weights)
   for mode in plain ngram ${draft:+draft}; do
-    args="--prompt-len 512 --gen-len 256 --prompt-period 32 --repeats 1"
+    args="--prompt-len 512 --gen-len 256 --prompt-period 32 --repeats 1 $extra"
     [ $mode = ngram ] && args="$args --speculative ngram --draft-tokens 4"
     [ $mode = draft ] && args="$args --speculative $(folder_of $draft $prec $weights) --draft-tokens 4"
     out=$OUT/spec_${shape}_${prec}_$mode${weights:+_$weights}
     timeout 300 ./.devrun/ogx bench $dir --provider dml $args --json > $out.json 2> $out.err
-    log "spec $shape $prec $mode ${weights:-random}: $(grep -o '"decode_tok_s":[0-9.]*\|"accept[a-z_]*":[0-9.]*\|"drafted[a-z_]*":[0-9.]*\|"total_[a-z_]*_ms":[0-9.]*\|"rounds":[0-9.]*\|"[a-z_]*forward_passes":[0-9.]*\|"replay_gpu_us_median":[0-9.]*\|"runs":[0-9.]*\|"submits":[0-9.]*\|"dropped_runs":[0-9.]*\|"queued_runs":[0-9.]*\|"recordings":[0-9.]*' $out.json | tr '\n' ' ')"
+    log "spec $shape $prec $mode ${weights:-random}: $(grep -o '"decode_tok_s":[0-9.]*\|"accept[a-z_]*":[0-9.]*\|"drafted[a-z_]*":[0-9.]*\|"total_[a-z_]*_ms":[0-9.]*\|"rounds":[0-9.]*\|"[a-z_]*forward_passes":[0-9.]*\|"replay_gpu_us_median":[0-9.]*\|"runs":[0-9.]*\|"submits":[0-9.]*\|"dropped_runs":[0-9.]*\|"queued_runs":[0-9.]*\|"recordings":[0-9.]*\|"gpu_us[^,]*' $out.json | tr '\n' ' ')"
   done
 }
 

@@ -48,7 +48,10 @@ struct Row {
 // with decode_group_fill 128 (rows x KV heads from which a step's attention is not split: 16 rows of 8 KV heads)
 // 8B fp16 --batch 16 1,523 -> 1,592 tok/s; kernel bench, us per layer (passes -> subgroup loop): 16 rows of 192 keys
 // D 128 54.7 -> 38.9 (unsplit), of 1,024 keys 203 -> 124, D 64 95.9 -> 79.8; one row D 128 over 8k keys 96.5 ->
-// 81.4, 32k 307 -> 224; one row D 64 stays with the passes (8k 33.8 against 37.6).
+// 81.4, 32k 307 -> 224; one row D 64 stays with the passes (8k 33.8 against 37.6). q4_wide_max_m 8 (2..8 rows of
+// a batched int4 step in one matvec_q4_wide workgroup, the weights loaded once, instead of the skinny / matrix-unit
+// kernels): 8B int4 --batch 4 262.6 / 262.9 -> 483.4 / 483.0 tok/s, 1B int4 --batch 4 1,382 -> 2,113, 8B --batch 8
+// 494 (max_m 4) -> 530 (2026-12-03, same-run option sets).
 const Row kRows[] = {
     {"nvidia", 4318, DeviceType::other,
      {.matvec_threads = 256, .matvec_rows = 4, .matvec_threads_q4 = 256, .matmul_tile = 128, .reduce_threads = 256,
@@ -56,7 +59,7 @@ const Row kRows[] = {
       .skinny_max_m = 16, .skinny_rows = 4, .skinny_unroll = 2, .coop_skinny_max_m = 64, .coop_skinny_threads = 256,
       .coop_skinny_unroll = 4, .coop_skinny_cols = 2, .coop_skinny_direct_w = 0, .coop_tiled_min_groups = 128,
       .decode_group_max_splits = 128, .decode_group_fill = 128, .decode_group_subgroup_loop = 2, .q4_wide_rows = 4,
-      .q4_wide_unroll = 1, .q4_wide_half = 1, .q4_wide_min_dim = 0,
+      .q4_wide_unroll = 1, .q4_wide_half = 1, .q4_wide_max_m = 8, .q4_wide_min_dim = 0,
       .coop_big_tile_q4 = {4, 2, 4, 2, 64, 1}, .coop_small_tile = {4, 2, 2, 2, 64, 1}}},
     {"amd", 4098, DeviceType::other,
      {.matvec_threads = 256, .matvec_rows = 8, .matvec_threads_q4 = 256, .matmul_tile = 128, .reduce_threads = 256,
@@ -76,7 +79,7 @@ const Row kRows[] = {
       .skinny_max_m = 16, .skinny_rows = 4, .skinny_unroll = 2, .coop_skinny_max_m = 64, .coop_skinny_threads = 256,
       .coop_skinny_unroll = 4, .coop_skinny_cols = 1, .coop_skinny_direct_w = 0, .coop_tiled_min_groups = 128,
       .decode_group_max_splits = 128, .decode_group_subgroup_loop = 1, .q4_wide_rows = 2, .q4_wide_unroll = 2,
-      .q4_wide_half = 1, .q4_wide_max_m = 8}},
+      .q4_wide_half = 1, .q4_wide_max_m = 16}},
 };
 
 const Tuning kGeneric{.matvec_threads = 128, .matvec_rows = 4, .matvec_threads_q4 = 128, .matmul_tile = 64,

@@ -49,9 +49,9 @@ struct Tuning {
                                       // grow (up to matvec_threads_q4) until K fits in one round of loads
   uint32_t q4_wide_half = 0;          // 1: its products in packed fp16 for fp16 activations (devices with fp16
                                       // arithmetic; matvec_q4_wide.comp HALF_DOT), 0: fp32
-  uint32_t q4_wide_max_m = 1;         // up to this many activation rows (2..8) in one of its workgroups (weights
-                                      // loaded once: batched steps, speculative verify passes; no norm prologue);
-                                      // 1: batches take the skinny / matrix-unit kernels
+  uint32_t q4_wide_max_m = 1;         // steps of up to this many activation rows (2..16; no norm prologue) take it
+                                      // too, up to 8 rows per workgroup with the weights loaded once (batched
+                                      // steps, speculative verify passes); 1: the skinny / matrix-unit kernels
   uint32_t q4_wide_min_dim = 0;       // ... and only where K and N are both at least this (smaller matrices stay
                                       // with matvec.comp)
   // Output tile of the prompt matmul on the matrix units (matmul_coop.comp): subgroups along M and N, 16 x 16

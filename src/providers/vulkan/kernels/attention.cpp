@@ -14,6 +14,7 @@ namespace {
 constexpr int64_t kPrefillMaxHead = 128;     // gqa_prefill.comp MAXD
 constexpr uint32_t kPrefillShared = 27 * 1024;  // bytes of shared memory gqa_prefill.comp declares (about)
 constexpr uint32_t kPrefillCoopRows = 64;       // query rows per workgroup of gqa_prefill_coop.comp (BQ)
+constexpr int64_t kFewQueryRows = 16;           // up to this many query rows: the split kernel (gqa_decode.comp)
 
 struct Dims {
   int64_t B, S, Hq, Hkv, D, max_seq;
@@ -95,10 +96,11 @@ GqaWorkspace make_gqa_workspace(Context& ctx, int64_t B, int64_t S_max, int64_t 
   GqaWorkspace ws;
   ws.nsplit = std::clamp<int64_t>((max_seq + ctx.tuning().attention_split - 1) / ctx.tuning().attention_split, 1, 16);
   ws.group_nsplit = decode_group_splits(ctx, max_seq, D);
-  // Partial results: one token's splits, or (the split kernel over a prompt, where the tiled prompt kernels do not
-  // apply: D > 128) one per query row. Never prompt x splits: a prompt of 32k rows would need gigabytes.
+  // Partial results: one token's splits, a few rows' splits (up to kFewQueryRows rows), or (the split kernel over a
+  // prompt, where the tiled prompt kernels do not apply: D > 128) one per query row. Never prompt x splits: a prompt
+  // of 32k rows would need gigabytes.
   const int64_t splits = std::max(ws.nsplit, ws.group_nsplit);
-  const int64_t partial_rows = std::max(splits, S_max > 1 ? S_max : 1);
+  const int64_t partial_rows = std::max(splits, S_max <= kFewQueryRows ? S_max * ws.nsplit : S_max);
   ws.q_rotated = ctx.memory().allocate("gqa.q_rotated", (VkDeviceSize)(B * Hq * S_max * D * 4));
   ws.partials = ctx.memory().allocate("gqa.partials", (VkDeviceSize)(B * partial_rows * Hq * (D + 2) * 4));
   VkDeviceSize counter_bytes = (VkDeviceSize)(B * Hq * 4);
@@ -292,8 +294,13 @@ void group_query_attention(CommandRecorder& rec, const GqaParams& pr, const GqaT
   }
   float scale = pr.scale != 0.0f ? pr.scale : 1.0f / std::sqrt((float)d.D);
   int32_t window = (int32_t)pr.local_window_size;
-  bool coop = d.S > 1 && prefill_coop_applies(ctx, d, t);
-  if (coop || (d.S > 1 && d.D <= kPrefillMaxHead && ctx.info().max_shared_memory >= kPrefillShared)) {
+  // A few query rows (a speculative verify pass, a short continued chunk): the split kernel spreads each row's keys
+  // over workgroups, where the prompt kernels give each (block of rows, head) one workgroup over all the keys
+  // (H200, 8B: a 5-row verify pass's attention over ~600 keys took 118 us a layer that way).
+  const int64_t partial_rows = (int64_t)(ws.partials.size() / (VkDeviceSize)(d.B * d.Hq * (d.D + 2) * 4));
+  const bool few_rows = d.S > 1 && d.S <= kFewQueryRows && partial_rows >= 2 * d.S;
+  bool coop = d.S > 1 && !few_rows && prefill_coop_applies(ctx, d, t);
+  if (coop || (d.S > 1 && !few_rows && d.D <= kPrefillMaxHead && ctx.info().max_shared_memory >= kPrefillShared)) {
     struct {  // the Push of gqa_prefill.comp and gqa_prefill_coop.comp
       uint64_t q, kv_table, seqlens, total, out;
       uint32_t B, S, Hq, Hkv, D, max_seq, k_off, v_off;
@@ -309,7 +316,9 @@ void group_query_attention(CommandRecorder& rec, const GqaParams& pr, const GqaT
                  {t.output.mem});
     return;
   }
-  uint32_t nsplit = d.S == 1 ? (uint32_t)ws.nsplit : 1;
+  uint32_t nsplit = d.S == 1 ? (uint32_t)ws.nsplit
+                   : few_rows ? (uint32_t)std::min<int64_t>(ws.nsplit, partial_rows / d.S)
+                              : 1;
   BufferSlice partials = ws.partials.slice().sub(0, d.B * d.S * d.Hq * nsplit * (d.D + 2) * 4);
   OGX_CHECK(ws.partials.size() >= partials.size, "GroupQueryAttention: workspace too small for S = ", d.S);
   {

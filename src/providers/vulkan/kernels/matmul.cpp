@@ -349,6 +349,9 @@ void matvec_fused(CommandRecorder& rec, const TensorView& x, const MatMulWeight&
     uint32_t t = std::max<uint32_t>(ctx.info().subgroup_size, 1);
     while (t * 2 <= threads && (int64_t)t * unroll < chunks) t *= 2;
     while (unroll > 1 && (int64_t)t * (unroll / 2) >= chunks) unroll /= 2;
+    // Several activation rows: at most 16 subgroups (the shader's shared partial sums), whatever size they run at.
+    const uint32_t min_sg = std::max<uint32_t>(1, std::min(ctx.info().min_subgroup_size, ctx.info().subgroup_size));
+    while (mrows > 1 && t > 16 * min_sg) t /= 2;
     const bool half = tu.q4_wide_half && x.dtype == DType::f16 && ctx.info().features.fp16_arithmetic;
     std::string shader = std::string(half ? "matvec_q4_wide_h2_" : "matvec_q4_wide_") +
                          storage_suffix(x.dtype, "MatMul") + variant;
@@ -357,8 +360,11 @@ void matvec_fused(CommandRecorder& rec, const TensorView& x, const MatMulWeight&
     grid_2d(div_up((uint64_t)w.N, q4_rows), &gx, &gz);
     rec.dispatch(pl, &p, push_bytes, gx, (uint32_t)div_up((uint64_t)M, mrows), gz, reads, writes);
   };
-  if (q4_wide && !norm && M >= 2 && M <= std::min<uint32_t>(tu.q4_wide_max_m, 8)) {
-    q4_wide_dispatch((uint32_t)M);
+  if (q4_wide && !norm && M >= 2 && M <= std::min<uint32_t>(tu.q4_wide_max_m, 16)) {
+    // Up to 8 rows per workgroup; more rows in balanced groups (9..16: two of <= 8, their weight reads the second
+    // time mostly from the cache).
+    const uint32_t groups = (uint32_t)div_up((uint64_t)M, 8);
+    q4_wide_dispatch((uint32_t)div_up((uint64_t)M, groups));
     return;
   }
   if (uses_skinny(tu, M) && !norm && matvec_coop_applies(ctx, x, w, M)) {  // matvec_coop.comp: the matrix units

@@ -3,8 +3,9 @@
 // decode matvec of block sizes >= 32 with K % 32 == 0 (matvec.comp takes the rest). Same semantics and variants
 // (EPILOGUE_SILU, NORM_PROLOGUE) as matvec.comp.
 //
-// A workgroup computes ROWS outputs of one row m; its threads split K in chunks of 32 values: one 16-byte load of
-// nibbles and one scale per chunk and row (matvec.comp: a 4-byte load, a scale and a zero-point load per 8 values).
+// A workgroup computes ROWS outputs of MROWS activation rows (one with NORM_PROLOGUE); its threads split K in chunks
+// of 32 values: one 16-byte load of nibbles and one scale per chunk and row (matvec.comp: a 4-byte load, a scale and a
+// zero-point load per 8 values). With HALF_DOT each chunk of a weight row is dequantized once for all MROWS rows.
 // The host sizes the workgroup so that each thread has at most UNROLL chunks: every weight load of a thread is
 // issued before any is used — one memory round trip per dispatch, which is what a dependent dispatch waits for.
 // A nibble q becomes the float 1 + q / 16 by moving it into the top mantissa bits of 1.0 (a shift and a mask-or, no
@@ -37,6 +38,49 @@ const uint WIDE = 1;                            // activations are read 16 bytes
 #include "matvec_common.glsl"
 
 #include "matvec_finish.glsl"
+
+#if !NORM_PROLOGUE
+// The end of a multi-row workgroup (MROWS > 1): every thread's partial dots acc[mm][r] summed per subgroup into
+// shared memory, one barrier, then one thread per output sums the subgroups' partials (in matvec_finish's order:
+// the same results as one row per workgroup) and writes row m0 + mm's column n0 + r, or silu(gate) * up of a
+// (gate, up) pair with EPILOGUE_SILU. The host keeps the workgroup to at most 16 subgroups.
+shared float partial_rows[MROWS * ROWS * 16];
+
+void finish_rows(float acc[MROWS][8], uint m0, uint n0) {
+  for (uint mm = 0; mm < MROWS; mm++)
+    for (uint r = 0; r < ROWS; r++) {
+      float s = subgroupAdd(acc[mm][r]);
+      if (gl_SubgroupInvocationID == 0) partial_rows[(mm * ROWS + r) * 16 + gl_SubgroupID] = s;
+    }
+  barrier();
+#if EPILOGUE_SILU
+  const uint per_row = ROWS / 2;
+#else
+  const uint per_row = ROWS;
+#endif
+  for (uint o = gl_LocalInvocationID.x; o < MROWS * per_row; o += gl_WorkGroupSize.x) {
+    uint mm = o / per_row, t = o % per_row, m = m0 + mm;
+    if (m >= p.M) continue;
+#if EPILOGUE_SILU
+    if (n0 + 2 * t + 1 >= p.N) continue;
+    float g = 0.0, u = 0.0;
+    for (uint i = 0; i < gl_NumSubgroups; i++) {
+      g += partial_rows[(mm * ROWS + 2 * t) * 16 + i];
+      u += partial_rows[(mm * ROWS + 2 * t + 1) * 16 + i];
+    }
+    g = float(TO_STORE(g));
+    u = float(TO_STORE(u));
+    p.y.v[m * (p.N / 2) + n0 / 2 + t] = TO_STORE(g / (1.0 + exp(-g)) * u);
+#else
+    if (n0 + t >= p.N) continue;
+    float s = 0.0;
+    for (uint i = 0; i < gl_NumSubgroups; i++) s += partial_rows[(mm * ROWS + t) * 16 + i];
+    if (p.has_bias != 0) s += float(p.bias.v[n0 + t]);
+    p.y.v[m * p.N + n0 + t] = TO_STORE(s);
+#endif
+  }
+}
+#endif
 
 // sum over the chunk's 32 values of (1 + q_i / 16) * xs[i], q_i the nibbles of w (low nibble first).
 float dot_chunk(uvec4 w, float xs[32]) {
@@ -73,26 +117,38 @@ void pair_x_raw(uvec4 r[4], out f16vec2 xp[16]) {
   }
 }
 
-// sum over the chunk's 32 values of (q_i - z) x_i / 256, q_i the nibbles of w: per word, four half pairs of nibbles
-// minus the zero point ((q - z) / 16, exact), four fmas with the paired activations (x / 16), the two halves added in
-// fp32.
-float half_dot_chunk(uvec4 w, f16vec2 xp[16], float z) {
+// The chunk's 32 nibbles as 16 half pairs (q - z) / 16, exact, in the order pair_x / pair_x_raw pair the
+// activations: per word, 64 + q/16 (low nibbles) and 4 + q/16 (high nibbles) by mask-ors, minus the zero point.
+void dequant_chunk(uvec4 w, float z, out f16vec2 q[16]) {
   f16vec2 zl = f16vec2(float16_t(64.0 + z / 16.0)), zh = f16vec2(float16_t(4.0 + z / 16.0));
-  float s = 0.0;
   for (uint j = 0; j < 4; j++) {
     uint a = w[j], b = a >> 8;
-    f16vec2 q0 = unpackFloat2x16((a & 0x000F000Fu) | 0x54005400u) - zl;  // values 0, 4 of the word
-    f16vec2 q1 = unpackFloat2x16((a & 0x00F000F0u) | 0x44004400u) - zh;  // 1, 5
-    f16vec2 q2 = unpackFloat2x16((b & 0x000F000Fu) | 0x54005400u) - zl;  // 2, 6
-    f16vec2 q3 = unpackFloat2x16((b & 0x00F000F0u) | 0x44004400u) - zh;  // 3, 7
-    f16vec2 d = q0 * xp[4 * j];
-    d = fma(q1, xp[4 * j + 1], d);
-    d = fma(q2, xp[4 * j + 2], d);
-    d = fma(q3, xp[4 * j + 3], d);
+    q[4 * j] = unpackFloat2x16((a & 0x000F000Fu) | 0x54005400u) - zl;      // values 0, 4 of the word
+    q[4 * j + 1] = unpackFloat2x16((a & 0x00F000F0u) | 0x44004400u) - zh;  // 1, 5
+    q[4 * j + 2] = unpackFloat2x16((b & 0x000F000Fu) | 0x54005400u) - zl;  // 2, 6
+    q[4 * j + 3] = unpackFloat2x16((b & 0x00F000F0u) | 0x44004400u) - zh;  // 3, 7
+  }
+}
+
+// sum over the chunk of (q_i - z) x_i / 256 from its dequantized pairs: four fmas per word with the paired
+// activations (x / 16), the word's two halves added in fp32.
+float half_dot_pairs(f16vec2 q[16], f16vec2 xp[16]) {
+  float s = 0.0;
+  for (uint j = 0; j < 4; j++) {
+    f16vec2 d = q[4 * j] * xp[4 * j];
+    d = fma(q[4 * j + 1], xp[4 * j + 1], d);
+    d = fma(q[4 * j + 2], xp[4 * j + 2], d);
+    d = fma(q[4 * j + 3], xp[4 * j + 3], d);
     vec2 df = vec2(d);
     s += df.x + df.y;
   }
   return s;
+}
+
+float half_dot_chunk(uvec4 w, f16vec2 xp[16], float z) {
+  f16vec2 q[16];
+  dequant_chunk(w, z, q);
+  return half_dot_pairs(q, xp);
 }
 #endif
 
@@ -138,6 +194,10 @@ void main() {
     }
     for (uint i = 0; i < UNROLL; i++) {
 #if !NORM_PROLOGUE
+#if HALF_DOT
+      f16vec2 wq[ROWS][16];  // each row's chunk dequantized once, for all MROWS activation rows
+      for (uint r = 0; r < ROWS; r++) dequant_chunk(w[i][r], zero[i][r], wq[r]);
+#endif
       for (uint mm = 0; mm < MROWS; mm++) {
         uint m = min(m0 + mm, p.M - 1);  // rows past M repeat the last (their outputs are not written)
 #if HALF_DOT
@@ -146,7 +206,7 @@ void main() {
         f16vec2 xp[16];
         pair_x_raw(raw, xp);
         for (uint r = 0; r < ROWS; r++)
-          acc[mm][r] += valid[i] * (256.0 * sc[i][r]) * half_dot_chunk(w[i][r], xp, zero[i][r]);
+          acc[mm][r] += valid[i] * (256.0 * sc[i][r]) * half_dot_pairs(wq[r], xp);
 #else
         float xs[32];
         for (uint j = 0; j < 4; j++) {
@@ -187,9 +247,7 @@ void main() {
 #if NORM_PROLOGUE
   matvec_finish(acc[0], ss, m, n0);
 #else
-  for (uint mm = 0; mm < MROWS; mm++) {
-    if (mm > 0) barrier();  // the previous row's partial sums are read
-    if (m0 + mm < p.M) matvec_finish(acc[mm], 0.0, m0 + mm, n0);  // uniform: the whole workgroup
-  }
+  if (MROWS == 1) matvec_finish(acc[0], 0.0, m0, n0);
+  else finish_rows(acc, m0, n0);
 #endif
 }

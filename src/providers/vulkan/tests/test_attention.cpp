@@ -191,6 +191,10 @@ INSTANTIATE_TEST_SUITE_P(
         GqaCase{2, 70, 4, 1, 128, 96, {70, 41}, true, true, false, false, -1, 0, 0, DType::f16},    // D 128, padded
         GqaCase{1, 90, 2, 2, 32, 128, {90}, true, false, false, false, 40, 30.0f, 0, DType::f16},   // window, softcap
         GqaCase{1, 48, 4, 2, 64, 200, {150}, false, true, false, true, -1, 0, 0, DType::f16},       // past 102 keys
+        // a few rows over a cache (a speculative verify pass): the split kernel, causal within the rows
+        GqaCase{1, 5, 32, 8, 128, 400, {305}, false, true, false, true, -1, 0, 0, DType::f16},
+        GqaCase{1, 8, 8, 2, 64, 300, {260}, false, true, false, true, 50, 0, 0, DType::f32},       // window
+        GqaCase{2, 3, 8, 2, 64, 300, {200, 40}, false, true, false, false, -1, 0, 0, DType::f16},
         // one token with packed QKV: gqa_decode_group.comp (one dispatch) — group sizes 1/3/4/8, splits, passes
         GqaCase{1, 1, 32, 8, 64, 300, {290}, false, true, false, true, -1, 0, 0, DType::f16},
         GqaCase{2, 1, 8, 8, 128, 64, {5, 60}, false, true, false, true, -1, 0, 0, DType::f32},

@@ -175,7 +175,7 @@ TEST_P(VulkanMatMulNBitsTest, MatchesDequantizedReference) { check_nbits(ctx(), 
 
 // The int4 decode matvec with its products in packed fp16 (tuning q4_wide_half, matvec_q4_wide.comp HALF_DOT) and
 // with fp32 products, forced on this device: one activation row and 3 / 5 / 8 rows in one workgroup
-// (q4_wide_max_m), fp16 (and fp32 activations for the rows), K a multiple of 32, with and without zero points, block
+// (q4_wide_max_m; 13 and 16 rows in two groups), fp16 (and fp32 activations for the rows), K a multiple of 32, with and without zero points, block
 // sizes 32 / 64 / 128, and activations up to +-60000 (fp16's range: the products are scaled so no sum
 // overflows; the scales are divided by the amplitude, so outputs stay O(1)). Tolerance as the other fp16 cases (2e-3
 // relative, 2e-3 sqrt(K) absolute): each product and each word's sum rounds to fp16 (2^-11 relative), as the
@@ -190,13 +190,14 @@ TEST_F(VulkanMatMulNBitsTest, PackedHalfProductsMatchTheReference) {
     o.tuning = ctx().tuning();
     o.tuning->q4_wide_rows = 4;
     o.tuning->q4_wide_half = half;
-    o.tuning->q4_wide_max_m = 8;  // 2..8 rows in one workgroup too
+    o.tuning->q4_wide_max_m = 16;  // 2..8 rows in one workgroup too, 9..16 in two
     o.block_bytes = 16 << 20;
     Context other(o);
     const NBitsCase cases[] = {{1, 64, 9, 32, false, DType::f16},   {1, 2048, 37, 32, true, DType::f16},
                                {1, 4096, 20, 64, false, DType::f16}, {1, 1536, 13, 128, true, DType::f16},
                                {3, 256, 21, 32, true, DType::f16},   {5, 2048, 9, 64, false, DType::f16},
-                               {8, 512, 40, 32, true, DType::f32}};
+                               {8, 512, 40, 32, true, DType::f32},   {13, 1024, 11, 32, true, DType::f16},
+                               {16, 256, 24, 64, false, DType::f16}};
     for (const NBitsCase& c : cases)
       for (float amp : {1.0f, 60000.0f}) {
         SCOPED_TRACE("q4_wide_half " + std::to_string(half) + ", K " + std::to_string(c.K) + ", block " +
@@ -521,6 +522,7 @@ INSTANTIATE_TEST_SUITE_P(Shapes, VulkanGateUpSiluTest,
                                            GateUpCase{1, 96, 50, DType::f32, true}, GateUpCase{2, 256, 33, DType::f16, true},
                                            GateUpCase{16, 264, 40, DType::f16, false},
                                            GateUpCase{5, 128, 21, DType::f16, true},
+                                           GateUpCase{13, 256, 20, DType::f16, true},  // two groups of rows
                                            GateUpCase{40, 264, 40, DType::f16, false},  // 3 row tiles
                                            GateUpCase{64, 520, 24, DType::f16, true}));
 

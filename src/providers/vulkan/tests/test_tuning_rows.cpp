@@ -49,6 +49,7 @@ TEST(TuningTable, RowsHoldValuesInTheirDocumentedRanges) {
   EXPECT_EQ(nv.decode_group_fill, 128u);
   EXPECT_EQ(nv.decode_group_subgroup_loop, 2u);
   EXPECT_EQ(nv.q4_wide_half, 1u);
+  EXPECT_EQ(nv.q4_wide_max_m, 8u);
   EXPECT_EQ(nv.coop_skinny_cols, 2u);
 }
 
@@ -141,11 +142,18 @@ Outputs run_all(Context& ctx) {
   return {got(o1), got(oq), got(os), got(osq), got(om), got(on), got(od), got(op)};
 }
 
-void expect_same(const std::vector<float>& a, const std::vector<float>& b, const std::string& what) {
+void expect_same(const std::vector<float>& a, const std::vector<float>& b, const std::string& what,
+                 double rel = 2e-3, double abs = 2e-3) {
   // Different workgroup shapes sum in different orders (fp32), then round to fp16: allow 2 fp16 ulps relative.
   std::vector<double> want(b.begin(), b.end());
-  expect_close(a, want, 2e-3, 2e-3, what.c_str());
+  expect_close(a, want, rel, abs, what.c_str());
 }
+
+// int4 with fp16 activations: rows with q4_wide_half multiply in packed fp16 (each product and each word's 4-term sum
+// rounds to fp16, ~2^-11 of a word's sum x 256 x its scale, over K / 8 words), the others in fp32. Outputs here are
+// ~2.6 in size; measured worst 3.1e-3 absolute (H200, an output near 0) and 2.3e-3 relative (lavapipe, 9 rows),
+// 4.9e-3 relative through the fused norm (test_norm_projection.cpp): 1e-2 both.
+constexpr double kInt4HalfTol = 1e-2;
 
 class VulkanTuningRowsTest : public VulkanTest {};
 
@@ -163,9 +171,9 @@ TEST_F(VulkanTuningRowsTest, EveryRowComputesTheSameResults) {
     Context other(o);
     Outputs got = run_all(other);
     expect_same(got.matvec, base.matvec, "matvec, row " + row.row);
-    expect_same(got.matvec_q4, base.matvec_q4, "matvec int4, row " + row.row);
+    expect_same(got.matvec_q4, base.matvec_q4, "matvec int4, row " + row.row, kInt4HalfTol, kInt4HalfTol);
     expect_same(got.skinny, base.skinny, "skinny matmul, row " + row.row);
-    expect_same(got.skinny_q4, base.skinny_q4, "skinny matmul int4, row " + row.row);
+    expect_same(got.skinny_q4, base.skinny_q4, "skinny matmul int4, row " + row.row, kInt4HalfTol, kInt4HalfTol);
     expect_same(got.matmul, base.matmul, "matmul, row " + row.row);
     expect_same(got.norm, base.norm, "rms norm, row " + row.row);
     expect_same(got.attn_decode, base.attn_decode, "attention decode, row " + row.row);
