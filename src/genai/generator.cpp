@@ -502,7 +502,7 @@ void Generator::generate_next_token() {
   bool device = device_sampling_ && (!below_min || (guidance_ && !pending_.empty()) || eos_mask);
   if (queued_ > 0 && device) {
     // The pending token's step is queued: queue the next one first (its token comes from the device), then wait.
-    bool next = queue_step();
+    bool next = queue_ahead_ && queue_step();
     if (!kv_.decoder()->finish_queued(*kv_.state())) {  // another run dropped it: run the pending token below
       drop_queued();
       return generate_next_token();
@@ -538,7 +538,7 @@ void Generator::generate_next_token() {
     if (device_sampling_) host_picks_++;
     pick_host();
   }
-  if (device && !is_done() && queue_step()) queued_ = 1;
+  if (device && !is_done() && queue_ahead_ && queue_step()) queued_ = 1;
 }
 
 bool Generator::upload_token_mask(bool ban_eos) {

@@ -170,6 +170,7 @@ class Generator {
   std::optional<DeviceSampling> eos_mask_sampling_;
   const DeviceSampling* step_sampling_ = nullptr;
   mutable int queued_ = 0;   // 1: the pending token's forward pass is queued (DecodeSession::queue_next)
+  bool queue_ahead_ = true;  // a device step queues its successor (off for a draft model's last draft of a round)
   int64_t rerun_tokens_ = 0;
   std::unique_ptr<ThreadPool> beam_pool_;  // beams on a device: the rows of a pick scan in parallel
   int64_t host_picks_ = 0;  // host_picks()

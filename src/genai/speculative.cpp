@@ -129,7 +129,16 @@ std::vector<int32_t> SpeculativeDecoder::draft_with_model(const std::vector<int3
     const int64_t before = d.kv_.length();
     int32_t t;
     if (!sampling_) {
-      d.generate_next_token();  // greedy, on the draft's device where it can
+      // Greedy, on the draft's device where it can; each step queues the next but the round's last (which would
+      // run a pass the next round's sync discards, ahead of the target's verify pass on the same device).
+      d.queue_ahead_ = j + 1 < max_tokens;
+      try {
+        d.generate_next_token();
+      } catch (...) {
+        d.queue_ahead_ = true;
+        throw;
+      }
+      d.queue_ahead_ = true;
       t = d.last_token();
     } else {
       std::vector<float> lg = d.logits();
