@@ -130,6 +130,9 @@ Generator::Generator(std::shared_ptr<const Model> model, const GeneratorParams& 
   // step (such steps read the logits back). One row, or greedy rows of a batch (beams need the log-probs).
   if (params.speculative.ngram_size > 0 || params.speculative.ngram_chained_lookup || model_->draft())
     start_speculative(params.speculative);  // host picks
+  const std::string& type = model_->config().model.type;
+  if (batch_ == 1 && beams_ == 1)
+    rope_switch_at_ = type == "phi3" || type == "phimoe" ? 4097 : type == "phi3small" ? 8193 : 0;
   if (params.guidance) {  // masks the logits before each pick: on the host, or on the device (a packed bit mask)
     OGX_CHECK(!spec_, "guidance with speculative decoding is not supported");
     guidance_ = std::make_unique<guidance::LogitMask>(params.guidance, rows());
@@ -248,6 +251,7 @@ void Generator::run(const std::vector<int32_t>& ids, int n_rows, int64_t S, bool
   const DecoderIO& io = model_->io();
   int64_t past = kv_.length(), total = past + S;
   OGX_CHECK(total <= max_length_, "sequence of ", total, " tokens exceeds max_length ", max_length_);
+  if (rope_switch_at_ > 0) long_rope_cache_ = total >= rope_switch_at_ && (past == 0 || long_rope_cache_);
   OGX_CHECK(kv_.rows() == n_rows, "internal: a run of ", n_rows, " rows on a KV cache of ", kv_.rows());
   // A padded prompt's rows end at different positions: the session returns every position's logits.
   bool padded = false;
@@ -320,6 +324,19 @@ void Generator::run_pending(bool want_logits) {
   if (pending_.empty()) return;
   run(pending_, rows(), 1, want_logits);
   pending_.clear();
+}
+
+void Generator::rerun_at_rope_switch() {
+  // The sequence (its last pick included, not run yet) from position 0: the graph's long-RoPE switch now rotates
+  // every key with the long factors. The sampler, guidance and counters stay as they are: only the cache is redone.
+  drop_queued();
+  const std::vector<int32_t> ids = seqs_[0];
+  kv_.rewind(0);
+  pending_.clear();
+  logits_.clear();
+  logits_on_device_ = false;
+  rerun_tokens_ += (int64_t)ids.size();
+  run(ids, 1, (int64_t)ids.size(), true, /*sample=*/false);
 }
 
 void Generator::recompute_last() {
@@ -494,6 +511,7 @@ void Generator::pick_host() {
 void Generator::generate_next_token() {
   OGX_CHECK(token_count() > 0, "generate_next_token: append a prompt first");
   OGX_CHECK(!is_done(), "generate_next_token: generation is done (EOS or max_length reached)");
+  if (rope_rerun_due()) rerun_at_rope_switch();
   if (spec_) return spec_->generate_next_token(*this);
   // On the device when nothing needs the logits on the host. EOS is suppressed until min_length by a token mask on
   // the device (a guided generator's, or one banning only EOS), else on the host.

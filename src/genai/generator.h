@@ -110,6 +110,8 @@ class Generator {
   // tokens (when the provider returned only the last position), logits read after another generator's run took
   // the device's copy. Generators of one model interleave without re-running anything else.
   int64_t rerun_tokens() const { return rerun_tokens_; }
+  bool at_rope_switch() const { return rope_switch_at_ > 0 && (int64_t)token_count() == rope_switch_at_; }
+  bool rope_rerun_due() const { return at_rope_switch() && !long_rope_cache_; }
   // Speculative decoding's counters; null when it is off.
   const SpeculativeStats* speculative_stats() const { return spec_ ? &spec_->stats() : nullptr; }
 
@@ -133,6 +135,7 @@ class Generator {
   int64_t pads_of(int row, int n_rows) const;  // trailing pad tokens of the row's prompt
   void run_pending(bool want_logits);          // the picked tokens not yet run through the model
   void recompute_last();                       // after a rewind: the last position's logits again
+  void rerun_at_rope_switch();                 // the whole sequence through the model again (rope_switch_at_)
   int32_t pad_token() const;                   // pad_token_id (the first EOS id when the config has none)
   void pick_host();                            // next tokens from logits_ on the host (all rows)
   bool upload_token_mask(bool ban_eos);        // guidance on the device: each row's allowed tokens (EOS banned
@@ -171,6 +174,11 @@ class Generator {
   const DeviceSampling* step_sampling_ = nullptr;
   mutable int queued_ = 0;   // 1: the pending token's forward pass is queued (DecodeSession::queue_next)
   bool queue_ahead_ = true;  // a device step queues its successor (off for a draft model's last draft of a round)
+  // phi3 / phimoe 4097, phi3small 8193 (one sequence, one beam; else 0): the length at which the whole sequence runs
+  // again, so that every cached key is rotated with the long-RoPE factors the graph switches to past the original
+  // context (upstream's re-prefill, StandardDecodingStrategy::Step).
+  int64_t rope_switch_at_ = 0;
+  bool long_rope_cache_ = false;  // every position in the KV cache came from a run past the switch (nothing to redo)
   int64_t rerun_tokens_ = 0;
   std::unique_ptr<ThreadPool> beam_pool_;  // beams on a device: the rows of a pick scan in parallel
   int64_t host_picks_ = 0;  // host_picks()

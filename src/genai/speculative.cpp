@@ -254,7 +254,9 @@ void SpeculativeDecoder::hand_out(Generator& g) {
   }
   stats_.tokens_emitted++;
   if (open_round_) open_round_->emitted++;
-  if (g.is_done()) {  // EOS or max_length: the rest of the round goes (upstream's DrainOne)
+  // EOS or max_length, or the long-RoPE switch (the next call runs the sequence again): the rest of the round goes
+  // (upstream's DrainOne), and the round's last token is not run now.
+  if (g.is_done() || g.at_rope_switch()) {
     discard_buffered(g);
     close_round(/*interrupted=*/false);  // when nothing was left to discard
     return;
@@ -266,8 +268,9 @@ void SpeculativeDecoder::finish_round(Generator& g) {
   // Upstream's FinalizeRound: with two or more drafts the last token waits for the next round's verify pass (the
   // fold); with one it runs now, so that a one-draft round is plain decoding's one-token steps.
   const int width = open_round_ ? open_round_->width : 0;
+  const bool before_switch = g.rope_switch_at_ > 0 && (int64_t)g.token_count() + 1 == g.rope_switch_at_;
   anchor_ = true;
-  if (width < 2) settle_logits(g);
+  if (width < 2 || before_switch) settle_logits(g);
   close_round(/*interrupted=*/false);
 }
 
@@ -335,7 +338,9 @@ void SpeculativeDecoder::run_round(Generator& g) {
   std::vector<int32_t>& seq = g.seqs_[0];
   const int length = (int)g.token_count();
   const int budget = width_.k();
-  const int k = std::min(budget, g.max_length_ - length);  // upstream: K = min(K, max_length - sequence length)
+  int k = std::min(budget, g.max_length_ - length);  // upstream: K = min(K, max_length - sequence length)
+  if (g.rope_switch_at_ > 0 && length < g.rope_switch_at_)  // the verify pass stays below the long-RoPE switch
+    k = std::min(k, std::max(1, (int)g.rope_switch_at_ - length - 1));
   std::vector<std::vector<double>> q;  // sampled draft-model drafts: the distribution each came from
   const auto t_propose = Clock::now();
   std::vector<int32_t> drafts = draft_gen_ ? draft_with_model(seq, k, &q) : draft(seq, k);
