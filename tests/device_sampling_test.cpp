@@ -289,6 +289,7 @@ TEST(DeviceSamplingSpread, vulkan_top_p_and_top_k_tokens_lie_in_their_sets) {
       while (!g.is_done()) g.generate_next_token();
       EXPECT_EQ(g.host_picks(), 1) << "steps after the prompt pick on the device (the first: on the host)";
       seq[run] = g.sequence();
+      if ((int)seq[run].size() < p.search.max_length) seq[run].push_back(g.last_token());  // an EOS pick ended it
     }
     EXPECT_EQ(seq[0], seq[1]) << "the seed repeats its tokens";
     genai::GeneratorParams greedy(*m);
@@ -343,7 +344,9 @@ TEST(DeviceSamplingMinLength, vulkan_eos_is_masked_on_the_device_below_min_lengt
     g.append_tokens(prompt);
     while (!g.is_done()) g.generate_next_token();
     if (host_picks) *host_picks = g.host_picks();
-    return g.sequence();
+    std::vector<int32_t> out = g.sequence();
+    if ((int)out.size() < max_length) out.push_back(g.last_token());  // the EOS that ended it (not appended)
+    return out;
   };
   const std::vector<int32_t> free = generate(cpu, 96, 0, nullptr);
   const int32_t eos = gpu->config().model.eos_token_ids.at(0);

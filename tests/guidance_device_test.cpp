@@ -34,7 +34,9 @@ std::vector<int32_t> generate(const std::shared_ptr<genai::Model>& m, const std:
   g.append_tokens({1, 300, 25, 911});
   while (!g.is_done()) g.generate_next_token();
   if (host_picks) *host_picks = g.host_picks();
-  return std::vector<int32_t>(g.sequence().begin() + 4, g.sequence().end());
+  std::vector<int32_t> out(g.sequence().begin() + 4, g.sequence().end());
+  if (g.last_token() == 2) out.push_back(2);  // the EOS that ended it: the last pick, not appended (as upstream)
+  return out;
 }
 
 TEST(GuidanceDevice, vulkan_DeviceMaskGreedyEqualsHostMask) {

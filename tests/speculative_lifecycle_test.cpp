@@ -123,14 +123,15 @@ TEST(SpeculativeLifecycle, VerificationGoesOnPastAnAcceptedEos) {
   const std::vector<int32_t> prompt = {1, 2, 9, 4, 1, 2};
   auto g = start(m, prompt, 10, Spec{.ngram = 3, .k = 2});
   const std::vector<int32_t> got = finish(*g);
-  EXPECT_EQ(got, plain(m, prompt, 10));  // ogx appends the EOS, in plain decoding as here
-  EXPECT_EQ(got.back(), 9);
+  EXPECT_EQ(got, plain(m, prompt, 10));  // the EOS that ends the row is not appended, in plain decoding as here
+  EXPECT_EQ(got, prompt);
+  EXPECT_EQ(g->last_token(), 9);  // but it is the step's pick
   const auto& s = stats(*g);
   EXPECT_EQ(s.draft_tokens_accepted, 1);
   EXPECT_EQ(s.correction_tokens, 1);  // the draft after the EOS was judged too
   EXPECT_EQ(s.tokens_queued, 2);
-  EXPECT_EQ(s.tokens_emitted, 1);
-  EXPECT_EQ(s.tokens_discarded, 1);
+  EXPECT_EQ(s.tokens_emitted, 0);    // upstream: the EOS is not emitted (EmitToken is false), it is discarded
+  EXPECT_EQ(s.tokens_discarded, 2);
   EXPECT_EQ(s.interrupted_rounds, 1);
   expect_consistent(s);
 }

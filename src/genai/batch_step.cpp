@@ -202,12 +202,13 @@ std::vector<NamedTensor> DecodeGroup::inputs(const std::vector<Generator*>& run,
 
 void DecodeGroup::run(const std::vector<Generator*>& together, bool queue_ahead) {
   // Generators whose next token is under way already (a step queued by the previous call) or whose next logits are
-  // known (after a prompt, set_logits) pick now; the rest run together.
+  // known (after a prompt, set_logits), or that run their sequence again first (phi3's long-RoPE switch), pick now;
+  // the rest run together.
   const bool lone = queue_ahead && together.size() == 1;
   std::vector<Generator*> run;
   for (Generator* g : together) {
     g->batched_ = !lone;  // batched: no steps queued ahead (the next call runs it with the others)
-    if (g->queued_ > 0 || g->pending_.empty()) g->generate_next_token();
+    if (g->queued_ > 0 || g->pending_.empty() || g->rope_rerun_due()) g->generate_next_token();
     else run.push_back(g);
   }
   if (run.empty()) return;

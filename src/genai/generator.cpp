@@ -343,7 +343,7 @@ void Generator::recompute_last() {
   // The last position's forward pass again, every row (after a rewind, or when the device's logits of it are gone).
   kv_.rewind((int64_t)token_count() - 1);
   rerun_tokens_ += rows();
-  run(next_tokens(), rows(), 1, true, /*sample=*/false);
+  run(sequence_tails(), rows(), 1, true, /*sample=*/false);
 }
 
 const std::vector<float>& Generator::logits() {
@@ -392,6 +392,7 @@ void Generator::append_token_sequences(const std::vector<std::vector<int32_t>>& 
             token_count() + longest, " tokens of the sequence");
   std::fill(eos_seen_.begin(), eos_seen_.end(), false);
   final_step_ = -1;
+  last_picks_.clear();
   if (guidance_) guidance_->reset();  // the constrained output starts after the prompt
   guided_from_ = token_count() + longest;
   sampler_.set_prompt_length(guided_from_);  // presence / frequency penalties count what follows
@@ -442,12 +443,21 @@ void Generator::append_token_sequences(const std::vector<std::vector<int32_t>>& 
 }
 
 void Generator::append_row_tokens(const std::vector<int32_t>& tokens) {
-  for (int r = 0; r < rows(); r++) {
-    seqs_[r].push_back(tokens[r]);
-    if (sampler_.is_eos(tokens[r])) eos_seen_[r] = true;
-  }
-  pending_ = tokens;
+  last_picks_ = tokens;
   final_step_ = -1;
+  bool all_ended = true;
+  for (int r = 0; r < rows(); r++) {
+    if (sampler_.is_eos(tokens[r])) eos_seen_[r] = true;
+    all_ended = all_ended && eos_seen_[r];
+  }
+  // The step that ends the last row appends nothing (its EOS is neither in the sequences nor run through the model),
+  // as ONNX Runtime GenAI's greedy and sampling search; beams keep their hypotheses' own bookkeeping.
+  if (all_ended && !beam_) {
+    pending_.clear();
+    return;
+  }
+  for (int r = 0; r < rows(); r++) seqs_[r].push_back(tokens[r]);
+  pending_ = tokens;
 }
 
 void Generator::append_device_tokens() {
@@ -545,7 +555,7 @@ void Generator::generate_next_token() {
   } else if (logits_.empty() && !logits_on_device_) {  // after a rewind: recompute the last position
     kv_.rewind((int64_t)token_count() - 1);
     rerun_tokens_ += rows();
-    run(next_tokens(), rows(), 1, !device);
+    run(sequence_tails(), rows(), 1, !device);
   } else {
     device = false;  // logits set by the caller (set_logits) or from append_tokens / logits(): on the host
   }
@@ -610,6 +620,11 @@ float Generator::sequence_score(size_t i) const {
 }
 
 std::vector<int32_t> Generator::next_tokens() const {
+  if (!last_picks_.empty()) return last_picks_;
+  return sequence_tails();
+}
+
+std::vector<int32_t> Generator::sequence_tails() const {
   std::vector<int32_t> t;
   for (auto& s : seqs_)
     if (!s.empty()) t.push_back(s.back());
@@ -626,13 +641,18 @@ void Generator::set_logits(const std::vector<float>& values) {
 
 void Generator::rewind_to(size_t length) {
   OGX_CHECK(length <= token_count(), "rewind_to(", length, "): the sequence has ", token_count(), " tokens");
-  if (length == token_count()) return;
+  if (length == token_count()) {  // nothing to drop; as upstream's RewindTo, ended rows may go on
+    if (!beam_) std::fill(eos_seen_.begin(), eos_seen_.end(), false);
+    last_picks_.clear();
+    return;
+  }
   OGX_CHECK(beams_ == 1, "rewind_to is not supported with beam search");
   OGX_CHECK(batch_ == 1 || length == 0, "rewind_to(", length, "): with batch_size > 1 only rewind_to(0) is supported");
   drop_queued();
   if (spec_) spec_->reset(*this);  // as upstream: a rewind restarts the speculative policies
   for (auto& s : seqs_) s.resize(length);
   pending_.clear();
+  last_picks_.clear();
   logits_.clear();
   logits_on_device_ = false;
   std::fill(eos_seen_.begin(), eos_seen_.end(), false);

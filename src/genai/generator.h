@@ -83,8 +83,14 @@ class Generator {
   // i / num_return_sequences, best first (running beams count as hypotheses until the search ends).
   const std::vector<int32_t>& sequence(size_t i = 0) const;
   float sequence_score(size_t i) const;  // beam search: the score of sequence(i); greedy: 0
-  std::vector<int32_t> next_tokens() const;  // [rows]: the last token of each row's sequence
-  int32_t last_token() const { return seqs_.empty() || seqs_[0].empty() ? -1 : seqs_[0].back(); }
+  // [rows]: the tokens the last step picked — an EOS that ended generation included, though a step that ends every
+  // row appends nothing to the sequences (ONNX Runtime GenAI's search: `if (!done_) AppendNextTokensToSequences()`)
+  // — else (after a prompt or a rewind) the last token of each row's sequence.
+  std::vector<int32_t> next_tokens() const;
+  int32_t last_token() const {
+    if (!last_picks_.empty()) return last_picks_[0];
+    return seqs_.empty() || seqs_[0].empty() ? -1 : seqs_[0].back();
+  }
   size_t token_count() const { return seqs_.empty() ? 0 : seqs_[0].size(); }
   // Logits the next tokens are picked from, fp32 [rows x vocab]: of the last position after append_tokens; after
   // generate_next_token the model first runs the tokens it picked (fetched from the device when a step sampled
@@ -135,6 +141,7 @@ class Generator {
   int64_t pads_of(int row, int n_rows) const;  // trailing pad tokens of the row's prompt
   void run_pending(bool want_logits);          // the picked tokens not yet run through the model
   void recompute_last();                       // after a rewind: the last position's logits again
+  std::vector<int32_t> sequence_tails() const;  // [rows]: the last token of each row's sequence
   void rerun_at_rope_switch();                 // the whole sequence through the model again (rope_switch_at_)
   int32_t pad_token() const;                   // pad_token_id (the first EOS id when the config has none)
   void pick_host();                            // next tokens from logits_ on the host (all rows)
@@ -163,6 +170,7 @@ class Generator {
   std::vector<int64_t> prompt_pads_;        // [batch]: trailing pad tokens of each prompt (empty: none)
   int64_t prompt_length_ = 0;               // padded prompt length (positions < it may be padding)
   std::vector<int32_t> pending_;            // [rows] or empty: the last picked token of each row, not yet run
+  std::vector<int32_t> last_picks_;         // [rows] or empty: the last step's picks (next_tokens())
   std::vector<bool> eos_seen_;              // [rows]: the row picked an EOS (greedy / sampling)
   mutable std::vector<float> logits_;       // [rows x vocab]
   mutable bool logits_on_device_ = false;   // the latest run left its logits on the device

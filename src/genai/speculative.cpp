@@ -245,15 +245,21 @@ void SpeculativeDecoder::hand_out(Generator& g) {
     rng_after_.erase(rng_after_.begin());
   }
   // The round's last token was picked from the last logits row and not run: it becomes pending, as a plain pick
-  // does. The others (accepted drafts) are in the KV cache already.
-  if (buffered_.empty()) {
-    g.append_row_tokens({t});
+  // does. The others (accepted drafts) are in the KV cache already. An EOS ends the only row: as a plain step's, it
+  // is not appended (upstream's EmitToken: not emitted, discarded), and the rest of the round goes below.
+  if (g.sampler_.is_eos(t)) {
+    g.append_row_tokens({t});  // appends nothing: the row ends
+    stats_.tokens_discarded++;
   } else {
-    g.seqs_[0].push_back(t);
-    if (g.sampler_.is_eos(t)) g.eos_seen_[0] = true;
+    if (buffered_.empty()) {
+      g.append_row_tokens({t});
+    } else {
+      g.seqs_[0].push_back(t);
+      g.last_picks_ = {t};
+    }
+    stats_.tokens_emitted++;
+    if (open_round_) open_round_->emitted++;
   }
-  stats_.tokens_emitted++;
-  if (open_round_) open_round_->emitted++;
   // EOS or max_length, or the long-RoPE switch (the next call runs the sequence again): the rest of the round goes
   // (upstream's DrainOne), and the round's last token is not run now.
   if (g.is_done() || g.at_rope_switch()) {

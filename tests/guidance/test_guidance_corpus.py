@@ -71,11 +71,16 @@ def generate(variant, guidance, prompts, *, sample=False, seed=0, beams=1, max_n
         gen.generate_next_token()
     eos = 2
     texts = []
+    last = gen.get_next_tokens().tolist()
     for i in range(len(prompts) * beams):
         out = gen.get_sequence(i)[padded:].tolist()
         if beams == 1:
-            assert eos in out, "output did not end (max_length reached): %r" % tok.decode(out)
-            out = out[:out.index(eos)]
+            # A row that ended before the others holds its EOS; the step that ended the last row appended nothing
+            # (as ONNX Runtime GenAI): its EOS is that step's pick.
+            ended = eos in out or (len(out) < max_new and last[i] == eos)
+            assert ended, "output did not end (max_length reached): %r" % tok.decode(out)
+            if eos in out:
+                out = out[:out.index(eos)]
         texts.append(tok.decode(out))
     return texts
 

@@ -140,10 +140,12 @@ const std::pair<const char*, uint32_t Tuning::*> kFields[] = {
     {"decode_group_max_splits", &Tuning::decode_group_max_splits},
     {"decode_group_fill", &Tuning::decode_group_fill},
     {"decode_group_subgroup_loop", &Tuning::decode_group_subgroup_loop},
+    {"few_rows_attention", &Tuning::few_rows_attention},
     {"q4_wide_rows", &Tuning::q4_wide_rows},
     {"q4_wide_unroll", &Tuning::q4_wide_unroll},
     {"q4_wide_half", &Tuning::q4_wide_half},
     {"q4_wide_max_m", &Tuning::q4_wide_max_m},
+    {"q4_wide_rows_batch", &Tuning::q4_wide_rows_batch},
     {"q4_wide_min_dim", &Tuning::q4_wide_min_dim},
 };
 

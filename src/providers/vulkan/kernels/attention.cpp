@@ -14,7 +14,8 @@ namespace {
 constexpr int64_t kPrefillMaxHead = 128;     // gqa_prefill.comp MAXD
 constexpr uint32_t kPrefillShared = 27 * 1024;  // bytes of shared memory gqa_prefill.comp declares (about)
 constexpr uint32_t kPrefillCoopRows = 64;       // query rows per workgroup of gqa_prefill_coop.comp (BQ)
-constexpr int64_t kFewQueryRows = 16;           // up to this many query rows: the split kernel (gqa_decode.comp)
+constexpr int64_t kFewQueryRows = 16;           // at most this many query rows take the split kernel (gqa_decode.comp,
+                                                // tuning few_rows_attention)
 
 struct Dims {
   int64_t B, S, Hq, Hkv, D, max_seq;
@@ -298,7 +299,8 @@ void group_query_attention(CommandRecorder& rec, const GqaParams& pr, const GqaT
   // over workgroups, where the prompt kernels give each (block of rows, head) one workgroup over all the keys
   // (H200, 8B: a 5-row verify pass's attention over ~600 keys took 118 us a layer that way).
   const int64_t partial_rows = (int64_t)(ws.partials.size() / (VkDeviceSize)(d.B * d.Hq * (d.D + 2) * 4));
-  const bool few_rows = d.S > 1 && d.S <= kFewQueryRows && partial_rows >= 2 * d.S;
+  const bool few_rows = d.S > 1 && d.S <= std::min<int64_t>(kFewQueryRows, ctx.tuning().few_rows_attention) &&
+                        partial_rows >= 2 * d.S;
   bool coop = d.S > 1 && !few_rows && prefill_coop_applies(ctx, d, t);
   if (coop || (d.S > 1 && !few_rows && d.D <= kPrefillMaxHead && ctx.info().max_shared_memory >= kPrefillShared)) {
     struct {  // the Push of gqa_prefill.comp and gqa_prefill_coop.comp

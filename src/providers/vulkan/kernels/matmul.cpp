@@ -342,6 +342,13 @@ void matvec_fused(CommandRecorder& rec, const TensorView& x, const MatMulWeight&
   const uint32_t q4_rows = q4_wide_rows(tu, w, silu_pairs);
   const bool q4_wide = q4_rows && wide && w.data.slice().address % 16 == 0;
   auto q4_wide_dispatch = [&](uint32_t mrows) {
+    // Several activation rows: outputs per workgroup from q4_wide_rows_batch where set (each workgroup reads all of
+    // its rows' activations: more outputs per workgroup, fewer activation reads).
+    uint32_t rows = q4_rows;
+    if (mrows > 1 && tu.q4_wide_rows_batch > 0) {
+      rows = std::min<uint32_t>(tu.q4_wide_rows_batch, 8);
+      if (silu_pairs && rows % 2 != 0) rows = rows == 1 ? 2 : rows - 1;
+    }
     // The fewest threads (from one subgroup up to the row's int4 threads) that hold all of K in one round of
     // unroll chunks each: one memory round trip per dispatch.
     int64_t chunks = w.K / 32;
@@ -355,9 +362,9 @@ void matvec_fused(CommandRecorder& rec, const TensorView& x, const MatMulWeight&
     const bool half = tu.q4_wide_half && x.dtype == DType::f16 && ctx.info().features.fp16_arithmetic;
     std::string shader = std::string(half ? "matvec_q4_wide_h2_" : "matvec_q4_wide_") +
                          storage_suffix(x.dtype, "MatMul") + variant;
-    const Pipeline& pl = ctx.pipelines().get(shader, {t, q4_rows, unroll, w.has_zero_points ? 1u : 0u, mrows});
+    const Pipeline& pl = ctx.pipelines().get(shader, {t, rows, unroll, w.has_zero_points ? 1u : 0u, mrows});
     uint32_t gx, gz;
-    grid_2d(div_up((uint64_t)w.N, q4_rows), &gx, &gz);
+    grid_2d(div_up((uint64_t)w.N, rows), &gx, &gz);
     rec.dispatch(pl, &p, push_bytes, gx, (uint32_t)div_up((uint64_t)M, mrows), gz, reads, writes);
   };
   if (q4_wide && !norm && M >= 2 && M <= std::min<uint32_t>(tu.q4_wide_max_m, 16)) {

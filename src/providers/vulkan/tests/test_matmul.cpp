@@ -191,6 +191,7 @@ TEST_F(VulkanMatMulNBitsTest, PackedHalfProductsMatchTheReference) {
     o.tuning->q4_wide_rows = 4;
     o.tuning->q4_wide_half = half;
     o.tuning->q4_wide_max_m = 16;  // 2..8 rows in one workgroup too, 9..16 in two
+    o.tuning->q4_wide_rows_batch = half ? 8 : 0;  // with several rows: 8 outputs per workgroup, or q4_wide_rows
     o.block_bytes = 16 << 20;
     Context other(o);
     const NBitsCase cases[] = {{1, 64, 9, 32, false, DType::f16},   {1, 2048, 37, 32, true, DType::f16},
