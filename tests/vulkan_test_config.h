@@ -6,6 +6,7 @@
 #include <string>
 
 #include "genai/config.h"
+#include "genai/model.h"
 
 namespace ogx::test {
 
@@ -20,6 +21,20 @@ inline void select_vulkan(genai::Config& c, bool validation) {
 inline bool no_vulkan_device(const std::exception& e) {
   std::string msg = e.what();
   return msg.find("no Vulkan device") != std::string::npos || msg.find("no vulkan (dml) provider") != std::string::npos;
+}
+
+// The folder's model on "cpu" or on Vulkan (lavapipe unless OGX_TEST_VULKAN_DEVICE says otherwise); nullptr when
+// there is no Vulkan device.
+inline std::shared_ptr<genai::Model> load_on(const std::string& dir, const std::string& provider) {
+  genai::Config c = genai::Config::load(dir);
+  c.clear_providers();
+  if (provider != "cpu") select_vulkan(c, /*validation=*/false);
+  try {
+    return genai::Model::load(c);
+  } catch (const std::exception& e) {
+    if (provider != "cpu" && no_vulkan_device(e)) return nullptr;
+    throw;
+  }
 }
 
 }  // namespace ogx::test

@@ -36,15 +36,7 @@ std::vector<int32_t> token_ids() {
 }
 
 std::shared_ptr<genai::Model> load(const std::string& dir, const std::string& provider) {
-  genai::Config c = genai::Config::load(dir);
-  c.clear_providers();
-  if (provider != "cpu") ogx::test::select_vulkan(c, /*validation=*/false);
-  try {
-    return genai::Model::load(c);
-  } catch (const Error& e) {
-    if (provider != "cpu" && ogx::test::no_vulkan_device(e)) return nullptr;
-    throw;
-  }
+  return ogx::test::load_on(dir, provider);
 }
 
 // Logits of every position from prefill - 1 on: a prompt of `prefill` ids, then one id per step.

@@ -50,15 +50,7 @@ std::string make_folder(const std::string& dir, const char* ep) {
 }
 
 std::shared_ptr<genai::Model> load(const std::string& dir, const std::string& provider) {
-  genai::Config c = genai::Config::load(dir);
-  c.clear_providers();
-  if (provider != "cpu") ogx::test::select_vulkan(c, /*validation=*/false);
-  try {
-    return genai::Model::load(c);
-  } catch (const Error& e) {
-    if (provider != "cpu" && ogx::test::no_vulkan_device(e)) return nullptr;
-    throw;
-  }
+  return ogx::test::load_on(dir, provider);
 }
 
 std::vector<int32_t> prompt_ids(int n) {

@@ -84,12 +84,17 @@ uint32_t matvec_unroll(int64_t K, uint32_t threads, uint32_t rows, bool int4) {
 // Outputs per workgroup of matvec_q4_wide.comp for this weight (0: it does not apply): int4 with blocks of at
 // least 32 values (a 16-byte load stays in one block), K % 32 == 0, K and N at least the row's q4_wide_min_dim; an
 // even count for gate/up pairs.
-uint32_t q4_wide_rows(const Tuning& tu, const MatMulWeight& w, bool silu_pairs) {
-  uint32_t rows = std::min<uint32_t>(tu.q4_wide_rows, 8);
-  if (!w.int4 || rows == 0 || w.block_size < 32 || w.K % 32 != 0 || std::min(w.K, w.N) < tu.q4_wide_min_dim)
-    return 0;
+// Outputs per workgroup of matvec_q4_wide.comp from a tuning value (1..8): even for (gate, up) pairs.
+uint32_t q4_wide_outputs(uint32_t wanted, bool silu_pairs) {
+  uint32_t rows = std::min<uint32_t>(wanted, 8);
   if (silu_pairs && rows % 2 != 0) rows = rows == 1 ? 2 : rows - 1;
   return rows;
+}
+
+uint32_t q4_wide_rows(const Tuning& tu, const MatMulWeight& w, bool silu_pairs) {
+  if (!w.int4 || tu.q4_wide_rows == 0 || w.block_size < 32 || w.K % 32 != 0 || std::min(w.K, w.N) < tu.q4_wide_min_dim)
+    return 0;
+  return q4_wide_outputs(tu.q4_wide_rows, silu_pairs);
 }
 
 // Units of K a skinny thread loads per iteration (matvec_skinny.comp UNROLL): as many as it has (1, 2 or 4) up to
@@ -344,11 +349,8 @@ void matvec_fused(CommandRecorder& rec, const TensorView& x, const MatMulWeight&
   auto q4_wide_dispatch = [&](uint32_t mrows) {
     // Several activation rows: outputs per workgroup from q4_wide_rows_batch where set (each workgroup reads all of
     // its rows' activations: more outputs per workgroup, fewer activation reads).
-    uint32_t rows = q4_rows;
-    if (mrows > 1 && tu.q4_wide_rows_batch > 0) {
-      rows = std::min<uint32_t>(tu.q4_wide_rows_batch, 8);
-      if (silu_pairs && rows % 2 != 0) rows = rows == 1 ? 2 : rows - 1;
-    }
+    const uint32_t rows =
+        mrows > 1 && tu.q4_wide_rows_batch > 0 ? q4_wide_outputs(tu.q4_wide_rows_batch, silu_pairs) : q4_rows;
     // The fewest threads (from one subgroup up to the row's int4 threads) that hold all of K in one round of
     // unroll chunks each: one memory round trip per dispatch.
     int64_t chunks = w.K / 32;
