@@ -5,6 +5,19 @@
 // norm prologue, plus the bias, or silu(gate) * up with each product rounded to the storage type first.
 shared float partial[9 * 64];  // rows 0..7: dot products per subgroup; row 8: the norm's sum of squares
 
+// Output row m's column n0 + t: s plus the bias; with EPILOGUE_SILU, column n0 / 2 + t of silu(gate) * up with each
+// rounded to the storage type first. (matvec_q4_wide.comp's multi-row end writes through these too.)
+void store_plain(uint m, uint n0, uint t, float s) {
+  if (p.has_bias != 0) s += float(p.bias.v[n0 + t]);
+  p.y.v[m * p.N + n0 + t] = TO_STORE(s);
+}
+
+void store_silu(uint m, uint n0, uint t, float g, float u) {
+  g = float(TO_STORE(g));
+  u = float(TO_STORE(u));
+  p.y.v[m * (p.N / 2) + n0 / 2 + t] = TO_STORE(g / (1.0 + exp(-g)) * u);
+}
+
 void matvec_finish(float acc[8], float ss, uint m, uint n0) {
   uint tid = gl_LocalInvocationID.x;
   for (uint r = 0; r < ROWS; r++) {
@@ -29,17 +42,13 @@ void matvec_finish(float acc[8], float ss, uint m, uint n0) {
       g += partial[(2 * tid) * 64 + i];
       u += partial[(2 * tid + 1) * 64 + i];
     }
-    g = float(TO_STORE(g * inv));
-    u = float(TO_STORE(u * inv));
-    p.y.v[m * (p.N / 2) + n0 / 2 + tid] = TO_STORE(g / (1.0 + exp(-g)) * u);
+    store_silu(m, n0, tid, g * inv, u * inv);
   }
 #else
   if (tid < ROWS && n0 + tid < p.N) {
     float s = 0.0;
     for (uint i = 0; i < gl_NumSubgroups; i++) s += partial[tid * 64 + i];
-    s *= inv;
-    if (p.has_bias != 0) s += float(p.bias.v[n0 + tid]);
-    p.y.v[m * p.N + n0 + tid] = TO_STORE(s);
+    store_plain(m, n0, tid, s * inv);
   }
 #endif
 }

@@ -68,15 +68,12 @@ void finish_rows(float acc[MROWS][8], uint m0, uint n0) {
       g += partial_rows[(mm * ROWS + 2 * t) * 16 + i];
       u += partial_rows[(mm * ROWS + 2 * t + 1) * 16 + i];
     }
-    g = float(TO_STORE(g));
-    u = float(TO_STORE(u));
-    p.y.v[m * (p.N / 2) + n0 / 2 + t] = TO_STORE(g / (1.0 + exp(-g)) * u);
+    store_silu(m, n0, t, g, u);
 #else
     if (n0 + t >= p.N) continue;
     float s = 0.0;
     for (uint i = 0; i < gl_NumSubgroups; i++) s += partial_rows[(mm * ROWS + t) * 16 + i];
-    if (p.has_bias != 0) s += float(p.bias.v[n0 + t]);
-    p.y.v[m * p.N + n0 + t] = TO_STORE(s);
+    store_plain(m, n0, t, s);
 #endif
   }
 }
