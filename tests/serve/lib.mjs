@@ -2,6 +2,7 @@
 // copy of a model folder, raw HTTP requests, percentiles, checks.
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
+import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 
@@ -71,7 +72,8 @@ export function chatFolder(dir) {
 
 // A raw HTTP request (fetch), for what the OpenAI client will not send. Resolves to {status, headers, body}.
 export async function raw(url, method, body, headers = {}) {
-  const res = await fetch(url, { method, body, headers: { 'content-type': 'application/json', ...headers } });
+  const res = await fetch(url, { method, body, headers: { 'content-type': 'application/json', ...headers },
+                                 signal: AbortSignal.timeout(60000) });
   const text = await res.text();
   let json = null;
   try { json = JSON.parse(text); } catch { /* not JSON */ }
@@ -91,3 +93,24 @@ export async function metric(url, name) {
 }
 
 export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+// POSTs a streamed request and closes the connection once `events` server-sent events have come (node:http: the
+// socket is destroyed, as a client that goes away; an aborted fetch could leave its reader waiting when the whole
+// answer had already arrived). Resolves to the number of events read, when the socket is closed.
+export function streamAndHangUp(url, body, events, headers = {}) {
+  return new Promise((resolve, reject) => {
+    let got = 0;
+    const req = http.request(url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers } },
+                             (res) => {
+      res.on('data', (d) => {
+        got += (d.toString().match(/^data: /gm) || []).length;
+        if (got >= events) req.destroy();
+      });
+      res.on('end', () => resolve(got));  // the whole answer came first
+    });
+    req.on('close', () => resolve(got));
+    req.on('error', (e) => (got ? resolve(got) : reject(e)));
+    req.setTimeout(60000, () => req.destroy(new Error('no answer within 60 s')));
+    req.end(body);
+  });
+}
