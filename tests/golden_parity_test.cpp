@@ -44,6 +44,7 @@ double tolerance(const std::string& variant) {
 
 struct Param {
   std::string model, variant, provider;
+  std::string tuning = "";  // Vulkan tuning overrides (provider option `tuning`): another routing of the same ops
 };
 
 class GoldenParity : public ::testing::TestWithParam<Param> {};
@@ -55,9 +56,10 @@ std::shared_ptr<genai::Model> load_cpu(const std::string& dir) {
 }
 
 // The folder on the Vulkan provider through its DirectML name, as a DirectML user would select it.
-std::shared_ptr<genai::Model> load_vulkan(const std::string& dir) {
+std::shared_ptr<genai::Model> load_vulkan(const std::string& dir, const std::string& tuning) {
   genai::Config c = genai::Config::load(dir);
   select_vulkan(c, /*validation=*/true);
+  if (!tuning.empty()) c.set_provider_option("dml", "tuning", tuning);
   return genai::Model::load(c);
 }
 
@@ -76,7 +78,7 @@ bool load_for(const Param& p, const std::string& dir, std::shared_ptr<genai::Mod
     return true;
   }
   try {
-    *out = load_vulkan(dir);
+    *out = load_vulkan(dir, p.tuning);
   } catch (const Error& e) {
     if (no_vulkan_device(e)) return false;
     throw;
@@ -127,12 +129,15 @@ std::vector<Param> all_params() {
   for (const char* prov : {"cpu", "vulkan"})
     for (const char* m : {"llama", "qwen2", "phi3"})
       for (const char* var : {"fp32-cpu", "fp16-dml", "int4-cpu", "int4-dml"}) v.push_back({m, var, prov});
+  // int4 decode with each norm computed once into scratch instead of in the matvec's prologue
+  for (const char* m : {"llama", "qwen2", "phi3"}) v.push_back({m, "int4-dml", "vulkan", "q4_norm_prologue=0"});
   return v;
 }
 
 INSTANTIATE_TEST_SUITE_P(Golden, GoldenParity, ::testing::ValuesIn(all_params()),
                          [](const ::testing::TestParamInfo<Param>& i) {
-                           std::string n = i.param.provider + "_" + i.param.model + "_" + i.param.variant;
+                           std::string n = i.param.provider + "_" + i.param.model + "_" + i.param.variant +
+                                           (i.param.tuning.empty() ? "" : "_norm_unfused");
                            for (auto& c : n)
                              if (c == '-') c = '_';
                            return n;

@@ -203,6 +203,15 @@ void expect_greedy_equal(const std::string& variant, bool vulkan) {
     EXPECT_GT(got.stats.bonus_tokens, 0);
     EXPECT_LE(got.stats.target_forward_passes, n / 2);  // 4 drafts a round: ~n / 5 target passes
     EXPECT_GT(got.stats.draft_forward_passes, 0);
+    if (vulkan) {  // one device for the target and its draft: one queue, so one submit counter
+      auto submits = [](const genai::Model& x) {
+        for (auto& [k, v] : x.session().stats())
+          if (k == "submits") return v;
+        return -1.0;
+      };
+      EXPECT_GT(submits(*m), 0);
+      EXPECT_EQ(submits(*m), submits(*m->draft()));
+    }
   }
   // A random draft: mostly rejected, same tokens (on the CPU only: lavapipe loads and runs each model slowly; the
   // n-gram test below takes the rejection path on the Vulkan provider).

@@ -199,7 +199,7 @@ step_spec() {
     [ $mode = draft ] && args="$args --speculative $(folder_of $draft $prec $weights) --draft-tokens 4"
     out=$OUT/spec_${shape}_${prec}_$mode${weights:+_$weights}
     timeout 300 ./.devrun/ogx bench $dir --provider dml $args --json > $out.json 2> $out.err
-    log "spec $shape $prec $mode ${weights:-random}: $(grep -o '"decode_tok_s":[0-9.]*\|"accept[a-z_]*":[0-9.]*\|"drafted[a-z_]*":[0-9.]*\|"total_[a-z_]*_ms":[0-9.]*\|"rounds":[0-9.]*\|"[a-z_]*forward_passes":[0-9.]*\|"replay_gpu_us_median":[0-9.]*\|"runs":[0-9.]*\|"submits":[0-9.]*\|"dropped_runs":[0-9.]*\|"queued_runs":[0-9.]*\|"recordings":[0-9.]*\|"gpu_us[^,]*' $out.json | tr '\n' ' ')"
+    log "spec $shape $prec $mode ${weights:-random}: $(grep -o '"decode_tok_s":[0-9.]*\|"accept[a-z_]*":[0-9.]*\|"drafted[a-z_]*":[0-9.]*\|"total_[a-z_]*_ms":[0-9.]*\|"rounds":[0-9.]*\|"[a-z_]*forward_passes":[0-9.]*\|"replay_gpu_us_median":[0-9.]*\|"runs":[0-9.]*\|"submits":[0-9.]*\|"dropped_runs":[0-9.]*\|"queued_runs":[0-9.]*\|"recordings":[0-9.]*\|"gpu_us[^,]*\|"plan [^"]*":[0-9.]*\|"draft_session"' $out.json | tr '\n' ' ')"
   done
 }
 

@@ -23,6 +23,10 @@ struct SessionOptions {
   // An output [B, S, ...] of which the caller needs only the last position (the decoder's logits): a provider may
   // compute and return just [B, 1, ...]. Empty: every output in full.
   std::string last_position_output;
+  // A session of the same provider whose device this one shares (a draft model beside its target: one queue, one
+  // memory allocator, one pipeline library; the two are then used from one thread at a time). The provider shares
+  // it only when both ask for the same device and settings; null: a device of its own.
+  const class Session* share_device_with = nullptr;
 };
 
 // How a provider may pick the next token on its device (so only token ids come back each step).

@@ -183,12 +183,13 @@ std::shared_ptr<Model> Model::load(const Config& config) {
   auto dgraph = ogx::load_model(dpath, config.model_data);
   check_draft_vocab(*graph, config.model.decoder, *dgraph, dc.model.decoder);
   auto draft = load(dc, dgraph);
-  auto m = load(config, graph);
+  auto m = load(config, graph, &draft->session());  // one device for both (same provider options: shared)
   m->draft_ = std::move(draft);
   return m;
 }
 
-std::shared_ptr<Model> Model::load(const Config& config, std::shared_ptr<const ogx::Model> graph_model) {
+std::shared_ptr<Model> Model::load(const Config& config, std::shared_ptr<const ogx::Model> graph_model,
+                                   const Session* share_device_with) {
   auto m = std::shared_ptr<Model>(new Model());
   m->config_ = config;
   const DecoderConfig& d = config.model.decoder;
@@ -208,6 +209,7 @@ std::shared_ptr<Model> Model::load(const Config& config, std::shared_ptr<const o
   }
   opts.provider = m->provider_;
   opts.last_position_output = d.logits;  // the generator reads the last position's logits only
+  opts.share_device_with = share_device_with;
   m->session_ = create_provider_session(m->provider_, std::move(graph_model), opts);
   return m;
 }

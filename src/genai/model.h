@@ -30,7 +30,10 @@ class Model {
   static std::shared_ptr<Model> load(const Config& config);
   static std::shared_ptr<Model> load(const std::string& model_dir) { return load(Config::load(model_dir)); }
   // A decoder graph already in memory (e.g. built with random weights for a benchmark).
-  static std::shared_ptr<Model> load(const Config& config, std::shared_ptr<const ogx::Model> graph);
+  // share_device_with: a session whose device the model's session shares when the provider can (a target beside
+  // its draft model).
+  static std::shared_ptr<Model> load(const Config& config, std::shared_ptr<const ogx::Model> graph,
+                                     const Session* share_device_with = nullptr);
 
   const Config& config() const { return config_; }
   Session& session() const { return *session_; }

@@ -326,6 +326,8 @@ int run_bench(const BenchOptions& a) {
   j["decode_tok_s"] = median(decode);  // aggregate over the batch's sequences
   j["decode_step_ms"] = median(step_ms);
   j["samples_on_device"] = on_device;
+  if (model->draft())
+    for (auto& [k, v] : model->draft()->session().stats()) j["draft_session"][k] = v;
   if (a.temperature >= 0) j["temperature"] = a.temperature;
   if (a.top_k != 0) j["top_k"] = a.top_k;
   if (a.top_p != 1) j["top_p"] = a.top_p;

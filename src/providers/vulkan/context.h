@@ -1,5 +1,6 @@
 // A Vulkan provider context: the selected device, one compute queue with a timeline semaphore, the device-memory
-// allocator, the staging rings and the pipeline library. One Context per session; not thread-safe.
+// allocator, the staging rings and the pipeline library. One Context per session, but a
+// target and its draft model share one (SessionOptions::share_device_with); not thread-safe.
 #pragma once
 #include <map>
 #include <memory>

@@ -147,6 +147,7 @@ const std::pair<const char*, uint32_t Tuning::*> kFields[] = {
     {"q4_wide_max_m", &Tuning::q4_wide_max_m},
     {"q4_wide_rows_batch", &Tuning::q4_wide_rows_batch},
     {"q4_wide_min_dim", &Tuning::q4_wide_min_dim},
+    {"q4_norm_prologue", &Tuning::q4_norm_prologue},
 };
 
 }  // namespace

@@ -59,6 +59,9 @@ struct Tuning {
                                       // q4_wide_rows). H200 8B int4 --batch 4: 4 (0) 556, 8 396, 2 527 tok/s
   uint32_t q4_wide_min_dim = 0;       // ... and only where K and N are both at least this (smaller matrices stay
                                       // with matvec.comp)
+  uint32_t q4_norm_prologue = 1;      // a norm feeding an int4 projection, one row: 1 the norm in the matvec's
+                                      // prologue (no extra dispatch; every workgroup re-reads x and gamma and
+                                      // sums x's squares), 0 the norm once into scratch, then the plain matvec
   // Output tile of the prompt matmul on the matrix units (matmul_coop.comp): subgroups along M and N, 16 x 16
   // fragments per subgroup along M and N, K per step (32 / 64) and shared buffers (1 / 2). The big tile where it
   // gives coop_big_tile_min_groups workgroups and its shared memory fits, else the small one (kernels/matmul_coop.cpp).

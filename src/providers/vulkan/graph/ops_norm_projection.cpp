@@ -22,7 +22,8 @@ class NormProjectionOp : public DeviceOp {
       : node_(b.node),
         kind_(b.node.attr_string("projection", "")),
         gate_up_(kind_ == "GateUpSiLU"),
-        core_(b, (gate_up_ ? b.node.attr_string("linear", "MatMul") : kind_) == "MatMulNBits", kWeights),
+        nbits_((gate_up_ ? b.node.attr_string("linear", "MatMul") : kind_) == "MatMulNBits"),
+        core_(b, nbits_, kWeights),
         eps_(b.node.attr_float("epsilon", 1e-5f)) {
     OGX_CHECK(kind_ == "MatMul" || kind_ == "MatMulNBits" || gate_up_, node_.describe(), ": unknown projection '",
               kind_, "'");
@@ -50,7 +51,10 @@ class NormProjectionOp : public DeviceOp {
     int64_t rows = x.numel() / core_.K();
     // The prologue only for one row: each workgroup normalizes every row it reads, so with M rows of a batched step
     // the redundant norm work grows with M (H200, 1B fp16, B=16: 13.7 ms of a 16.3 ms step in this op).
-    if (rows == 1 && kernels::matvec_fused_applies(rec.context(), rows, gate_up_) && !core_.int8_activations(x.dtype)) {
+    // int4 weights: tuning q4_norm_prologue (the prologue's per-workgroup norm work against one more dispatch).
+    const bool prologue = !nbits_ || rec.context().tuning().q4_norm_prologue != 0;
+    if (rows == 1 && prologue && kernels::matvec_fused_applies(rec.context(), rows, gate_up_) &&
+        !core_.int8_activations(x.dtype)) {
       kernels::NormPrologue norm{skip, nbias, &gamma, eps_, residual};
       kernels::matvec_fused(rec, x, core_.weight(), bias, &norm, gate_up_, *a.out[0]);
       return;
@@ -68,6 +72,7 @@ class NormProjectionOp : public DeviceOp {
   const Node& node_;
   std::string kind_;
   bool gate_up_;
+  bool nbits_;  // MatMulNBits weights (int4)
   LinearCore core_;
   float eps_;
 };

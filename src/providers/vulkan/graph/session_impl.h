@@ -262,7 +262,8 @@ class VulkanGraphSession : public Session, public DecodeSession {
   std::shared_ptr<const Model> original_;  // the caller's
   FusionCounts fusions_;
   SessionOptions opts_;
-  std::unique_ptr<Context> ctx_;
+  std::shared_ptr<Context> ctx_;                       // shared with a draft model's session (share_device_with)
+  std::map<std::string, std::string> context_options_;  // what ctx_ was created from (a sharer must match)
   bool graph_capture_ = true;
   std::map<int, Tensor> folded_;             // values computed from constants at load
   LazyConstants lazy_;                       // weights concatenated by the rewrites, built on demand

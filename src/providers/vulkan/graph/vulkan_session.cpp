@@ -110,7 +110,13 @@ VulkanGraphSession::VulkanGraphSession(std::shared_ptr<const Model> model, const
     *ms = std::chrono::duration<double, std::milli>(now - t).count();
     t = now;
   };
-  ctx_ = Context::create(options, inst);
+  context_options_ = options;
+  context_options_["(validation)"] = inst.validation ? "1" : "0";  // an instance setting: part of what must match
+  auto* other = dynamic_cast<const VulkanGraphSession*>(opts.share_device_with);
+  if (other && other->context_options_ == context_options_ && !other->ctx_->device_lost())
+    ctx_ = other->ctx_;  // one VkDevice for a target and its draft (no switches between device contexts)
+  else
+    ctx_ = Context::create(options, inst);
   pool_ = std::make_shared<KvPool>(*ctx_, kv_budget);
   lap(&load_ms_.context);
   graph_capture_ = ctx_->options().enable_graph_capture;  // parsed with the other DirectML keys
@@ -499,6 +505,23 @@ std::vector<std::pair<std::string, double>> VulkanGraphSession::stats() const {
     }
     if (auto pr = profile_stats_.find(*steady_sig); pr != profile_stats_.end())
       for (auto& [op, us] : pr->second.gpu_us) s.push_back({"gpu_us " + op, us / pr->second.runs});
+  }
+  // Every replayed plan with its run count and its first step value's shape (the input ids' [B, S]): "plan SHAPE
+  // runs / run_us_median / gpu_us_median" (e.g. a speculative verify pass beside the one-token step).
+  for (auto& [sig, st] : replay_stats_) {
+    if (st.gpu_samples.empty()) continue;
+    const size_t a = sig.find('['), b = sig.find(']', a);
+    std::string name = "plan " + (a == std::string::npos || b == std::string::npos ? std::string("?")
+                                                                                    : sig.substr(a, b - a + 1));
+    const int same = (int)std::count_if(s.begin(), s.end(), [&](auto& kv) { return kv.first == name + " runs"; });
+    if (same > 0) name += " #" + std::to_string(same + 1);  // e.g. the two plans of queued one-token steps
+    auto median = [](std::vector<float> v) {
+      std::sort(v.begin(), v.end());
+      return (double)v[v.size() / 2];
+    };
+    s.push_back({name + " runs", st.runs});
+    s.push_back({name + " run_us_median", median(st.run_samples)});
+    s.push_back({name + " gpu_us_median", median(st.gpu_samples)});
   }
   const ProfileStats* longest = nullptr;  // the prompt in a generation
   auto step_us = [](const ProfileStats& st) { return st.gpu_us.at("(step total)") / st.runs; };
