@@ -281,11 +281,13 @@ int run_bench(const BenchOptions& a) {
     if (!spec.empty()) params.speculative.max_draft_tokens = a.draft_tokens;
     return params;
   };
-  {  // warm-up (untimed): first-use costs such as pipeline compilation and recording the step
-    genai::GeneratorParams params = make_params(P + 3);
+  {  // warm-up (untimed): first-use costs such as pipeline compilation and recording the step (speculative: rounds
+     // of the full draft width too, whose verify pass is a step of its own)
+    const int warm = spec.empty() ? 3 : 3 * (a.draft_tokens + 1);
+    genai::GeneratorParams params = make_params(P + warm);
     genai::Generator gen(model, params);
     gen.append_tokens(prompt);
-    for (int i = 0; i < 3 && !gen.is_done(); i++) gen.generate_next_token();
+    for (int i = 0; i < warm && !gen.is_done(); i++) gen.generate_next_token();
   }
   for (int r = 0; r < R; r++) {
     progress::report("bench repeats", (uint64_t)r, (uint64_t)R, progress::Unit::items);

@@ -2,8 +2,8 @@
 // its shapes found), its plan (the recorded step, step_plan.cpp) looked up or recorded, the KV states it names
 // bound (decode_loop.cpp), then replayed with the step values written; complete() keeps the stats, the last plan and
 // the sampled tokens. Plans are kept by signature, the least recently used dropped past kMaxPlans; recording a
-// prompt's step (several tokens per row) drops the other prompt steps but the most recently used, so at most two
-// prompt steps' activations are held.
+// prompt's step (more than kFewPositions tokens per row) drops the other prompt steps but the most recently used,
+// so at most two prompt steps' activations are held.
 #include <algorithm>
 #include <chrono>
 #include <sstream>
@@ -13,6 +13,7 @@
 namespace ogx::vk::graph {
 namespace {
 constexpr size_t kMaxPlans = 6;  // recorded signatures kept (decode, two queued decode plans, recent prompts)
+constexpr int64_t kFewPositions = 16;  // positions per row up to which a run is not a prompt's (a verify pass)
 }  // namespace
 
 VulkanGraphSession::Prepared VulkanGraphSession::prepare(const std::vector<NamedTensor>& inputs,
@@ -125,10 +126,13 @@ VulkanGraphSession::Prepared VulkanGraphSession::prepare(const std::vector<Named
   if (fed >= 0) sig << " fed" << fed << "," << fed_parity_;  // two plans: a queued step and the one before it
   if (all_positions_) sig << " all_positions";
   sig << constant_if_signature(host);
-  // A prompt (or a chunk of one): some row takes more than one position (a queued step takes one after the pending
-  // one, which the state does not count yet).
-  bool several_tokens = false;
-  for (const KvRows& k : r.kv) several_tokens = several_tokens || (fed < 0 && k.total - k.state->length() > 1);
+  // A prompt (or a chunk of one): some row takes more than kFewPositions positions (a queued step takes one after
+  // the pending one, which the state does not count yet). Runs of up to kFewPositions per row (a speculative verify
+  // pass, a draft model catching up, a short prompt) hold small activations and come back every round: they are
+  // kept like one-token steps (their recordings not dropped by the next prompt's, their capacity in steps of 256).
+  int64_t most_new = 0;
+  for (const KvRows& k : r.kv) most_new = std::max<int64_t>(most_new, k.total - k.state->length());
+  const bool several_tokens = fed < 0 && most_new > kFewPositions;
   const int64_t capacity = kv_capacity(total, several_tokens);
   auto key = [&] { return "B" + std::to_string(batch) + " cap" + std::to_string(capacity) + sig.str(); };
   auto it = plans_.find(key());
