@@ -181,6 +181,10 @@ OGX_EXPORT OgxResult* OgxGetAvailableDevices(const char** out);
 
 /* Reads CONFIG_PATH/genai_config.json (UTF-8 path of the model folder). */
 OGX_EXPORT OgxResult* OgxCreateConfig(const char* config_path, OgxConfig** out);
+/* ONNX Runtime GenAI's model packages (a folder with manifest.json and one variant folder per execution provider,
+ * no genai_config.json at its root) are not supported: such a folder is refused, naming what to do instead (pass a
+ * variant's folder to OgxCreateConfig). A flat model folder is refused as upstream refuses it. */
+OGX_EXPORT OgxResult* OgxCreateConfigFromPackageEp(const char* config_path, const char* ep, OgxConfig** out);
 OGX_EXPORT void OgxDestroyConfig(OgxConfig* config);
 /* Empties the provider list: the model then runs on the CPU. */
 OGX_EXPORT OgxResult* OgxConfigClearProviders(OgxConfig* config);
@@ -411,6 +415,13 @@ OGX_EXPORT OgxResult* OgxGenerator_AppendTokensFromTensor(OgxGenerator* generato
  * cache) with this tensor on every following run; the tensor is copied. Names the model lacks, and the inputs the
  * generator sets itself, are errors. */
 OGX_EXPORT OgxResult* OgxGenerator_SetModelInput(OgxGenerator* generator, const char* name, const OgxTensor* tensor);
+/* Snapshots recurrent (conv / linear-attention) state for a later OgxGenerator_RewindTo, as ONNX Runtime GenAI's.
+ * ogx runs no model with such state, so this changes nothing (it fails only after terminate_session). */
+OGX_EXPORT OgxResult* OgxGenerator_SnapshotState(OgxGenerator* generator);
+/* The tensor the model's hidden_states input (genai_config model.decoder.inputs.hidden_states) takes on the following
+ * runs: [batch, tokens of the run, hidden_size] of that input's type, copied; each run checks its size. A model
+ * without that input: nothing happens. */
+OGX_EXPORT OgxResult* OgxGenerator_SetHiddenStates(OgxGenerator* generator, const OgxTensor* hidden_states);
 /* OgxGenerator_SetModelInput for every tensor of the set. */
 OGX_EXPORT OgxResult* OgxGenerator_SetInputs(OgxGenerator* generator, const OgxNamedTensors* named_tensors);
 /* *out = a copy of an input of the latest model run (input_ids, attention_mask, position_ids, or one set with

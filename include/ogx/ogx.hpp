@@ -583,6 +583,10 @@ class Generator {
     detail::check(OgxGenerator_SetModelInput(get(), name, tensor.get()));
   }
   void SetInputs(const NamedTensors& tensors) { detail::check(OgxGenerator_SetInputs(get(), tensors.get())); }
+  void SnapshotState() { detail::check(OgxGenerator_SnapshotState(get())); }
+  void SetHiddenStates(const Tensor& hidden_states) {
+    detail::check(OgxGenerator_SetHiddenStates(get(), hidden_states.get()));
+  }
   // Copies of the latest run's input / output of that name.
   std::unique_ptr<Tensor> GetInput(const char* name) const {
     OgxTensor* p = nullptr;

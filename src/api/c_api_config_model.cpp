@@ -1,5 +1,6 @@
 // C API: config (genai_config.json with provider edits) and model.
 #include <cctype>
+#include <filesystem>
 
 #include "api/handles.h"
 #include "api/provider_env.h"
@@ -65,6 +66,27 @@ OgxResult* OgxCreateConfig(const char* config_path, OgxConfig** out) {
     *out = nullptr;
     need(config_path, "OgxCreateConfig", "config_path");
     *out = make_handle(OgxConfig{ogx::genai::Config::load(config_path)});
+  });
+}
+
+OgxResult* OgxCreateConfigFromPackageEp(const char* config_path, const char* ep, OgxConfig** out) {
+  return guard([&] {
+    need(out, "OgxCreateConfigFromPackageEp", "out");
+    *out = nullptr;
+    need(config_path, "OgxCreateConfigFromPackageEp", "config_path");
+    (void)ep;  // the variant's execution provider: no variant is ever selected
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    const fs::path root(config_path);
+    const bool package = fs::is_directory(root, ec) && fs::is_regular_file(root / "manifest.json", ec) &&
+                         !fs::exists(root / "genai_config.json", ec);
+    if (!package)  // upstream's words
+      fail(OgxErrorCode_InvalidArgument, std::string("\"") + config_path +
+                                             "\" is not a model package. Use OgxCreateConfig for a flat model directory.");
+    fail(OgxErrorCode_InvalidArgument,
+         std::string("OgxCreateConfigFromPackageEp: \"") + config_path + "\" is an ONNX Runtime model package "
+         "(manifest.json with one variant folder per execution provider); ogx does not read model packages: pass "
+         "the folder of the variant to run (the one holding genai_config.json) to OgxCreateConfig");
   });
 }
 

@@ -146,6 +146,26 @@ OgxResult* OgxGenerator_SetModelInput(OgxGenerator* generator, const char* name,
   });
 }
 
+OgxResult* OgxGenerator_SnapshotState(OgxGenerator* generator) {
+  return guard([&] {
+    auto& g = live(generator, "OgxGenerator_SnapshotState", "generator");
+    check_not_terminated(g, "OgxGenerator_SnapshotState");
+    Locked l(g);
+    l.gen.snapshot_state();
+  });
+}
+
+OgxResult* OgxGenerator_SetHiddenStates(OgxGenerator* generator, const OgxTensor* hidden_states) {
+  return guard([&] {
+    auto& g = live(generator, "OgxGenerator_SetHiddenStates", "generator");
+    check_not_terminated(g, "OgxGenerator_SetHiddenStates");
+    auto& t = live(hidden_states, "OgxGenerator_SetHiddenStates", "hidden_states");
+    ogx::Tensor copy = to_engine_tensor(t, "OgxGenerator_SetHiddenStates");
+    Locked l(g);
+    l.gen.set_hidden_states(copy);
+  });
+}
+
 OgxResult* OgxGenerator_SetInputs(OgxGenerator* generator, const OgxNamedTensors* named_tensors) {
   return guard([&] {
     auto& g = live(generator, "OgxGenerator_SetInputs", "generator");

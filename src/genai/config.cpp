@@ -161,6 +161,7 @@ void read_decoder(const json& j, const std::string& path, DecoderConfig& d) {
     in.get("past_key_names", d.past_key_names);
     in.get("past_value_names", d.past_value_names);
     in.get("past_names", d.past_names);
+    in.get("hidden_states", d.hidden_states_input);
     for (const char* k : {"inputs_embeds", "cache_indirection", "past_sequence_length",
                           "current_sequence_length", "total_sequence_length", "encoder_hidden_states"})
       in.has(k);
@@ -172,6 +173,7 @@ void read_decoder(const json& j, const std::string& path, DecoderConfig& d) {
     out.get("present_key_names", d.present_key_names);
     out.get("present_value_names", d.present_value_names);
     out.get("present_names", d.present_names);
+    out.get("hidden_states", d.hidden_states_output);
     out.has("output_cross_qk_names");
     out.done();
   }

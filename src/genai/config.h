@@ -37,6 +37,12 @@ struct DecoderConfig {
   // The combined layout of GPT-2 exports (inputs.past_names / outputs.present_names, e.g. "past_%d"): one tensor per
   // layer, [2, batch, kv_heads, length, head_size] (key, then value). Empty: separate key and value tensors.
   std::string past_names, present_names;
+  // inputs.hidden_states: a [batch, tokens, hidden_size] input the caller feeds before each run
+  // (Generator::set_hidden_states; e.g. an MTP head fed the main model's last hidden state). Empty: none.
+  std::string hidden_states_input;
+  // outputs.hidden_states: the last hidden state output (exported with include_hidden_states), kept from each run
+  // for get_output on every provider. Empty: none named.
+  std::string hidden_states_output;
   // outputs
   std::string logits = "logits";
   std::string present_key_names = "present.%d.key", present_value_names = "present.%d.value";

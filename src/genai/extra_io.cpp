@@ -39,6 +39,7 @@ ExtraIO::ExtraIO(const Model& model) : model_(model) {
 bool ExtraIO::is_generator_input(const std::string& name) const {
   const DecoderConfig& d = model_.config().model.decoder;
   return name == d.input_ids || name == d.attention_mask || name == d.position_ids ||
+         (!d.hidden_states_input.empty() && name == d.hidden_states_input) ||  // set_hidden_states
          matches_layer_pattern(name, d.past_key_names) || matches_layer_pattern(name, d.past_value_names) ||
          (!d.past_names.empty() && matches_layer_pattern(name, d.past_names));
 }
@@ -95,9 +96,10 @@ void ExtraIO::add_outputs(std::vector<NamedTensor>& outputs) const {
 void ExtraIO::keep(const std::vector<NamedTensor>& inputs, const std::vector<NamedTensor>& outputs) {
   last_in_.clear();
   last_out_.clear();
+  const DecoderConfig& d = model_.config().model.decoder;
   for (auto& [name, t] : inputs)
-    if (!is_generator_input(name) || name == model_.config().model.decoder.input_ids ||
-        name == model_.config().model.decoder.attention_mask || name == model_.config().model.decoder.position_ids)
+    if (!is_generator_input(name) || name == d.input_ids || name == d.attention_mask || name == d.position_ids ||
+        name == d.hidden_states_input)
       last_in_[name] = t;
   for (auto& [name, t] : outputs)
     if (!t.empty() && !is_kv_output(name)) last_out_[name] = t;

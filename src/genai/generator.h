@@ -104,6 +104,14 @@ class Generator {
   int64_t host_picks() const { return host_picks_; }
   void set_logits(const std::vector<float>& logits);  // [rows x vocab]
   void rewind_to(size_t length);
+  // ONNX Runtime GenAI's SnapshotState: captures recurrent (conv / linear-attention) state for a later rewind_to.
+  // ogx runs no model with recurrent state (hybrid layer_types are refused at load), so, as upstream for such
+  // models, it changes nothing.
+  void snapshot_state() {}
+  // ONNX Runtime GenAI's SetHiddenStates: the tensor the model's hidden_states input (genai_config
+  // model.decoder.inputs.hidden_states) takes on the following runs, [rows, tokens of the run, hidden_size] of the
+  // input's dtype (copied; checked against each run's size). A model without that input: nothing happens.
+  void set_hidden_states(const Tensor& hidden_states);
   int max_length() const { return max_length_; }
   const Model& model() const { return *model_; }
   // Extra model inputs the caller sets, and the latest run's inputs and outputs (extra_io.h).
@@ -180,6 +188,7 @@ class Generator {
   // step_sampling_ points at it for the run of such a step (null: sampling_).
   std::optional<DeviceSampling> eos_mask_sampling_;
   const DeviceSampling* step_sampling_ = nullptr;
+  std::optional<Tensor> hidden_states_;  // set_hidden_states' tensor, fed as inputs.hidden_states on each run
   mutable int queued_ = 0;   // 1: the pending token's forward pass is queued (DecodeSession::queue_next)
   bool queue_ahead_ = true;  // a device step queues its successor (off for a draft model's last draft of a round)
   // phi3 / phimoe 4097, phi3small 8193 (one sequence, one beam; else 0): the length at which the whole sequence runs

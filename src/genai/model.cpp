@@ -65,6 +65,13 @@ DecoderIO inspect_graph(const Graph& g, const DecoderConfig& d) {
   OGX_CHECK(logits, "model has no output '", d.logits, "' (model.decoder.outputs.logits)");
   if (logits->dtype != DType::undefined) io.logits_dtype = logits->dtype;
   io.pruned_logits = logits->has_shape && logits->shape.size() >= 2 && logits->shape[1].value == 1;
+  if (!d.hidden_states_input.empty()) {
+    const ValueInfo* h = g.input_info(d.hidden_states_input);
+    OGX_CHECK(h, "model has no input '", d.hidden_states_input, "' (genai_config.json model.decoder.inputs.hidden_states)");
+    io.hidden_states_dtype = h->dtype;
+  }
+  OGX_CHECK(d.hidden_states_output.empty() || g.output_info(d.hidden_states_output), "model has no output '",
+            d.hidden_states_output, "' (genai_config.json model.decoder.outputs.hidden_states)");
   if (!d.past_names.empty()) return inspect_combined_kv(g, d, io);
   int layers = 0;
   while (g.input_info(layer_name(d.past_key_names, layers))) layers++;

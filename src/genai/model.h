@@ -23,6 +23,7 @@ struct DecoderIO {
   int head_size = 0;
   int vocab_size = 0;
   bool pruned_logits = false;  // the logits output declares one position (last-token-only logits)
+  DType hidden_states_dtype = DType::undefined;  // of model.decoder.inputs.hidden_states, when the config names one
 };
 
 class Model {

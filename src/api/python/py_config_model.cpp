@@ -160,6 +160,11 @@ void bind_config_model(py::module_& m) {
       .def("create_multimodal_processor", [](const ogx::Model&) -> py::object {
         throw ogx::Exception(OgxErrorCode_InvalidArgument, "create_multimodal_processor: multimodal models are not "
                                                            "supported by ogx (it runs text models)");
+      })
+      .def("create_streaming_processor", [](const ogx::Model&) -> py::object {
+        throw ogx::Exception(OgxErrorCode_InvalidArgument, "create_streaming_processor: streaming audio processors "
+                                                           "are for speech models; multimodal models are not "
+                                                           "supported by ogx (it runs text models)");
       });
 
   py::class_<ogx::GeneratorParams>(m, "GeneratorParams", "Search options for a Generator.")

@@ -111,6 +111,16 @@ void bind_generator(py::module_& m) {
              nogil([&] { g.SetModelInput(name.c_str(), *t); });
            },
            py::arg("name"), py::arg("value"), "Feed an extra model input (a copy of the array) on every following run.")
+      .def("snapshot_state", [](ogx::Generator& g) { nogil([&] { g.SnapshotState(); }); },
+           "Snapshot recurrent state for a later rewind_to (ogx runs no model with such state: no change).")
+      .def("set_hidden_states",
+           [](ogx::Generator& g, const py::object& value) {
+             auto t = to_tensor(value);
+             nogil([&] { g.SetHiddenStates(*t); });
+           },
+           py::arg("hidden_states"),
+           "The model's hidden_states input (model.decoder.inputs.hidden_states) for the following runs: [batch, "
+           "tokens, hidden_size], copied. A model without that input: no change.")
       .def("set_inputs",
            [](ogx::Generator& g, const ogx::NamedTensors& inputs) { nogil([&] { g.SetInputs(inputs); }); },
            py::arg("named_tensors"), "set_model_input for every tensor of a NamedTensors.")

@@ -2,7 +2,10 @@
 // and provider-library switches, current GPU id, in-memory model data, device filtering setters, search options
 // read back, named tensors, generator model I/O and runtime options, tokenizer options and markers, and the
 // multimodal names (present, failing with one message).
+#include <unistd.h>
+
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <string>
@@ -222,7 +225,13 @@ TEST(CAbiSurface, GeneratorModelIO) {
   EXPECT_NE(error_of(OgxGenerator_GetOutput(gen, "present.0.key", &in)).find("no output"), std::string::npos);
   EXPECT_NE(error_of(OgxGenerator_SetModelInput(gen, "attention_mask", ids)).find("set by the generator itself"),
             std::string::npos);
+  // No recurrent state and no hidden_states input here: both change nothing, as upstream's (hidden_states_test.cpp
+  // runs a model with that input).
+  ASSERT_OK(OgxGenerator_SnapshotState(gen));
+  ASSERT_OK(OgxGenerator_SetHiddenStates(gen, ids));
+  EXPECT_NE(error_of(OgxGenerator_SetHiddenStates(gen, nullptr)).find("hidden_states"), std::string::npos);
   ASSERT_OK(OgxGenerator_SetRuntimeOption(gen, "terminate_session", "1"));
+  EXPECT_NE(error_of(OgxGenerator_SnapshotState(gen)).find("session terminated"), std::string::npos);
   EXPECT_TRUE(OgxGenerator_IsSessionTerminated(gen));
   EXPECT_TRUE(OgxGenerator_IsDone(gen));
   EXPECT_NE(error_of(OgxGenerator_GenerateNextToken(gen)).find("session terminated"), std::string::npos);
@@ -233,6 +242,24 @@ TEST(CAbiSurface, GeneratorModelIO) {
   OgxDestroyGenerator(gen);
   OgxDestroyGeneratorParams(params);
   OgxDestroyModel(model);
+}
+
+// Model packages (manifest.json, a variant folder per execution provider) are refused with what to do instead; a
+// flat folder with upstream's message.
+TEST(CAbiSurface, ModelPackagesAreRefusedClearly) {
+  namespace fs = std::filesystem;
+  const fs::path pkg = fs::temp_directory_path() / ("ogx_package_" + std::to_string(::getpid()));
+  fs::create_directories(pkg / "cpu");
+  std::ofstream(pkg / "manifest.json") << "{}";
+  OgxConfig* config = nullptr;
+  EXPECT_NE(error_of(OgxCreateConfigFromPackageEp(pkg.c_str(), "cpu", &config)).find("does not read model packages"),
+            std::string::npos);
+  EXPECT_EQ(config, nullptr);
+  std::ofstream(pkg / "genai_config.json") << "{}";
+  EXPECT_NE(error_of(OgxCreateConfigFromPackageEp(pkg.c_str(), nullptr, &config)).find("is not a model package"),
+            std::string::npos);
+  EXPECT_NE(error_of(OgxCreateConfigFromPackageEp(nullptr, nullptr, &config)).find("config_path"), std::string::npos);
+  fs::remove_all(pkg);
 }
 
 TEST(CAbiSurface, TokenizerOptionsAndMarkers) {

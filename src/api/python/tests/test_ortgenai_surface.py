@@ -181,6 +181,14 @@ def test_generator_model_io(model_dir):
     inputs["extra"] = np.zeros(1, dtype=np.float32)
     with pytest.raises(og.OgxError, match="has no input 'extra'"):
         generator.set_inputs(inputs)
+    # No recurrent state, no hidden_states input: upstream's no-ops (tests/hidden_states_test.cpp feeds a model
+    # with that input).
+    before = generator.get_logits()
+    generator.snapshot_state()
+    generator.set_hidden_states(np.ones((2, 1, 8), dtype=np.float32))
+    np.testing.assert_array_equal(generator.get_logits(), before)
+    with pytest.raises(og.OgxError, match="streaming"):
+        model.create_streaming_processor()
 
 
 def test_terminate_session(model_dir):
