@@ -1,7 +1,7 @@
 // Generator::set_hidden_states / snapshot_state (ONNX Runtime GenAI's SetHiddenStates / SnapshotState): a model whose
 // genai_config names model.decoder.inputs.hidden_states takes the caller's [rows, tokens, hidden_size] tensor on
-// each run. The model here is the default model (CPU, fp16 folder) with such an input added to its token
-// embeddings: zeros give the unchanged model's logits exactly, other values change them; a missing or mis-sized
+// each run. The model here is the default model (fp16 folder, CPU and Vulkan) with such an input added to its token
+// embeddings: zeros give the unchanged model's logits (exactly on the CPU), other values change them; a missing or mis-sized
 // tensor is an error naming the input and the generator stays usable.
 #include <gtest/gtest.h>
 
