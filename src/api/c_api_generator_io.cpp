@@ -162,7 +162,7 @@ OgxResult* OgxGenerator_SetHiddenStates(OgxGenerator* generator, const OgxTensor
     auto& t = live(hidden_states, "OgxGenerator_SetHiddenStates", "hidden_states");
     ogx::Tensor copy = to_engine_tensor(t, "OgxGenerator_SetHiddenStates");
     Locked l(g);
-    l.gen.set_hidden_states(copy);
+    run_model(g, [&] { l.gen.set_hidden_states(copy); });  // drops a queued step (waits on the device)
   });
 }
 
