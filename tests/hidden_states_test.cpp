@@ -5,8 +5,14 @@
 // tensor is an error naming the input and the generator stays usable.
 #include <gtest/gtest.h>
 
-#include <filesystem>
+#include <unistd.h>
 
+#include <filesystem>
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include "builder/builder.h"
 #include "genai/generator.h"
 #include "genai/search.h"
 #include "onnx/loader.h"
@@ -150,6 +156,79 @@ TEST(HiddenStates, ConfigNamingAnInputTheModelLacksIsRefused) {
     EXPECT_NE(std::string(e.what()).find("model.decoder.inputs.hidden_states"), std::string::npos) << e.what();
   }
 }
+
+// A random-weight Llama built with and without the reference builder's include_hidden_states (ogx build
+// --include-hidden-states): the folder's "hidden_states" output is read after every run on both providers, as
+// upstream's test_hidden_states reads it (a batch of two: [2, 4, H] after the prompt, [2, 1, H] after a step), and
+// the logits are the same folder's without the output (exactly on the CPU; on the Vulkan provider the final norm no
+// longer folds into the lm_head's matvec, so within fp16 rounding).
+std::string built_folder(bool hidden_states, bool dml) {
+  const std::string dir = (fs::temp_directory_path() / ("ogx_hidden_states_" + std::to_string(hidden_states) +
+                                                        std::to_string(dml) + "_" + std::to_string(::getpid())))
+                              .string();
+  if (fs::exists(dir + "/model.onnx")) return dir;
+  fs::create_directories(dir);
+  nlohmann::json shape = {{"architectures", {"LlamaForCausalLM"}}, {"hidden_size", 64}, {"intermediate_size", 128},
+                          {"num_hidden_layers", 2}, {"num_attention_heads", 4}, {"num_key_value_heads", 2},
+                          {"vocab_size", 512}, {"max_position_embeddings", 256}, {"bos_token_id", 1},
+                          {"eos_token_id", 2}, {"rms_norm_eps", 1e-5}};
+  std::ofstream(dir + "/shape.json") << shape.dump();
+  builder::BuildOptions o;
+  o.config_path = dir + "/shape.json";
+  o.random_weights = true;
+  o.precision = dml ? builder::Precision::fp16 : builder::Precision::fp32;
+  o.provider = dml ? builder::Provider::dml : builder::Provider::cpu;
+  o.num_threads = 2;
+  o.include_hidden_states = hidden_states;
+  builder::write_model_folder(builder::build_model(o), dir);
+  return dir;
+}
+
+void expect_output_after_every_run(bool vulkan) {
+  auto load = [&](const std::string& dir) {
+    genai::Config c = genai::Config::load(dir);
+    c.clear_providers();
+    if (vulkan) select_vulkan(c, /*validation=*/true);
+    return genai::Model::load(c);
+  };
+  std::shared_ptr<genai::Model> with, without;
+  try {
+    with = load(built_folder(true, vulkan));
+    without = load(built_folder(false, vulkan));
+  } catch (const std::exception& e) {
+    if (vulkan && no_vulkan_device(e)) GTEST_SKIP() << e.what();
+    throw;
+  }
+  const int64_t H = 64;
+  auto run = [&](const std::shared_ptr<genai::Model>& m, std::vector<Shape>* shapes) {
+    genai::GeneratorParams p(*m);
+    p.search.max_length = 10;
+    p.search.batch_size = 2;
+    genai::Generator g(m, p);
+    g.append_token_sequences({{5, 6, 7, 52}, {8, 9, 195, 219}});
+    std::vector<float> logits;
+    for (int step = 0; step < 3; step++) {
+      g.generate_next_token();
+      if (shapes) {
+        const Tensor* h = g.extra_io().output("hidden_states");
+        shapes->push_back(h ? h->shape() : Shape{});
+      }
+    }
+    const std::vector<float>& l = g.logits();
+    return std::vector<float>(l.begin(), l.end());
+  };
+  std::vector<Shape> shapes;
+  std::vector<float> got = run(with, &shapes), want = run(without, nullptr);
+  ASSERT_EQ(shapes.size(), 3u);
+  EXPECT_EQ(shapes[0], (Shape{2, 4, H}));  // the prompt's run (the first pick runs nothing)
+  EXPECT_EQ(shapes[1], (Shape{2, 1, H}));
+  EXPECT_EQ(shapes[2], (Shape{2, 1, H}));
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); i++) ASSERT_NEAR(got[i], want[i], vulkan ? 2e-2 : 0.0) << "logit " << i;
+}
+
+TEST(HiddenStates, BuilderOutputIsReadAfterEveryRun) { expect_output_after_every_run(false); }
+TEST(HiddenStates, BuilderOutputIsReadAfterEveryRun_vulkan) { expect_output_after_every_run(true); }
 
 }  // namespace
 }  // namespace ogx::test

@@ -102,6 +102,7 @@ BuiltModel build_model(const BuildOptions& o) {
   WeightProvider& source = merged ? *merged : *weights;
 
   GraphSettings s{o.precision, o.provider, o.block_size, o.symmetric};
+  s.include_hidden_states = o.include_hidden_states;
   std::vector<GraphSettings::LoraInput> lora_inputs;
   if (lora && !o.merge_adapter) {
     s.lora = lora.get();

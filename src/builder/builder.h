@@ -31,6 +31,7 @@ struct BuildOptions {
   int num_threads = 0;          // quantization / conversion threads; <= 0: hardware concurrency
   std::string adapter_dir;      // --adapter: a PEFT LoRA folder (lora.h)
   bool merge_adapter = false;   // --merge-adapter: fold it into the weights (W + scale B A) instead of inputs
+  bool include_hidden_states = false;  // --include-hidden-states: the final norm's output as output "hidden_states"
 };
 
 struct BuiltModel {

@@ -135,6 +135,8 @@ cli::Runner define_build(cli::Flags& flags) {
   flags.option("--init-std", r->init_std, "std of --save-hf's matrices");
   flags.option("--adapter", o.adapter_dir, "a PEFT LoRA folder: adapter inputs + OUT_DIR/<name>.onnx_adapter");
   flags.flag("--merge-adapter", o.merge_adapter, "fold --adapter into the weights (W + scale B A) instead");
+  flags.flag("--include-hidden-states", o.include_hidden_states,
+             "also output the final norm's output as \"hidden_states\" (the reference builder's include_hidden_states)");
   flags.option("--save-lora", r->save_lora, "write a seeded random PEFT LoRA of --config's shape here");
   flags.option("--lora-r", r->lora.rank, "rank of --save-lora");
   flags.option("--lora-alpha", r->lora_alpha, "lora_alpha of --save-lora");

@@ -63,6 +63,7 @@ class Decoder {
         g_.input("past_key_values." + std::to_string(i) + "." + kind, T_,
                  {"batch_size", kv, "past_sequence_length", "kv_cache_dim"});
     g_.output("logits", T_, {"batch_size", "sequence_length", c_.vocab});
+    if (s_.include_hidden_states) g_.output("hidden_states", T_, {"batch_size", "sequence_length", c_.hidden});
     for (const char* kind : {"key", "value"})
       for (int64_t i = 0; i < c_.layers; i++)
         g_.output("present." + std::to_string(i) + "." + kind, T_,
@@ -464,6 +465,7 @@ class Decoder {
     std::string w = norm_weight("model.norm.weight", "model.layers." + std::to_string(c_.layers) + ".final_norm_layernorm.weight", c_.hidden);
     std::string x, unused;
     skip_norm(F, skip, pending, w, x, unused, true);
+    if (s_.include_hidden_states) g_.node("Identity", "", "/model/hidden_states/Identity", {x}, {"hidden_states"});
     const std::string head_name = c_.tie_embeddings ? "model.embed_tokens.weight" : "lm_head.weight";
     Source head = w_.get(head_name, {c_.vocab, c_.hidden});
     std::string logits = matmul("/lm_head", "lm_head", head, x);

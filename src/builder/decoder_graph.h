@@ -20,6 +20,9 @@ struct GraphSettings {
     LoraWeights weights;
   };
   std::vector<LoraInput>* lora_inputs = nullptr;
+  // The reference builder's include_hidden_states: the final norm's output is also graph output "hidden_states"
+  // [batch_size, sequence_length, hidden_size] (e.g. to feed an MTP head).
+  bool include_hidden_states = false;
   int io_dtype() const;       // FLOAT or FLOAT16
   bool fused_rope() const { return provider == Provider::cpu; }  // GQA do_rotary vs RotaryEmbedding
 };

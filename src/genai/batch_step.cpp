@@ -39,7 +39,7 @@ Tensor stack_rows(const std::vector<const Tensor*>& parts, const std::string& na
 // active adapters (the very tensor the adapter file holds): weights every row shares, passed once for the run. A
 // caller's own input could hold one value per row, and wanted outputs are per generator: those step alone.
 bool Generator::can_decode_together() const {
-  if (!kv_.on_provider() || spec_ || guidance_) return false;
+  if (!kv_.on_provider() || spec_ || guidance_ || extra_io_.takes_hidden_states()) return false;
   std::vector<NamedTensor> extra_in, extra_out;
   extra_io_.add_inputs(extra_in);
   extra_io_.add_outputs(extra_out);

@@ -34,6 +34,11 @@ ExtraIO::ExtraIO(const Model& model) : model_(model) {
   if (model.provider() == "cpu")
     for (const ValueInfo& o : g.outputs)
       if (o.name != d.logits && !is_kv_output(o.name)) wanted_.insert(o.name);
+  // The last hidden state (config outputs.hidden_states, else an output named hidden_states, as the reference
+  // builder's include_hidden_states writes it) is kept on every provider, as upstream keeps it: get_output reads it
+  // after any run. (A generator that keeps it steps alone in the Engine: wanted outputs are per generator.)
+  const std::string h = d.hidden_states_output.empty() ? "hidden_states" : d.hidden_states_output;
+  if (g.output_info(h)) wanted_.insert(h);
 }
 
 bool ExtraIO::is_generator_input(const std::string& name) const {
@@ -83,6 +88,31 @@ void ExtraIO::set_input(const std::string& name, const Tensor& t) {
 void ExtraIO::add_inputs(std::vector<NamedTensor>& inputs) const {
   inputs.insert(inputs.end(), preset_.begin(), preset_.end());
   inputs.insert(inputs.end(), extra_.begin(), extra_.end());
+  if (hidden_states_) inputs.emplace_back(model_.config().model.decoder.hidden_states_input, *hidden_states_);
+}
+
+bool ExtraIO::takes_hidden_states() const { return !model_.config().model.decoder.hidden_states_input.empty(); }
+
+void ExtraIO::set_hidden_states(const Tensor& t) {
+  if (!takes_hidden_states()) return;  // as upstream: no hidden_states input, nothing to feed
+  const std::string& name = model_.config().model.decoder.hidden_states_input;
+  const DType want = model_.io().hidden_states_dtype;
+  OGX_CHECK(want == DType::undefined || t.dtype() == want, "set_hidden_states: the model's input '", name, "' is ",
+            dtype_name(want), ", got ", dtype_name(t.dtype()));
+  OGX_CHECK(t.numel() > 0, "set_hidden_states: the tensor is empty");
+  hidden_states_ = t.clone();
+}
+
+void ExtraIO::check_hidden_states(int64_t rows, int64_t tokens) const {
+  if (!takes_hidden_states()) return;
+  const DecoderConfig& d = model_.config().model.decoder;
+  OGX_CHECK(hidden_states_, "the model's input '", d.hidden_states_input, "' (model.decoder.inputs.hidden_states) ",
+            "is fed by set_hidden_states before each run: it was not set");
+  const int64_t H = d.hidden_size, want = rows * tokens * H;
+  OGX_CHECK(H <= 0 || (hidden_states_->numel() == want && hidden_states_->rank() == 3 &&
+                       hidden_states_->dim(0) == rows && hidden_states_->dim(1) == tokens),
+            "set_hidden_states: the tensor is ", shape_str(hidden_states_->shape()), "; this run needs [", rows, ", ",
+            tokens, ", ", H, "]");
 }
 
 void ExtraIO::add_outputs(std::vector<NamedTensor>& outputs) const {

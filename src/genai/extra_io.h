@@ -3,6 +3,7 @@
 // inputs and outputs of the latest run kept for reading back.
 #pragma once
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -14,14 +15,24 @@ namespace ogx::genai {
 class ExtraIO {
  public:
   // On the CPU provider every graph output other than the KV cache is kept from each run (they are computed
-  // anyway); on other providers only the logits, plus outputs asked for with want_output.
+  // anyway); on other providers the logits, the hidden states output (config outputs.hidden_states, else one named
+  // hidden_states), and outputs asked for with want_output.
   explicit ExtraIO(const Model& model);
 
   // Feeds `t` as graph input `name` on every following run. Throws for names the graph lacks, for the inputs the
   // generator sets itself (input_ids, attention_mask, position_ids, the KV cache), and for a dtype other than the
   // graph's.
   void set_input(const std::string& name, const Tensor& t);
-  // Appends the extra inputs (and the preset ones a builder adds, such as num_logits_to_keep) to a run's inputs.
+  // The model's hidden_states input (genai_config model.decoder.inputs.hidden_states; ONNX Runtime GenAI's
+  // SetHiddenStates): `t` ([rows, tokens, hidden_size] of the input's dtype, copied) on the following runs. A model
+  // without that input: nothing happens, as upstream.
+  void set_hidden_states(const Tensor& t);
+  bool takes_hidden_states() const;  // the config names a hidden_states input
+  // Before a run of `rows` x `tokens`: the hidden states are set and hold that many positions (else an error
+  // naming the input and the shape the run needs). Nothing to check for a model without the input.
+  void check_hidden_states(int64_t rows, int64_t tokens) const;
+  // Appends the extra inputs (and the preset ones a builder adds, such as num_logits_to_keep, and the hidden
+  // states) to a run's inputs.
   void add_inputs(std::vector<NamedTensor>& inputs) const;
   // Appends the outputs to keep (other than logits, which the generator binds) to a run's outputs.
   void add_outputs(std::vector<NamedTensor>& outputs) const;
@@ -46,6 +57,7 @@ class ExtraIO {
   const Model& model_;
   std::vector<NamedTensor> extra_;           // inputs set by the caller, in order of first setting
   std::vector<NamedTensor> preset_;          // inputs the generator fills with fixed values (num_logits_to_keep)
+  std::optional<Tensor> hidden_states_;      // set_hidden_states' tensor
   std::set<std::string> wanted_;             // outputs (other than logits) bound on every run
   bool full_logits_ = false;
   std::map<std::string, Tensor> last_in_;    // the latest run's inputs

@@ -130,8 +130,6 @@ Generator::Generator(std::shared_ptr<const Model> model, const GeneratorParams& 
   // step (such steps read the logits back). One row, or greedy rows of a batch (beams need the log-probs).
   if (params.speculative.ngram_size > 0 || params.speculative.ngram_chained_lookup || model_->draft())
     start_speculative(params.speculative);  // host picks
-  if (const std::string& h = model_->config().model.decoder.hidden_states_output; !h.empty())
-    extra_io_.want_output(h);  // get_output(h) on every provider, as upstream's managed hidden_states output
   const std::string& type = model_->config().model.type;
   if (batch_ == 1 && beams_ == 1)
     rope_switch_at_ = type == "phi3" || type == "phimoe" ? 4097 : type == "phi3small" ? 8193 : 0;
@@ -205,36 +203,22 @@ std::vector<NamedTensor> Generator::step_inputs(const std::vector<int32_t>& ids,
     }
     in.emplace_back(d.position_ids, int_tensor(io.position_dtype, {n_rows, S}, pos));
   }
-  if (!d.hidden_states_input.empty()) {  // the caller's tensor (set_hidden_states), as upstream's HiddenStatesInputs
-    const int64_t H = d.hidden_size;
-    OGX_CHECK(hidden_states_, "the model's input '", d.hidden_states_input, "' (model.decoder.inputs.hidden_states) ",
-              "is fed by set_hidden_states before each run: it was not set");
-    OGX_CHECK(H <= 0 || hidden_states_->numel() == n_rows * S * H, "set_hidden_states: the tensor has ",
-              hidden_states_->numel(), " values; this run needs [", n_rows, ", ", S, ", ", H, "] = ", n_rows * S * H);
-    Tensor h = *hidden_states_;
-    if (H > 0) h = h.reshaped({n_rows, S, H});
-    in.emplace_back(d.hidden_states_input, std::move(h));
-  }
+  extra_io_.check_hidden_states(n_rows, S);
   extra_io_.add_inputs(in);
   return in;
 }
 
 void Generator::set_hidden_states(const Tensor& hidden_states) {
-  const DecoderConfig& d = model_->config().model.decoder;
-  if (d.hidden_states_input.empty()) return;  // as upstream: no hidden_states input, nothing to feed
-  const DType want = model_->io().hidden_states_dtype;
-  OGX_CHECK(want == DType::undefined || hidden_states.dtype() == want, "set_hidden_states: the model's input '",
-            d.hidden_states_input, "' is ", dtype_name(want), ", got ", dtype_name(hidden_states.dtype()));
-  OGX_CHECK(hidden_states.numel() > 0, "set_hidden_states: the tensor is empty");
+  if (!extra_io_.takes_hidden_states()) return;  // as upstream: nothing to feed
   drop_queued();  // a queued step would run with the previous tensor
-  hidden_states_ = hidden_states.clone();
+  extra_io_.set_hidden_states(hidden_states);
 }
 
 bool Generator::queue_step() {
   // The step of the token the next sampling returns: one position after the pending token's step.
   int64_t past = kv_.length() + (queued_ > 0 ? 1 : 0), total = past + 1;
   if (!device_sampling_ || total > max_length_ || !kv_.on_provider() || batched_ || guidance_ ||
-      (int)token_count() < search_.min_length || !model_->config().model.decoder.hidden_states_input.empty())
+      (int)token_count() < search_.min_length || extra_io_.takes_hidden_states())
     return false;  // (guidance: the next step's token mask needs this step's token; below min_length: EOS masked;
                    // a hidden_states input: the caller sets it before each step)
   std::vector<int32_t> placeholder(rows(), 0);  // replaced on the device by the sampled tokens
@@ -254,7 +238,7 @@ void Generator::run(const std::vector<int32_t>& ids, int n_rows, int64_t S, bool
   // logits (and a device pick) come from the last. Padded rows and all-position logits need the prompt in one run.
   const int64_t chunk = kv_.on_provider() ? kv_.decoder()->prefill_chunk() : 0;
   if (chunk > 0 && S > chunk && prompt_pads_.empty() && !extra_io_.full_logits() &&
-      model_->config().model.decoder.hidden_states_input.empty()) {  // (the caller's hidden states cover the run)
+      !extra_io_.takes_hidden_states()) {  // (the caller's hidden states cover the whole run)
     const int64_t past = kv_.length();
     const bool on_device = logits_on_device_;
     try {
@@ -330,6 +314,7 @@ void Generator::rerun_last_real(const std::vector<int32_t>& ids, int n_rows, int
   in.emplace_back(d.input_ids, int_tensor(io.input_ids_dtype, {n_rows, 1}, tok));
   if (io.has_attention_mask) in.emplace_back(d.attention_mask, int_tensor(io.mask_dtype, {n_rows, total}, mask));
   if (io.has_position_ids) in.emplace_back(d.position_ids, int_tensor(io.position_dtype, {n_rows, 1}, pos));
+  extra_io_.check_hidden_states(n_rows, 1);
   extra_io_.add_inputs(in);
   out.emplace_back(d.logits, Tensor());
   kv_.bind(total, in, out);

@@ -188,7 +188,6 @@ class Generator {
   // step_sampling_ points at it for the run of such a step (null: sampling_).
   std::optional<DeviceSampling> eos_mask_sampling_;
   const DeviceSampling* step_sampling_ = nullptr;
-  std::optional<Tensor> hidden_states_;  // set_hidden_states' tensor, fed as inputs.hidden_states on each run
   mutable int queued_ = 0;   // 1: the pending token's forward pass is queued (DecodeSession::queue_next)
   bool queue_ahead_ = true;  // a device step queues its successor (off for a draft model's last draft of a round)
   // phi3 / phimoe 4097, phi3small 8193 (one sequence, one beam; else 0): the length at which the whole sequence runs

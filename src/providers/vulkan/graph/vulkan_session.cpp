@@ -487,6 +487,10 @@ std::vector<std::pair<std::string, double>> VulkanGraphSession::stats() const {
                                                          [&](auto& t) { return materialized_.count(t.first) > 0; })}};
   fallback_stats(s);
   weight_input_stats(s);
+  auto median = [](std::vector<float> v) {
+    std::sort(v.begin(), v.end());
+    return v.empty() ? 0.0 : (double)v[v.size() / 2];
+  };
   const std::string* steady_sig = nullptr;  // the most replayed signature: the decode step in a generation
   for (auto& [sig, st] : replay_stats_)
     if (!steady_sig || st.runs > replay_stats_.at(*steady_sig).runs) steady_sig = &sig;
@@ -495,10 +499,6 @@ std::vector<std::pair<std::string, double>> VulkanGraphSession::stats() const {
     s.push_back({"replay_runs", steady.runs});
     s.push_back({"replay_run_us", steady.run_us / steady.runs});
     s.push_back({"replay_submit_wait_us", steady.wait_us / steady.runs});
-    auto median = [](std::vector<float> v) {
-      std::sort(v.begin(), v.end());
-      return v.empty() ? 0.0 : (double)v[v.size() / 2];
-    };
     if (!steady.gpu_samples.empty()) {
       s.push_back({"replay_run_us_median", median(steady.run_samples)});
       s.push_back({"replay_gpu_us_median", median(steady.gpu_samples)});
@@ -515,10 +515,6 @@ std::vector<std::pair<std::string, double>> VulkanGraphSession::stats() const {
                                                                                     : sig.substr(a, b - a + 1));
     const int same = (int)std::count_if(s.begin(), s.end(), [&](auto& kv) { return kv.first == name + " runs"; });
     if (same > 0) name += " #" + std::to_string(same + 1);  // e.g. the two plans of queued one-token steps
-    auto median = [](std::vector<float> v) {
-      std::sort(v.begin(), v.end());
-      return (double)v[v.size() / 2];
-    };
     s.push_back({name + " runs", st.runs});
     s.push_back({name + " run_us_median", median(st.run_samples)});
     s.push_back({name + " gpu_us_median", median(st.gpu_samples)});
