@@ -39,6 +39,32 @@ for name in phi-2 phi-3-mini phi-4-mini gemma llama qwen-2.5-0.5b; do
   mkdir -p "$data/test_models/$name/int4"
   ln -s "$standin" "$data/test_models/$name/int4/cpu"
 done
+# test_hidden_states[dml] reads qwen-2.5-0.5b/int4/dml's hidden_states output ([2, 4, 896] after a prompt of 4, then
+# [2, 1, 896]): a random-weight Qwen2 of that hidden size (2 layers, a small vocabulary) built by `ogx build
+# --include-hidden-states`, as the reference builder's include_hidden_states. It runs on the Vulkan provider (a GPU,
+# else lavapipe).
+if [ -x "$build/tools/ogx/ogx" ]; then
+  cat >"$data/qwen_hidden_shape.json" <<'JSON'
+{"architectures": ["Qwen2ForCausalLM"], "model_type": "qwen2", "hidden_size": 896, "intermediate_size": 1024,
+ "num_hidden_layers": 2, "num_attention_heads": 14, "num_key_value_heads": 2, "vocab_size": 1024,
+ "max_position_embeddings": 512, "rms_norm_eps": 1e-6, "rope_theta": 1000000.0, "tie_word_embeddings": true,
+ "bos_token_id": 1, "eos_token_id": 2}
+JSON
+  "$build/tools/ogx/ogx" build --config "$data/qwen_hidden_shape.json" --random-weights --include-hidden-states \
+    -p int4 -e dml -o "$data/test_models/qwen-2.5-0.5b/int4/dml" -q >"$out/qwen-hidden-build.log" 2>&1 ||
+    echo "(the hidden-states stand-in did not build: $out/qwen-hidden-build.log)"
+  # Without a GPU the folder names the CPU Vulkan driver (lavapipe), which ogx otherwise never picks on its own.
+  if ! "$build/tools/ogx/ogx" devices --json 2>/dev/null | grep -q '"type": "\(discrete\|integrated\|virtual\)'; then
+    "$python" - "$data/test_models/qwen-2.5-0.5b/int4/dml/genai_config.json" <<'PY'
+import json, sys
+p = sys.argv[1]
+c = json.load(open(p))
+for entry in c["model"]["decoder"]["session_options"]["provider_options"]:
+    entry.setdefault("dml", {})["hardware_device_type"] = "cpu"
+json.dump(c, open(p, "w"), indent=4)
+PY
+  fi
+fi
 
 export PYTHONPATH="$shim${PYTHONPATH:+:$PYTHONPATH}"
 export PYTHONDONTWRITEBYTECODE=1
