@@ -39,6 +39,22 @@ for name in phi-2 phi-3-mini phi-4-mini gemma llama qwen-2.5-0.5b; do
   mkdir -p "$data/test_models/$name/int4"
   ln -s "$standin" "$data/test_models/$name/int4/cpu"
 done
+# The dml-parametrized tests (ogx offers DirectML's name, so upstream's list of devices is ["dml"]): the default
+# model's fp16 folder with the dml provider in its config (lavapipe when no GPU is present), files linked.
+gpu=1
+"$build/tools/ogx/ogx" devices --json 2>/dev/null | grep -q '"type": "\(discrete\|integrated\|virtual\)' || gpu=0
+dml_standin="$data/dml_standin"
+mkdir -p "$dml_standin"
+for f in "$root/models/ogx-debian-10m/fp16"/*; do ln -s "$f" "$dml_standin/$(basename "$f")"; done
+rm "$dml_standin/genai_config.json"
+"$python" - "$root/models/ogx-debian-10m/fp16/genai_config.json" "$dml_standin/genai_config.json" "$gpu" <<'PY'
+import json, sys
+c = json.load(open(sys.argv[1]))
+c["model"]["decoder"]["session_options"]["provider_options"] = [{"dml": {} if sys.argv[3] == "1" else
+                                                                  {"hardware_device_type": "cpu"}}]
+json.dump(c, open(sys.argv[2], "w"), indent=4)
+PY
+for name in phi-2 phi-3-mini phi-4-mini gemma llama; do ln -s "$dml_standin" "$data/test_models/$name/int4/dml"; done
 # test_hidden_states[dml] reads qwen-2.5-0.5b/int4/dml's hidden_states output ([2, 4, 896] after a prompt of 4, then
 # [2, 1, 896]): a random-weight Qwen2 of that hidden size (2 layers, a small vocabulary) built by `ogx build
 # --include-hidden-states`, as the reference builder's include_hidden_states. It runs on the Vulkan provider (a GPU,
@@ -54,7 +70,7 @@ JSON
     -p int4 -e dml -o "$data/test_models/qwen-2.5-0.5b/int4/dml" -q >"$out/qwen-hidden-build.log" 2>&1 ||
     echo "(the hidden-states stand-in did not build: $out/qwen-hidden-build.log)"
   # Without a GPU the folder names the CPU Vulkan driver (lavapipe), which ogx otherwise never picks on its own.
-  if ! "$build/tools/ogx/ogx" devices --json 2>/dev/null | grep -q '"type": "\(discrete\|integrated\|virtual\)'; then
+  if [ $gpu = 0 ]; then
     "$python" - "$data/test_models/qwen-2.5-0.5b/int4/dml/genai_config.json" <<'PY'
 import json, sys
 p = sys.argv[1]
