@@ -211,6 +211,13 @@ void expect_greedy_equal(const std::string& variant, bool vulkan) {
       };
       EXPECT_GT(submits(*m), 0);
       EXPECT_EQ(submits(*m), submits(*m->draft()));
+      // A draft asking for other device settings gets a device of its own: two submit counters, the same tokens.
+      genai::Config other = plain_cfg;
+      other.model.draft = other.model.decoder;
+      other.model.draft->session.providers.at(0).options.push_back({"tuning", "q4_wide_half=0"});
+      auto separate = genai::Model::load(other);
+      expect_greedy_tokens(generate(separate, n), want);
+      EXPECT_NE(submits(*separate), submits(*separate->draft()));
     }
   }
   // A random draft: mostly rejected, same tokens (on the CPU only: lavapipe loads and runs each model slowly; the
