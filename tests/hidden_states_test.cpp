@@ -64,17 +64,9 @@ Tensor hidden(int64_t rows, int64_t S, int64_t H, float value) {
 // changes which ops fuse (the embedding no longer feeds the first norm directly), so within fp16 rounding (1e-2).
 void expect_fed_and_checked(bool vulkan) {
   if (!fs::exists(kFolder + "/genai_config.json")) GTEST_SKIP() << "default model folder absent";
-  genai::Config plain_cfg = genai::Config::load(kFolder);
-  plain_cfg.clear_providers();
-  if (vulkan) select_vulkan(plain_cfg, /*validation=*/true);
-  std::shared_ptr<genai::Model> plain;
-  try {
-    plain = genai::Model::load(plain_cfg);
-  } catch (const std::exception& e) {
-    if (vulkan && no_vulkan_device(e)) GTEST_SKIP() << e.what();
-    throw;
-  }
-  genai::Config cfg = plain_cfg;
+  auto plain = load_on(kFolder, vulkan ? "vulkan" : "cpu", /*validation=*/true);
+  if (!plain) GTEST_SKIP() << "no Vulkan device";
+  genai::Config cfg = plain->config();  // its providers as loaded
   cfg.model.decoder.hidden_states_input = "hidden_states";
   auto model = genai::Model::load(cfg, with_hidden_states_input(cfg));
   auto expect_same = [&](const std::vector<float>& got, const std::vector<float>& want, int step) {
@@ -185,20 +177,10 @@ std::string built_folder(bool hidden_states, bool dml) {
 }
 
 void expect_output_after_every_run(bool vulkan) {
-  auto load = [&](const std::string& dir) {
-    genai::Config c = genai::Config::load(dir);
-    c.clear_providers();
-    if (vulkan) select_vulkan(c, /*validation=*/true);
-    return genai::Model::load(c);
-  };
-  std::shared_ptr<genai::Model> with, without;
-  try {
-    with = load(built_folder(true, vulkan));
-    without = load(built_folder(false, vulkan));
-  } catch (const std::exception& e) {
-    if (vulkan && no_vulkan_device(e)) GTEST_SKIP() << e.what();
-    throw;
-  }
+  const std::string provider = vulkan ? "vulkan" : "cpu";
+  auto with = load_on(built_folder(true, vulkan), provider, /*validation=*/true);
+  if (!with) GTEST_SKIP() << "no Vulkan device";
+  auto without = load_on(built_folder(false, vulkan), provider, /*validation=*/true);
   const int64_t H = 64;
   auto run = [&](const std::shared_ptr<genai::Model>& m, std::vector<Shape>* shapes) {
     genai::GeneratorParams p(*m);

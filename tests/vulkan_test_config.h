@@ -23,12 +23,13 @@ inline bool no_vulkan_device(const std::exception& e) {
   return msg.find("no Vulkan device") != std::string::npos || msg.find("no vulkan (dml) provider") != std::string::npos;
 }
 
-// The folder's model on "cpu" or on Vulkan (lavapipe unless OGX_TEST_VULKAN_DEVICE says otherwise); nullptr when
-// there is no Vulkan device.
-inline std::shared_ptr<genai::Model> load_on(const std::string& dir, const std::string& provider) {
+// The folder's model on "cpu" or on Vulkan (lavapipe unless OGX_TEST_VULKAN_DEVICE says otherwise, with the
+// validation layers if asked); nullptr when there is no Vulkan device.
+inline std::shared_ptr<genai::Model> load_on(const std::string& dir, const std::string& provider,
+                                             bool validation = false) {
   genai::Config c = genai::Config::load(dir);
   c.clear_providers();
-  if (provider != "cpu") select_vulkan(c, /*validation=*/false);
+  if (provider != "cpu") select_vulkan(c, validation);
   try {
     return genai::Model::load(c);
   } catch (const std::exception& e) {

@@ -35,10 +35,6 @@ std::vector<int32_t> token_ids() {
   return ids;
 }
 
-std::shared_ptr<genai::Model> load(const std::string& dir, const std::string& provider) {
-  return ogx::test::load_on(dir, provider);
-}
-
 // Logits of every position from prefill - 1 on: a prompt of `prefill` ids, then one id per step.
 std::vector<float> teacher_forced(const std::shared_ptr<genai::Model>& model, int prefill) {
   genai::GeneratorParams params(*model);
@@ -95,11 +91,11 @@ TEST_P(RopeVariant, CpuAndDmlFoldersAgreeOnBothProviders) {
   // 12 ids (past it at once).
   for (int prefill : {5, 12}) {
     SCOPED_TRACE("prefill " + std::to_string(prefill));
-    std::vector<float> ref = teacher_forced(load(dir + "/cpu", "cpu"), prefill);
+    std::vector<float> ref = teacher_forced(ogx::test::load_on(dir + "/cpu", "cpu"), prefill);
     ASSERT_EQ(ref.size(), (size_t)(kTotal - prefill + 1) * kVocab);
     for (const char* e : {"cpu", "dml"})
       for (const char* provider : {"cpu", "vulkan"}) {
-        auto model = load(dir + "/" + e, provider);
+        auto model = ogx::test::load_on(dir + "/" + e, provider);
         if (!model) {
           std::cout << "[ rope " << name << " ] no Vulkan device: Vulkan run skipped\n";
           continue;
@@ -114,8 +110,8 @@ TEST_P(RopeVariant, CpuAndDmlFoldersAgreeOnBothProviders) {
   }
   // Greedy tokens, equal on both providers (the longrope prompt of 5 crosses 8 while generating).
   for (const char* e : {"cpu", "dml"}) {
-    std::vector<int32_t> want = greedy(load(dir + "/" + e, "cpu"), 5);
-    auto vk = load(dir + "/" + e, "vulkan");
+    std::vector<int32_t> want = greedy(ogx::test::load_on(dir + "/" + e, "cpu"), 5);
+    auto vk = ogx::test::load_on(dir + "/" + e, "vulkan");
     if (vk) EXPECT_EQ(greedy(vk, 5), want) << e << " folder";
   }
   fs::remove_all(dir);

@@ -49,10 +49,6 @@ std::string make_folder(const std::string& dir, const char* ep) {
   return out;
 }
 
-std::shared_ptr<genai::Model> load(const std::string& dir, const std::string& provider) {
-  return ogx::test::load_on(dir, provider);
-}
-
 std::vector<int32_t> prompt_ids(int n) {
   std::vector<int32_t> ids{1};
   for (int i = 1; i < n; i++) ids.push_back(3 + (i * 53 + 7) % (kVocab - 3));
@@ -94,7 +90,7 @@ TEST(RopeSwitch, Phi3SequenceRunsAgainAtTheLongRopeSwitch) {
     }
     {
       SCOPED_TRACE(std::string("fp32-") + ep + " on " + provider);
-      auto model = load(folder, provider);
+      auto model = ogx::test::load_on(folder, provider);
       if (!model) {
         std::cout << "[ rope switch ] no Vulkan device: Vulkan run skipped\n";
         continue;

@@ -24,12 +24,13 @@ using kernels::kKvBlock;
 // longest row crosses such a multiple (not at every block).
 constexpr int64_t kKvCapacityStep = 256;
 // The block-table width (positions) of the recorded step of a run whose longest row ends at `total`: a multiple of
-// kKvCapacityStep for one-token steps; for a run of several tokens per row (a prompt or a chunk of one) the next
-// power of two, so the chunks of a long prompt (DecodeSession::prefill_chunk) share a few recordings — 2048, 4096,
-// 8192, 16384, 32768 for a 32k prompt in chunks of 2048 — instead of one per chunk.
-inline int64_t kv_capacity(int64_t total, bool several_tokens) {
+// kKvCapacityStep for decode-sized steps; for a prompt's step (a prompt or a chunk of one: more than a few tokens
+// per row, plan_cache.cpp) the next power of two, so the chunks of a long prompt (DecodeSession::prefill_chunk)
+// share a few recordings — 2048, 4096, 8192, 16384, 32768 for a 32k prompt in chunks of 2048 — instead of one per
+// chunk.
+inline int64_t kv_capacity(int64_t total, bool prompt_step) {
   int64_t cap = (total + kKvCapacityStep - 1) / kKvCapacityStep * kKvCapacityStep;
-  if (!several_tokens) return cap;
+  if (!prompt_step) return cap;
   int64_t pow2 = kKvCapacityStep;
   while (pow2 < cap) pow2 *= 2;
   return pow2;

@@ -132,8 +132,8 @@ VulkanGraphSession::Prepared VulkanGraphSession::prepare(const std::vector<Named
   // kept like one-token steps (their recordings not dropped by the next prompt's, their capacity in steps of 256).
   int64_t most_new = 0;
   for (const KvRows& k : r.kv) most_new = std::max<int64_t>(most_new, k.total - k.state->length());
-  const bool several_tokens = fed < 0 && most_new > kFewPositions;
-  const int64_t capacity = kv_capacity(total, several_tokens);
+  const bool prompt_step = fed < 0 && most_new > kFewPositions;
+  const int64_t capacity = kv_capacity(total, prompt_step);
   auto key = [&] { return "B" + std::to_string(batch) + " cap" + std::to_string(capacity) + sig.str(); };
   auto it = plans_.find(key());
   if (it == plans_.end()) {
@@ -147,12 +147,12 @@ VulkanGraphSession::Prepared VulkanGraphSession::prepare(const std::vector<Named
       if (oldest->second.get() == last_plan_) last_plan_ = nullptr;
       plans_.erase(oldest);
     }
-    if (several_tokens) {  // prompt steps hold the largest activations: besides the new one, only the most
+    if (prompt_step) {  // prompt steps hold the largest activations: besides the new one, only the most
       Plan* keep = nullptr;  // recently used (another prompt whose chunks interleave with this one's, as ogx serve runs)
       for (auto& [sig_of, plan] : plans_)
-        if (plan->several_tokens && (!keep || plan->last_used > keep->last_used)) keep = plan.get();
+        if (plan->prompt_step && (!keep || plan->last_used > keep->last_used)) keep = plan.get();
       for (auto o = plans_.begin(); o != plans_.end();) {
-        if (!o->second->several_tokens || o->second.get() == keep || is_queued(o->second.get())) {
+        if (!o->second->prompt_step || o->second.get() == keep || is_queued(o->second.get())) {
           ++o;
           continue;
         }
@@ -162,7 +162,7 @@ VulkanGraphSession::Prepared VulkanGraphSession::prepare(const std::vector<Named
       }
     }
     auto plan = build_plan(host, wanted, batch, capacity, fed);  // fixes the KV pool's layout (first run)
-    plan->several_tokens = several_tokens;
+    plan->prompt_step = prompt_step;
     plan->signature = key();
     recordings_++;
     pr.recorded = true;

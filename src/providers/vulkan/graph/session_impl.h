@@ -125,7 +125,8 @@ struct Plan {
   std::vector<StageIo> stages;
   VkDeviceSize fallback_bytes = 0;  // bytes copied across the stages' boundaries per run
   CommandRecorder& tail() { return stages.empty() ? *rec : *stages.back().rec; }  // the step's last segment
-  bool several_tokens = false;  // a prompt's (or a chunk's) step: some row takes more than one position
+  bool prompt_step = false;  // a prompt's (or a chunk's) step: some row takes more than a few positions
+                             // (plan_cache.cpp kFewPositions)
   bool slice_last = false;    // the logits producer reads only the last position
   bool samples = false;       // picks the next token on the device (DecodeRun::sampling)
   HostVisibleBuffer token_host;  // int64 [B]: the step's tokens, written by the sampling kernel beside token_device_
