@@ -320,14 +320,20 @@ OGX_EXPORT OgxResult* OgxTokenizerGetEorTokenId(const OgxTokenizer* tokenizer, i
 OGX_EXPORT OgxResult* OgxUpdateTokenizerOptions(OgxTokenizer* tokenizer, const char* const* keys,
                                                 const char* const* values, size_t num_options);
 
-/* A stream decodes one token at a time; the chunks concatenate to the full decode. Special tokens are skipped. */
+/* A stream decodes one token at a time as onnxruntime_genai's TokenizerStream does (ONNX Runtime Extensions' streaming
+ * detokenizer): each token on its own, so the chunks are the full decode except that a SentencePiece word's leading
+ * space is dropped only right after a special token (a fresh stream keeps the first word's space; a stream reused for
+ * several BOS-prefixed prompts gives each prompt's text) and, with tokenizer_config.json's
+ * clean_up_tokenization_spaces, special tokens add spaces around them. Special tokens are skipped (for SentencePiece
+ * and Unigram tokenizers always; else unless the tokenizer option skip_special_tokens is false when the stream is
+ * created). Invalid UTF-8 is dropped. */
 OGX_EXPORT OgxResult* OgxCreateTokenizerStream(const OgxTokenizer* tokenizer, OgxTokenizerStream** out);
 OGX_EXPORT void OgxDestroyTokenizerStream(OgxTokenizerStream* stream);
 /* *out = the text this token adds, possibly "" while a multi-byte character is incomplete (borrowed: valid until
  * the next call on this stream or its destruction). */
 OGX_EXPORT OgxResult* OgxTokenizerStreamDecode(OgxTokenizerStream* stream, int32_t token, const char** out);
-/* *out = any text held back (an incomplete character no later token completed); resets the stream. Borrowed as
- * for OgxTokenizerStreamDecode. */
+/* Resets the stream (ogx's addition: a fresh stream's state); *out = "" (the bytes of a character no later token
+ * completed are invalid UTF-8, dropped). Borrowed as for OgxTokenizerStreamDecode. */
 OGX_EXPORT OgxResult* OgxTokenizerStreamFlush(OgxTokenizerStream* stream, const char** out);
 
 /* ---------------------------------------------------------------------------------------------------------------

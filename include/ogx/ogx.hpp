@@ -437,7 +437,7 @@ class TokenizerStream {
     detail::check(OgxTokenizerStreamDecode(get(), token, &s));
     return s;
   }
-  // Text held back at the end (an incomplete character); resets the stream.
+  // Resets the stream (ogx's addition); returns "" (an unfinished character's bytes are dropped, as invalid UTF-8).
   std::string Flush() {
     const char* s = nullptr;
     detail::check(OgxTokenizerStreamFlush(get(), &s));

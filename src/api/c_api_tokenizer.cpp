@@ -264,7 +264,8 @@ OgxResult* OgxCreateTokenizerStream(const OgxTokenizer* tokenizer, OgxTokenizerS
     *out = nullptr;
     auto& t = live(tokenizer, "OgxCreateTokenizerStream", "tokenizer");
     OgxTokenizerStream s;
-    s.stream = std::make_unique<ogx::tok::TokenizerStream>(t.tokenizer, t.skip_special_tokens);
+    s.stream = std::make_unique<ogx::tok::TokenizerStream>(t.tokenizer, t.skip_special_tokens,
+                                                           ogx::tok::TokenizerStream::Style::per_token);
     *out = make_handle(std::move(s));
   });
 }

@@ -54,7 +54,7 @@ void update_options(ogx::Tokenizer& t, const py::kwargs& kw) {
 }  // namespace
 
 void bind_tokenizer(py::module_& m) {
-  py::class_<ogx::TokenizerStream>(m, "TokenizerStream", "Decodes one token at a time (special tokens skipped).")
+  py::class_<ogx::TokenizerStream>(m, "TokenizerStream", "Decodes one token at a time as onnxruntime_genai's TokenizerStream does (special tokens skipped).")
       .def("decode",
            [](ogx::TokenizerStream& s, int64_t token) {
              if (token < INT32_MIN || token > INT32_MAX) throw py::value_error("decode: token id does not fit int32");
@@ -62,7 +62,7 @@ void bind_tokenizer(py::module_& m) {
            },
            py::arg("token"), "The text this token adds ('' while a multi-byte character is incomplete).")
       .def("flush", [](ogx::TokenizerStream& s) { return utf8(nogil([&] { return s.Flush(); })); },
-           "Any text held back at the end; resets the stream.");
+           "Resets the stream (ogx's addition); returns '' (an unfinished character's bytes are dropped).");
 
   py::class_<ogx::Tokenizer>(m, "Tokenizer", "The tokenizer of a model's folder.")
       .def(py::init([](const ogx::Model& md) { return nogil([&] { return std::make_unique<ogx::Tokenizer>(md); }); }),

@@ -12,6 +12,16 @@
 
 namespace ogx::tok {
 
+// How ONNX Runtime Extensions' streaming detokenizer (what onnxruntime_genai's TokenizerStream runs) renders one id:
+// byte-level BPE (bytes of the token), SentencePiece-style BPE (a decoder that maps U+2581 to spaces: pieces with
+// spaces, <0xXX> byte pieces, the leading space dropped right after a special token when the encoder adds a dummy
+// prefix) or Unigram (a leading or trailing U+2581 becomes a space, never dropped).
+struct PieceRules {
+  enum class Kind { byte_level, sentencepiece, unigram };
+  Kind kind = Kind::byte_level;
+  bool add_dummy_prefix = false;
+};
+
 class Backend {
  public:
   virtual ~Backend() = default;
@@ -25,6 +35,7 @@ class Backend {
   virtual std::optional<std::string> id_to_token(int32_t id) const = 0;
   virtual bool is_special(int32_t id) const = 0;
   virtual size_t vocab_size() const = 0;
+  virtual PieceRules piece_rules() const = 0;
 };
 
 std::unique_ptr<Backend> make_hf_backend(const nlohmann::json& tokenizer_json);

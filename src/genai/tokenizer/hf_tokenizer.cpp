@@ -32,6 +32,7 @@ class HfBackend : public Backend, public VocabLookup {
     return it != added_by_id_.end() && it->second.special;
   }
   size_t vocab_size() const override { return vocab_size_; }
+  PieceRules piece_rules() const override { return piece_rules_; }
   int32_t lookup(std::string_view token) const override {
     auto it = added_by_content_.find(std::string(token));
     if (it != added_by_content_.end()) return it->second;
@@ -55,7 +56,41 @@ class HfBackend : public Backend, public VocabLookup {
   std::unordered_map<int32_t, AddedToken> added_by_id_;
   std::unordered_map<std::string, int32_t> added_by_content_;
   size_t vocab_size_ = 0;
+  PieceRules piece_rules_;
 };
+
+// As ONNX Runtime Extensions tells them apart (JsonFastTokenizer::LoadSpmModelParams): a Unigram model; else a decoder
+// that replaces U+2581 by spaces (Replace or Metaspace; ogx also takes a Metaspace decoder outside a Sequence, which
+// Extensions does not recognise) is SentencePiece-style, with a dummy prefix when a Metaspace adds a prefix space or a
+// Strip removes one leading space.
+PieceRules piece_rules_of(const json& j) {
+  PieceRules r;
+  const json& model = j.value("model", json());
+  if (model.is_object() && model.value("type", "") == "Unigram") {
+    r.kind = PieceRules::Kind::unigram;
+    return r;
+  }
+  const std::string meta = "\xE2\x96\x81";
+  const json& dec = j.value("decoder", json());
+  json steps = json::array();
+  if (dec.is_object() && dec.contains("decoders") && dec["decoders"].is_array()) steps = dec["decoders"];
+  else if (dec.is_object()) steps.push_back(dec);
+  for (const auto& step : steps) {
+    if (!step.is_object()) continue;
+    const std::string type = step.value("type", "");
+    if (type == "Replace" && step.contains("pattern") && step["pattern"].is_object() &&
+        step["pattern"].value("String", "") == meta) {
+      r.kind = PieceRules::Kind::sentencepiece;
+    } else if (type == "Metaspace" && step.value("replacement", "") == meta) {
+      r.kind = PieceRules::Kind::sentencepiece;
+      if (step.value("add_prefix_space", false) || step.value("prepend_scheme", "never") != "never")
+        r.add_dummy_prefix = true;
+    } else if (type == "Strip" && step.value("content", "") == " ") {
+      r.add_dummy_prefix = true;
+    }
+  }
+  return r;
+}
 
 HfBackend::HfBackend(const json& j) {
   if (!j.is_object()) throw_error("tokenizer.json: top level: expected an object");
@@ -87,6 +122,7 @@ HfBackend::HfBackend(const json& j) {
     }
   }
   post_ = make_post_processor(j.value("post_processor", json()), "post_processor", *this);
+  piece_rules_ = piece_rules_of(j);
   vocab_size_ = model_->vocab_size();
   for (const auto& [id, t] : added_by_id_) vocab_size_ = std::max(vocab_size_, static_cast<size_t>(id) + 1);
 }

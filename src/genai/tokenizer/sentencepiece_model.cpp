@@ -125,6 +125,8 @@ class SpBackend : public Backend {
   }
   bool is_special(int32_t id) const override { return a_.is_control(h_, id) || a_.is_unknown(h_, id); }
   size_t vocab_size() const override { return static_cast<size_t>(size_); }
+  // A tokenizer.model folder: SentencePiece pieces with the dummy prefix (SentencePiece's default).
+  PieceRules piece_rules() const override { return {PieceRules::Kind::sentencepiece, true}; }
 
  private:
   const SpApi& a_;

@@ -12,12 +12,13 @@ bool ends_with_replacement(const std::string& s) {
 }
 }  // namespace
 
-TokenizerStream::TokenizerStream(std::shared_ptr<const Tokenizer> tokenizer, bool skip_special_tokens)
-    : tok_(std::move(tokenizer)), skip_special_(skip_special_tokens) {
+TokenizerStream::TokenizerStream(std::shared_ptr<const Tokenizer> tokenizer, bool skip_special_tokens, Style style)
+    : tok_(std::move(tokenizer)), skip_special_(skip_special_tokens), style_(style) {
   if (!tok_) throw_error("TokenizerStream: null tokenizer");
 }
 
 std::string TokenizerStream::decode(int32_t id) {
+  if (style_ == Style::per_token) return decode_per_token(id);
   ids_.push_back(id);
   std::string s;
   try {
@@ -41,6 +42,10 @@ std::string TokenizerStream::decode(int32_t id) {
 }
 
 std::string TokenizerStream::flush() {
+  if (style_ == Style::per_token) {
+    reset();  // the bytes of an unfinished character are invalid on their own: dropped, as Extensions drops them
+    return {};
+  }
   std::string out;
   if (!ids_.empty()) {
     std::string s = tok_->decode(ids_, skip_special_);
@@ -54,6 +59,9 @@ void TokenizerStream::reset() {
   ids_.clear();
   prefix_.clear();
   prefix_index_ = 0;
+  first_ = true;
+  special_last_ = false;
+  pending_utf8_.clear();
 }
 
 }  // namespace ogx::tok

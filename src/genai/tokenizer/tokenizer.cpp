@@ -52,6 +52,7 @@ void Tokenizer::apply_config(const std::string& config_json, const std::string& 
   };
   add_bos_ = flag("add_bos_token", false);
   add_eos_ = flag("add_eos_token", false);
+  clean_up_spaces_ = flag("clean_up_tokenization_spaces", false);
   bos_id_ = bos_.empty() ? -1 : token_to_id(bos_);
   pad_id_ = pad_.empty() ? -1 : token_to_id(pad_);
   if (!eos_.empty() && token_to_id(eos_) >= 0) eos_ids_.push_back(token_to_id(eos_));
@@ -163,6 +164,7 @@ std::string Tokenizer::id_to_token(int32_t id) const {
 }
 
 bool Tokenizer::is_special(int32_t id) const { return backend_->is_special(id); }
+PieceRules Tokenizer::piece_rules() const { return backend_->piece_rules(); }
 size_t Tokenizer::vocab_size() const { return backend_->vocab_size(); }
 
 const std::string& Tokenizer::chat_template(const std::string& name) const {

@@ -17,6 +17,7 @@
 namespace ogx::tok {
 
 class Backend;  // internal: tokenizer.json pipeline or SentencePiece model
+struct PieceRules;
 
 class Tokenizer {
  public:
@@ -46,6 +47,10 @@ class Tokenizer {
   const std::string& pad_token() const { return pad_; }
   const std::string& unk_token() const { return unk_; }
   size_t vocab_size() const;  // highest id + 1, added tokens included
+  // How onnxruntime_genai's TokenizerStream renders one id of this tokenizer (backend.h), and tokenizer_config.json's
+  // clean_up_tokenization_spaces (which that stream reads to put spaces around special tokens).
+  PieceRules piece_rules() const;
+  bool clean_up_tokenization_spaces() const { return clean_up_spaces_; }
 
   // The default chat template (name "" or "default"), or a named one; empty string if absent.
   const std::string& chat_template(const std::string& name = "") const;
@@ -62,30 +67,48 @@ class Tokenizer {
   void apply_config(const std::string& config_json, const std::string& gen_config_json);
 
   std::unique_ptr<Backend> backend_;
-  bool add_bos_ = false, add_eos_ = false;
+  bool add_bos_ = false, add_eos_ = false, clean_up_spaces_ = false;
   std::string bos_, eos_, pad_, unk_;
   int32_t bos_id_ = -1, pad_id_ = -1;
   std::vector<int32_t> eos_ids_;
   std::map<std::string, std::string> templates_;  // "default" = the default template
 };
 
-// Incremental detokenizer: decode(id) returns the text the new token adds. Text that ends in an incomplete
-// UTF-8 sequence (U+FFFD at the end of the decoded text) is held back until a later token completes it.
-// The concatenated chunks equal Tokenizer::decode of all ids (SentencePiece leading-space rules included).
+// Incremental detokenizer: decode(id) returns the text the new token adds. Two styles:
+// - full_decode (ogx's own: serve, the CLI): the concatenated chunks equal Tokenizer::decode of all ids
+//   (SentencePiece leading-space rules included). Text that ends in an incomplete UTF-8 sequence (U+FFFD at the end
+//   of the decoded text) is held back until a later token completes it.
+// - per_token (the C, C++ and Python APIs): onnxruntime_genai's TokenizerStream, i.e. ONNX Runtime Extensions'
+//   streaming detokenizer (BpeStreamingDecoder::Id2Token, Extensions fe4e13f, which ONNX Runtime GenAI 0.15 builds
+//   with): each id rendered on its own by piece_rules() (stream_per_token.cpp), a SentencePiece piece's leading
+//   space dropped only right after a special token (so a fresh stream keeps the first word's space, and one stream
+//   reused for several BOS-prefixed prompts gives each prompt's text), special tokens always empty for
+//   SentencePiece / Unigram tokenizers, spaces around special tokens with clean_up_tokenization_spaces, incomplete
+//   UTF-8 held back and invalid UTF-8 dropped.
 class TokenizerStream {
  public:
-  explicit TokenizerStream(std::shared_ptr<const Tokenizer> tokenizer, bool skip_special_tokens = false);
+  enum class Style { full_decode, per_token };
+  explicit TokenizerStream(std::shared_ptr<const Tokenizer> tokenizer, bool skip_special_tokens = false,
+                           Style style = Style::full_decode);
   std::string decode(int32_t id);
   // Returns any held-back text (e.g. a trailing U+FFFD that no later token completed) and resets the stream.
   std::string flush();
   void reset();
 
  private:
+  std::string decode_per_token(int32_t id);
+  std::string piece_text(int32_t id, bool& special) const;  // stream_per_token.cpp
+
   std::shared_ptr<const Tokenizer> tok_;
   bool skip_special_;
+  Style style_;
+  // full_decode: the ids since the last emitted prefix and the text they decode to.
   std::vector<int32_t> ids_;
   std::string prefix_;
   size_t prefix_index_ = 0;
+  // per_token: Extensions' decoder state (a fresh stream, the last token special, bytes of an unfinished character).
+  bool first_ = true, special_last_ = false;
+  std::string pending_utf8_;
 };
 
 }  // namespace ogx::tok
