@@ -131,13 +131,17 @@ std::vector<Param> all_params() {
       for (const char* var : {"fp32-cpu", "fp16-dml", "int4-cpu", "int4-dml"}) v.push_back({m, var, prov});
   // int4 decode with each norm computed once into scratch instead of in the matvec's prologue
   for (const char* m : {"llama", "qwen2", "phi3"}) v.push_back({m, "int4-dml", "vulkan", "q4_norm_prologue=0"});
+  // ... with a whole 32-value chunk's products summed in packed fp16 (16 per lane) before fp32
+  for (const char* m : {"llama", "qwen2", "phi3"}) v.push_back({m, "int4-dml", "vulkan", "q4_wide_half_acc=4"});
   return v;
 }
 
 INSTANTIATE_TEST_SUITE_P(Golden, GoldenParity, ::testing::ValuesIn(all_params()),
                          [](const ::testing::TestParamInfo<Param>& i) {
                            std::string n = i.param.provider + "_" + i.param.model + "_" + i.param.variant +
-                                           (i.param.tuning.empty() ? "" : "_norm_unfused");
+                                           (i.param.tuning.empty()                      ? ""
+                                            : i.param.tuning == "q4_norm_prologue=0" ? "_norm_unfused"
+                                                                                     : "_half_acc4");
                            for (auto& c : n)
                              if (c == '-') c = '_';
                            return n;

@@ -51,7 +51,10 @@ struct Row {
 // 81.4, 32k 307 -> 224; one row D 64 stays with the passes (8k 33.8 against 37.6). q4_wide_max_m 8 (2..8 rows of
 // a batched int4 step in one matvec_q4_wide workgroup, the weights loaded once, instead of the skinny / matrix-unit
 // kernels): 8B int4 --batch 4 262.6 / 262.9 -> 483.4 / 483.0 tok/s, 1B int4 --batch 4 1,382 -> 2,113, 8B --batch 8
-// 494 (max_m 4) -> 530 (2026-12-03, same-run option sets).
+// 494 (max_m 4) -> 530 (2026-12-03, same-run option sets). q4_wide_half_acc 4 (a 32-value chunk's products summed
+// in packed fp16, 16 per lane, before fp32; 2 = two words): 8B int4 330.4 / 330.4 -> 335.1 / 335.3 (2) -> 340.6 /
+// 340.3 tok/s (4), GPU step 3,013 -> 2,924 us; 1B int4 1,248 / 1,249 -> 1,276 / 1,275; 8B --batch 4 568 -> 571
+// (2026-12-03, same-run option sets with the kernel of the commit that added the field).
 const Row kRows[] = {
     {"nvidia", 4318, DeviceType::other,
      {.matvec_threads = 256, .matvec_rows = 4, .matvec_threads_q4 = 256, .matmul_tile = 128, .reduce_threads = 256,
@@ -59,7 +62,7 @@ const Row kRows[] = {
       .skinny_max_m = 16, .skinny_rows = 4, .skinny_unroll = 2, .coop_skinny_max_m = 64, .coop_skinny_threads = 256,
       .coop_skinny_unroll = 4, .coop_skinny_cols = 2, .coop_skinny_direct_w = 0, .coop_tiled_min_groups = 128,
       .decode_group_max_splits = 128, .decode_group_fill = 128, .decode_group_subgroup_loop = 2, .q4_wide_rows = 4,
-      .q4_wide_unroll = 1, .q4_wide_half = 1, .q4_wide_max_m = 8, .q4_wide_min_dim = 0,
+      .q4_wide_unroll = 1, .q4_wide_half = 1, .q4_wide_half_acc = 4, .q4_wide_max_m = 8, .q4_wide_min_dim = 0,
       .coop_big_tile_q4 = {4, 2, 4, 2, 64, 1}, .coop_small_tile = {4, 2, 2, 2, 64, 1}}},
     {"amd", 4098, DeviceType::other,
      {.matvec_threads = 256, .matvec_rows = 8, .matvec_threads_q4 = 256, .matmul_tile = 128, .reduce_threads = 256,
@@ -144,6 +147,7 @@ const std::pair<const char*, uint32_t Tuning::*> kFields[] = {
     {"q4_wide_rows", &Tuning::q4_wide_rows},
     {"q4_wide_unroll", &Tuning::q4_wide_unroll},
     {"q4_wide_half", &Tuning::q4_wide_half},
+    {"q4_wide_half_acc", &Tuning::q4_wide_half_acc},
     {"q4_wide_max_m", &Tuning::q4_wide_max_m},
     {"q4_wide_rows_batch", &Tuning::q4_wide_rows_batch},
     {"q4_wide_min_dim", &Tuning::q4_wide_min_dim},

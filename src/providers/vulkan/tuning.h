@@ -52,6 +52,9 @@ struct Tuning {
                                       // grow (up to matvec_threads_q4) until K fits in one round of loads
   uint32_t q4_wide_half = 0;          // 1: its products in packed fp16 for fp16 activations (devices with fp16
                                       // arithmetic; matvec_q4_wide.comp HALF_DOT), 0: fp32
+  uint32_t q4_wide_half_acc = 1;      // ... with q4_wide_half: 32-bit words of products (8 per half pair, 4 per lane)
+                                      // summed in packed fp16 before each fp32 addition (1, 2 or 4 = a whole
+                                      // chunk): fewer conversions, longer fp16 sums
   uint32_t q4_wide_max_m = 1;         // steps of up to this many activation rows (2..16; no norm prologue) take it
                                       // too, up to 8 rows per workgroup with the weights loaded once (batched
                                       // steps, speculative verify passes); 1: the skinny / matrix-unit kernels

@@ -13,13 +13,14 @@
 // sum (q - z) x = 16 dot - (16 + z) sum x, exact up to fp32 rounding of the sums. fp32 accumulation.
 //
 // HALF_DOT (fp16 activations; the _h2 pipelines): the products in packed fp16 — per 32-bit word of nibbles one shift
-// and four mask-ors make four half pairs, 64 + q/16 (low nibbles in mantissa bits 0..3 under exponent 6) and
-// 4 + q/16 (high nibbles, bits 4..7 under exponent 2), exact; one subtraction per pair gives (q - z)/16 exactly, one
-// fma per pair multiplies by x / 16 (activations paired to match the nibbles; the power-of-two scales keep any sum of
-// four products of finite fp16 inputs finite: 4 x 15/16 x 65504 / 16 < 65504, and no product is subnormal unless
-// |x| < 2^-10), and the word's two half sums go to the fp32 accumulator (times 256 x scale). A quarter of the
-// integer instructions per value of the fp32 path; each product and the word's sum round to fp16 (~2^-11 relative,
-// as the fp16 activations themselves).
+// and four mask-ors make four half pairs, 4 + q/256 (low nibbles in mantissa bits 0..3 under exponent 2) and
+// 0.25 + q/256 (high nibbles, bits 4..7 under exponent -2), exact; one subtraction per pair gives (q - z)/256
+// exactly (a normal half: |q - z| >= 1 or zero), one fma per pair multiplies it by the raw activations (paired to
+// match the nibbles by bit moves, no conversion or scaling), and the sums go to the fp32 accumulator (times 256 x
+// scale). Sums of HALF_ACC_WORDS words' products per half lane (4 x HALF_ACC_WORDS products, at most 16) are finite
+// for any finite fp16 input: 16 x 15/256 x 65504 < 65504. Products round to fp16 only inside fmas (~2^-11 relative,
+// as the fp16 activations themselves); a first product below 2^-14 (|x| < 2^-6 / |q - z|) may flush to zero on
+// devices without fp16 denormals, a contribution below fp16 output rounding.
 #version 460
 #if HALF_DOT
 #extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
@@ -33,6 +34,7 @@ layout(constant_id = 3) const uint HAS_ZP = 0;  // zero points present (else 8)
 layout(constant_id = 4) const uint MROWS = 1;   // activation rows per workgroup (plain / SiLU variants; 1..8): the
                                                 // weights loaded once for rows m0 .. m0 + MROWS (a batched step,
                                                 // a speculative verify pass)
+layout(constant_id = 5) const uint HALF_ACC_WORDS = 1;  // HALF_DOT: words of products summed in fp16 before fp32 (1, 2 or 4)
 const uint WIDE = 1;                            // activations are read 16 bytes at a time (host checks alignment)
 
 #include "matvec_common.glsl"
@@ -94,50 +96,50 @@ float dot_chunk(uvec4 w, float xs[32]) {
 
 #if HALF_DOT
 // The chunk's activations as 16 half pairs, word j's pairs at 4j..4j+3: (x0, x4), (x1, x5), (x2, x6), (x3, x7) of its
-// 8 values, times 1 / 16 (the order in which half_dot_chunk below makes the nibble pairs).
+// 8 values (the order in which dequant_chunk below makes the nibble pairs).
 void pair_x(float xs[32], out f16vec2 xp[16]) {
   for (uint j = 0; j < 4; j++)
-    for (uint t = 0; t < 4; t++) xp[4 * j + t] = f16vec2(vec2(xs[8 * j + t], xs[8 * j + t + 4]) * (1.0 / 16.0));
+    for (uint t = 0; t < 4; t++) xp[4 * j + t] = f16vec2(vec2(xs[8 * j + t], xs[8 * j + t + 4]));
 }
 
-// The same from 16-byte loads of fp16 activations (no conversion): pairs picked by bit moves.
+// The same from 16-byte loads of fp16 activations: pairs picked by bit moves, no conversion.
 void pair_x_raw(uvec4 r[4], out f16vec2 xp[16]) {
   for (uint j = 0; j < 4; j++) {
     uvec4 q = r[j];
-    uint p0 = (q.x & 0xFFFFu) | (q.z << 16), p1 = (q.x >> 16) | (q.z & 0xFFFF0000u);
-    uint p2 = (q.y & 0xFFFFu) | (q.w << 16), p3 = (q.y >> 16) | (q.w & 0xFFFF0000u);
-    f16vec2 s = f16vec2(1.0 / 16.0);
-    xp[4 * j] = unpackFloat2x16(p0) * s;
-    xp[4 * j + 1] = unpackFloat2x16(p1) * s;
-    xp[4 * j + 2] = unpackFloat2x16(p2) * s;
-    xp[4 * j + 3] = unpackFloat2x16(p3) * s;
+    xp[4 * j] = unpackFloat2x16((q.x & 0xFFFFu) | (q.z << 16));
+    xp[4 * j + 1] = unpackFloat2x16((q.x >> 16) | (q.z & 0xFFFF0000u));
+    xp[4 * j + 2] = unpackFloat2x16((q.y & 0xFFFFu) | (q.w << 16));
+    xp[4 * j + 3] = unpackFloat2x16((q.y >> 16) | (q.w & 0xFFFF0000u));
   }
 }
 
-// The chunk's 32 nibbles as 16 half pairs (q - z) / 16, exact, in the order pair_x / pair_x_raw pair the
-// activations: per word, 64 + q/16 (low nibbles) and 4 + q/16 (high nibbles) by mask-ors, minus the zero point.
+// The chunk's 32 nibbles as 16 half pairs (q - z) / 256, exact, in the order pair_x / pair_x_raw pair the
+// activations: per word, 4 + q/256 (low nibbles) and 0.25 + q/256 (high nibbles) by mask-ors, minus the zero point.
 void dequant_chunk(uvec4 w, float z, out f16vec2 q[16]) {
-  f16vec2 zl = f16vec2(float16_t(64.0 + z / 16.0)), zh = f16vec2(float16_t(4.0 + z / 16.0));
+  f16vec2 zl = f16vec2(float16_t(4.0 + z / 256.0)), zh = f16vec2(float16_t(0.25 + z / 256.0));
   for (uint j = 0; j < 4; j++) {
     uint a = w[j], b = a >> 8;
-    q[4 * j] = unpackFloat2x16((a & 0x000F000Fu) | 0x54005400u) - zl;      // values 0, 4 of the word
-    q[4 * j + 1] = unpackFloat2x16((a & 0x00F000F0u) | 0x44004400u) - zh;  // 1, 5
-    q[4 * j + 2] = unpackFloat2x16((b & 0x000F000Fu) | 0x54005400u) - zl;  // 2, 6
-    q[4 * j + 3] = unpackFloat2x16((b & 0x00F000F0u) | 0x44004400u) - zh;  // 3, 7
+    q[4 * j] = unpackFloat2x16((a & 0x000F000Fu) | 0x44004400u) - zl;      // values 0, 4 of the word
+    q[4 * j + 1] = unpackFloat2x16((a & 0x00F000F0u) | 0x34003400u) - zh;  // 1, 5
+    q[4 * j + 2] = unpackFloat2x16((b & 0x000F000Fu) | 0x44004400u) - zl;  // 2, 6
+    q[4 * j + 3] = unpackFloat2x16((b & 0x00F000F0u) | 0x34003400u) - zh;  // 3, 7
   }
 }
 
-// sum over the chunk of (q_i - z) x_i / 256 from its dequantized pairs: four fmas per word with the paired
-// activations (x / 16), the word's two halves added in fp32.
+// sum over the chunk of (q_i - z) x_i / 256 from its dequantized pairs: fmas with the paired activations, each
+// HALF_ACC_WORDS words' two half sums added in fp32.
 float half_dot_pairs(f16vec2 q[16], f16vec2 xp[16]) {
   float s = 0.0;
+  f16vec2 d = f16vec2(0.0);
   for (uint j = 0; j < 4; j++) {
-    f16vec2 d = q[4 * j] * xp[4 * j];
+    d = (j % HALF_ACC_WORDS == 0) ? q[4 * j] * xp[4 * j] : fma(q[4 * j], xp[4 * j], d);
     d = fma(q[4 * j + 1], xp[4 * j + 1], d);
     d = fma(q[4 * j + 2], xp[4 * j + 2], d);
     d = fma(q[4 * j + 3], xp[4 * j + 3], d);
-    vec2 df = vec2(d);
-    s += df.x + df.y;
+    if ((j + 1) % HALF_ACC_WORDS == 0) {
+      vec2 df = vec2(d);
+      s += df.x + df.y;
+    }
   }
   return s;
 }
@@ -192,6 +194,15 @@ void main() {
     for (uint i = 0; i < UNROLL; i++) {
 #if !NORM_PROLOGUE
 #if HALF_DOT
+      if (MROWS == 1) {  // each row's chunk dequantized just before its products: fewer live registers
+        uvec4 raw[4];
+        for (uint j = 0; j < 4; j++) raw[j] = U32x4Buf(p.x).v[(m0 * p.K + cs[i] * 32) / 8 + j];
+        f16vec2 xp[16];
+        pair_x_raw(raw, xp);
+        for (uint r = 0; r < ROWS; r++)
+          acc[0][r] += valid[i] * (256.0 * sc[i][r]) * half_dot_chunk(w[i][r], xp, zero[i][r]);
+        continue;
+      }
       f16vec2 wq[ROWS][16];  // each row's chunk dequantized once, for all MROWS activation rows
       for (uint r = 0; r < ROWS; r++) dequant_chunk(w[i][r], zero[i][r], wq[r]);
 #endif

@@ -179,10 +179,12 @@ TEST_P(VulkanMatMulNBitsTest, MatchesDequantizedReference) { check_nbits(ctx(), 
 // sizes 32 / 64 / 128, and activations up to +-60000 (fp16's range: the products are scaled so no sum
 // overflows; the scales are divided by the amplitude, so outputs stay O(1)). Tolerance as the other fp16 cases (2e-3
 // relative, 2e-3 sqrt(K) absolute): each product and each word's sum rounds to fp16 (2^-11 relative), as the
-// activations themselves are rounded.
+// activations themselves are rounded; with q4_wide_half_acc 4 a whole chunk's 16 products per lane are summed in
+// fp16 (no overflow: 16 x 15/256 x 60000 < 65504).
 TEST_F(VulkanMatMulNBitsTest, PackedHalfProductsMatchTheReference) {
   if (!ctx().info().features.fp16_arithmetic) GTEST_SKIP() << "no fp16 arithmetic on " << ctx().info().name;
-  for (uint32_t half : {0u, 1u}) {
+  for (uint32_t variant : {0u, 1u, 2u}) {  // fp32 products; packed fp16 summed per word; ... per whole chunk
+    const uint32_t half = variant > 0 ? 1 : 0;
     ContextOptions o;
     o.provider = ctx().options();
     o.provider.hardware_type = ctx().info().type == DeviceType::cpu ? HardwareType::cpu : HardwareType::gpu;
@@ -190,6 +192,7 @@ TEST_F(VulkanMatMulNBitsTest, PackedHalfProductsMatchTheReference) {
     o.tuning = ctx().tuning();
     o.tuning->q4_wide_rows = 4;
     o.tuning->q4_wide_half = half;
+    o.tuning->q4_wide_half_acc = variant == 2 ? 4 : 1;
     o.tuning->q4_wide_max_m = 16;  // 2..8 rows in one workgroup too, 9..16 in two
     o.tuning->q4_wide_rows_batch = half ? 8 : 0;  // with several rows: 8 outputs per workgroup, or q4_wide_rows
     o.block_bytes = 16 << 20;
@@ -201,7 +204,7 @@ TEST_F(VulkanMatMulNBitsTest, PackedHalfProductsMatchTheReference) {
                                {16, 256, 24, 64, false, DType::f16}};
     for (const NBitsCase& c : cases)
       for (float amp : {1.0f, 60000.0f}) {
-        SCOPED_TRACE("q4_wide_half " + std::to_string(half) + ", K " + std::to_string(c.K) + ", block " +
+        SCOPED_TRACE("q4_wide_half " + std::to_string(half) + ", acc words " + std::to_string(variant == 2 ? 4 : 1) + ", K " + std::to_string(c.K) + ", block " +
                      std::to_string(c.block) + ", amplitude " + std::to_string(amp));
         check_nbits(other, c, amp);
       }

@@ -32,6 +32,7 @@ TEST(TuningTable, RowsHoldValuesInTheirDocumentedRanges) {
     EXPECT_GE(t.decode_group_max_splits, 1u);
     EXPECT_LE(t.decode_group_subgroup_loop, 2u);
     EXPECT_LE(t.q4_wide_half, 1u);
+    EXPECT_TRUE(t.q4_wide_half_acc == 1 || t.q4_wide_half_acc == 2 || t.q4_wide_half_acc == 4);
     EXPECT_TRUE(t.coop_skinny_unroll >= 1 && t.coop_skinny_unroll <= 8);
     EXPECT_TRUE(t.coop_skinny_cols >= 1 && t.coop_skinny_cols <= 8);
     EXPECT_TRUE(t.skinny_unroll == 1 || t.skinny_unroll == 2 || t.skinny_unroll == 4);
@@ -49,6 +50,7 @@ TEST(TuningTable, RowsHoldValuesInTheirDocumentedRanges) {
   EXPECT_EQ(nv.decode_group_fill, 128u);
   EXPECT_EQ(nv.decode_group_subgroup_loop, 2u);
   EXPECT_EQ(nv.q4_wide_half, 1u);
+  EXPECT_EQ(nv.q4_wide_half_acc, 4u);
   EXPECT_EQ(nv.q4_wide_max_m, 8u);
   EXPECT_EQ(nv.coop_skinny_cols, 2u);
 }
