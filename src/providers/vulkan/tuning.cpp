@@ -144,6 +144,7 @@ const std::pair<const char*, uint32_t Tuning::*> kFields[] = {
     {"decode_group_fill", &Tuning::decode_group_fill},
     {"decode_group_subgroup_loop", &Tuning::decode_group_subgroup_loop},
     {"few_rows_attention", &Tuning::few_rows_attention},
+    {"few_rows_group", &Tuning::few_rows_group},
     {"q4_wide_rows", &Tuning::q4_wide_rows},
     {"q4_wide_unroll", &Tuning::q4_wide_unroll},
     {"q4_wide_half", &Tuning::q4_wide_half},

@@ -46,6 +46,9 @@ struct Tuning {
   uint32_t few_rows_attention = 16;   // 2..this many query rows of a prompt step (a speculative verify pass) take the
                                       // split attention kernel (gqa_decode.comp), more the prompt kernels; 0: never.
                                       // H200 8B int4, 2-row n-gram verify pass: 9.6 ms (0) -> 3.7 ms
+  uint32_t few_rows_group = 1;        // ... 1: those rows through the one-token kernel's multi-row form
+                                      // (gqa_decode_group.comp PREPARED: a KV head's query group per workgroup, the
+                                      // merge in the same dispatch) where its shapes fit; 0: gqa_decode.comp + combine
   uint32_t q4_wide_rows = 0;          // int4 decode matvec with blocks >= 32 and K % 32 == 0: outputs per workgroup
                                       // of matvec_q4_wide.comp (1..8; 0 = matvec.comp everywhere)
   uint32_t q4_wide_unroll = 2;        // most 32-value chunks a thread of it loads at once (1, 2, 4); its threads

@@ -104,9 +104,11 @@ GqaWorkspace make_gqa_workspace(Context& ctx, int64_t B, int64_t S_max, int64_t 
   const int64_t partial_rows = std::max(splits, S_max <= kFewQueryRows ? S_max * ws.nsplit : S_max);
   ws.q_rotated = ctx.memory().allocate("gqa.q_rotated", (VkDeviceSize)(B * Hq * S_max * D * 4));
   ws.partials = ctx.memory().allocate("gqa.partials", (VkDeviceSize)(B * partial_rows * Hq * (D + 2) * 4));
-  VkDeviceSize counter_bytes = (VkDeviceSize)(B * Hq * 4);
+  // The group kernel's split counters: one per (row, KV head), up to kFewQueryRows rows a sequence (<= Hq per row).
+  const int64_t counters = B * Hq * std::min<int64_t>(std::max<int64_t>(S_max, 1), kFewQueryRows);
+  VkDeviceSize counter_bytes = (VkDeviceSize)(counters * 4);
   ws.counters = ctx.memory().allocate("gqa.counters", counter_bytes);
-  std::vector<uint32_t> zeros((size_t)(B * Hq), 0u);
+  std::vector<uint32_t> zeros((size_t)counters, 0u);
   ctx.transfers().upload(ws.counters.slice(), 0, zeros.data(), counter_bytes);
   return ws;
 }
@@ -163,32 +165,42 @@ bool group_subgroup_loop(const Context& ctx, const Dims& d) {
 
 // One new token with packed QKV in one dispatch (gqa_decode_group.comp): rotation, the cache write, attention of
 // each KV head's query group split over the keys, and the merge by the last split.
+// With `q_rot` (the few-rows form, gqa_decode_group.comp PREPARED): the d.S query rows of each sequence, rotated
+// by gqa_prepare.comp into q_rot, their keys and values already in the caches; nsplit splits per row.
 void decode_group(CommandRecorder& rec, const GqaParams& pr, const GqaTensors& t, GqaWorkspace& ws, const Dims& d,
-                  const char* ty, bool pos, float scale) {
+                  const char* ty, bool pos, float scale, const BufferSlice* q_rot = nullptr, uint32_t nsplit = 0) {
   Context& ctx = rec.context();
-  uint32_t nsplit = (uint32_t)ws.group_nsplit;
-  BufferSlice partials = ws.partials.slice().sub(0, d.B * d.Hq * nsplit * (d.D + 2) * 4);
-  BufferSlice counters = ws.counters.slice().sub(0, d.B * d.Hkv * 4);
+  if (!q_rot) nsplit = (uint32_t)ws.group_nsplit;
+  const int64_t rows = q_rot ? d.B * d.S : d.B;
+  BufferSlice partials = ws.partials.slice().sub(0, rows * d.Hq * nsplit * (d.D + 2) * 4);
+  BufferSlice counters = ws.counters.slice().sub(0, rows * d.Hkv * 4);
+  OGX_CHECK(ws.partials.size() >= partials.size && ws.counters.size() >= counters.size,
+            "GroupQueryAttention: workspace too small for ", d.S, " rows");
+  Dims per_row = d;  // the subgroup-loop choice counts (row, KV head) pairs
+  per_row.B = rows;
   struct {
     uint64_t qkv, kv_table, seqlens, total, partial, counters, out, cos_c, sin_c, pos_ids;
     uint32_t Hkv, D, max_seq, q_row, flags, max_pos, k_off, v_off;
     float scale, softcap;
     int32_t window;
     uint32_t split_cap;  // most splits with work per (row, KV head): 1 from decode_group_fill rows x KV heads on
-  } p{addr(t.query), t.pages.table.address, addr(t.seqlens_k), addr(t.total_sequence_length),
+  } p{q_rot ? q_rot->address : addr(t.query), t.pages.table.address, addr(t.seqlens_k), addr(t.total_sequence_length),
       partials.address, counters.address, addr(t.output), pr.do_rotary ? addr(*t.cos_cache) : 0,
       pr.do_rotary ? addr(*t.sin_cache) : 0, pos ? addr(*t.position_ids) : 0, (uint32_t)d.Hkv, (uint32_t)d.D,
-      (uint32_t)d.max_seq, (uint32_t)t.query.shape[2],
-      rotary_flags(pr, t, d.D, pos),
+      (uint32_t)d.max_seq, q_rot ? (uint32_t)((d.Hq + 2 * d.Hkv) * d.D) : (uint32_t)t.query.shape[2],
+      q_rot ? (uint32_t)d.S : rotary_flags(pr, t, d.D, pos),  // PREPARED: the rows per sequence
       pr.do_rotary ? (uint32_t)t.cos_cache->shape[0] : 0, t.pages.k_off, t.pages.v_off, scale, pr.softcap,
       (int32_t)pr.local_window_size,
-      d.B * d.Hkv >= (int64_t)ctx.tuning().decode_group_fill ? 1u : nsplit};
+      rows * d.Hkv >= (int64_t)ctx.tuning().decode_group_fill ? 1u : nsplit};
   static_assert(sizeof(p) <= 128, "push constants");
-  const char* kernel = group_subgroup_loop(ctx, d) ? "gqa_decode_group_sg_" : "gqa_decode_group_";
+  const bool sg = group_subgroup_loop(ctx, per_row);
+  const char* kernel = q_rot ? (sg ? "gqa_decode_group_rows_sg_" : "gqa_decode_group_rows_")
+                             : (sg ? "gqa_decode_group_sg_" : "gqa_decode_group_");
   const Pipeline& pl = ctx.pipelines().get(std::string(kernel) + ty,
                                            {ctx.tuning().decode_group_threads, (uint32_t)(d.Hq / d.Hkv)});
-  rec.dispatch(pl, &p, sizeof(p), nsplit, (uint32_t)d.Hkv, (uint32_t)d.B,
-               decode_reads(pr, t, pos),
+  std::vector<BufferSlice> reads = decode_reads(pr, t, pos);
+  if (q_rot) reads.push_back(*q_rot);
+  rec.dispatch(pl, &p, sizeof(p), nsplit, (uint32_t)d.Hkv, (uint32_t)rows, reads,
                {partials, counters, t.output.mem, t.k_cache.mem, t.v_cache.mem});
 }
 
@@ -317,6 +329,16 @@ void group_query_attention(CommandRecorder& rec, const GqaParams& pr, const GqaT
                  {q_rot, t.pages.table, t.k_cache.mem, t.v_cache.mem, t.seqlens_k.mem, t.total_sequence_length.mem},
                  {t.output.mem});
     return;
+  }
+  // Few rows through gqa_decode_group.comp (PREPARED): each KV head's query group in one workgroup per split (the
+  // keys read once for the group), the merge by the last split, no combine dispatch (tuning few_rows_group).
+  if (few_rows && ctx.tuning().few_rows_group != 0 && group_decode_fits(ctx, d)) {
+    const int64_t counter_rows = (int64_t)(ws.counters.size() / (VkDeviceSize)(d.B * d.Hkv * 4));
+    if (counter_rows >= d.S) {
+      const uint32_t nsplit = (uint32_t)std::max<int64_t>(1, std::min<int64_t>(ws.group_nsplit, partial_rows / d.S));
+      decode_group(rec, pr, t, ws, d, ty, false, scale, &q_rot, nsplit);
+      return;
+    }
   }
   uint32_t nsplit = d.S == 1 ? (uint32_t)ws.nsplit
                    : few_rows ? (uint32_t)std::min<int64_t>(ws.nsplit, partial_rows / d.S)

@@ -13,10 +13,18 @@
 //     its 8 dimensions) per head over the keys it saw, the L lanes' partial dots summed by shuffles; at the end the
 //     lanes of a subgroup merge by shuffles and the subgroups through shared memory. The host takes it when
 //     L <= SG, SG % L == 0 and (T / SG) * G * D <= 4096 (the shared merge buffer).
+// - PREPARED (the _rows pipelines): S query rows of each sequence (a speculative verify pass, a short chunk) after
+//   gqa_prepare.comp has rotated the queries into fp32 [B, Hq, S, D] (read through `qkv`) and written the rows'
+//   keys and values into the caches: workgroup (split, kv head, b * S + s) attends row s, whose position is
+//   past + s, to the cached keys up to it; no rotation, no cache write, no new key from shared memory. The push
+//   constants' flags carry S and q_row is (Hq + 2 Hkv) D.
 // Semantics as gqa_decode.comp (attention_common.glsl: positions, window, softcap). fp32 arithmetic.
 // Limits (checked by the host): D % 8 == 0, 32 <= D <= 256, G <= min(8, D / 8), G * D <= min(1024, 4 T),
 // T <= 256 a multiple of D / 8.
 #version 460
+#ifndef PREPARED
+#define PREPARED 0
+#endif
 #if SUBGROUP_LOOP
 #extension GL_KHR_shader_subgroup_shuffle : require
 #endif
@@ -311,12 +319,21 @@ void subgroup_loop(uint b, uint kvh, int j0, int j1, int position, RawKv kr, Raw
 #endif
 
 void main() {
-  uint split = gl_WorkGroupID.x, kvh = gl_WorkGroupID.y, b = gl_WorkGroupID.z;
+  uint split = gl_WorkGroupID.x, kvh = gl_WorkGroupID.y, z = gl_WorkGroupID.z;  // z: the (sequence, row)
   uint nsplit = gl_NumWorkGroups.x, T = gl_WorkGroupSize.x, tid = gl_LocalInvocationID.x;
   uint D = p.D, L = D / 8, KP = T / L;
   uint Hq = p.q_row / D - 2 * p.Hkv, G = Hq / p.Hkv;
+#if PREPARED
+  uint S = p.flags, b = z / S, s = z % S;
+  int kv_len = min(kv_len_of(p.seqlens, b), int(p.max_seq));
+  int position = past_of(p.seqlens, p.total, b, S) + int(s);
+  const int new_key = -1;  // every key is in the cache
+#else
+  uint b = z;
   int kv_len = min(kv_len_of(p.seqlens, b), int(p.max_seq));
   int position = past_of(p.seqlens, p.total, b, 1);
+  const int new_key = position;  // the new token's key and value come from shared memory
+#endif
   int hi = min(kv_len, position + 1);
   int lo = p.window > 0 ? max(0, position - p.window + 1) : 0;
   int range = max(hi - lo, 0);
@@ -331,12 +348,19 @@ void main() {
   // their latency; each pass then loads the next one's while it finishes.
 #if SUBGROUP_LOOP
   RawKv kr, vr;
-  fetch_raw(b, kvh, lane * 8, j0 + int(jl), j1, position, kr, vr);
+  fetch_raw(b, kvh, lane * 8, j0 + int(jl), j1, new_key, kr, vr);
 #else
   float kf[8], vf[8];
-  fetch_kv(b, kvh, lane * 8, j0 + int(jl), j1, position, kf, vf);
+  fetch_kv(b, kvh, lane * 8, j0 + int(jl), j1, new_key, kf, vf);
 #endif
 
+#if PREPARED
+  // The group's queries, rotated by gqa_prepare.comp.
+  for (uint i = tid; i < G * D; i += T)
+    q_sh[i] = F32Buf(uvec2(p.qkv)).v[((b * Hq + kvh * G + i / D) * S + s) * D + i % D];
+  if (tid < G) m_sh[tid] = -1.0 / 0.0;
+  barrier();
+#else
   // The group's rotated queries and the new key/value.
   int rot_pos = (p.flags & 4u) != 0 ? load_i64(p.pos_ids, b) : position;
   uint row = b * p.q_row;
@@ -353,12 +377,13 @@ void main() {
       ActBuf(kv_row(p.kv_table, mb, p.Hkv, b, kvh, uint(position), p.k_off, D, ACT_BYTES)).v[d] = TO_STORE(kv_new[d]);
       ActBuf(kv_row(p.kv_table, mb, p.Hkv, b, kvh, uint(position), p.v_off, D, ACT_BYTES)).v[d] = TO_STORE(kv_new[D + d]);
     }
+#endif
 
   float acc[4];  // outputs (g, d) = idx / D, idx % D for idx = tid + T * i < G * D
 #if SUBGROUP_LOOP
-  subgroup_loop(b, kvh, j0, j1, position, kr, vr, acc);
+  subgroup_loop(b, kvh, j0, j1, new_key, kr, vr, acc);
 #else
-  pass_loop(b, kvh, G, j0, j1, position, kf, vf, acc);
+  pass_loop(b, kvh, G, j0, j1, new_key, kf, vf, acc);
 #endif
 
   if (used == 1) {  // the only split: normalize and write the output
@@ -366,7 +391,7 @@ void main() {
       uint idx = tid + T * i;
       if (idx >= G * D) break;
       float l = l_sh[idx / D];
-      p.out_.v[b * Hq * D + kvh * G * D + idx] = TO_STORE(l > 0.0 ? acc[i] / l : 0.0);
+      p.out_.v[z * Hq * D + kvh * G * D + idx] = TO_STORE(l > 0.0 ? acc[i] / l : 0.0);
     }
     return;
   }
@@ -374,16 +399,16 @@ void main() {
     uint idx = tid + T * i;
     if (idx >= G * D) break;
     uint g = idx / D;
-    p.partial.v[((b * Hq + kvh * G + g) * nsplit + split) * (D + 2) + idx % D] = acc[i];
+    p.partial.v[((z * Hq + kvh * G + g) * nsplit + split) * (D + 2) + idx % D] = acc[i];
   }
   if (tid < G) {
-    uint base = ((b * Hq + kvh * G + tid) * nsplit + split) * (D + 2);
+    uint base = ((z * Hq + kvh * G + tid) * nsplit + split) * (D + 2);
     p.partial.v[base + D] = m_sh[tid];
     p.partial.v[base + D + 1] = l_sh[tid];
   }
   memoryBarrierBuffer();
   barrier();
-  if (tid == 0) last_sh = atomicAdd(p.counters.v[b * p.Hkv + kvh], 1u) == uint(used - 1) ? 1u : 0u;
+  if (tid == 0) last_sh = atomicAdd(p.counters.v[z * p.Hkv + kvh], 1u) == uint(used - 1) ? 1u : 0u;
   barrier();
   if (last_sh == 0) return;
   memoryBarrierBuffer();
@@ -393,7 +418,7 @@ void main() {
   uint nsp = uint(used);
   for (uint idx = tid; idx < G * D; idx += T) {
     uint g = idx / D, d = idx % D;
-    uint base = (b * Hq + kvh * G + g) * nsplit * (D + 2);
+    uint base = (z * Hq + kvh * G + g) * nsplit * (D + 2);
     float M = -1.0 / 0.0, num = 0.0, den = 0.0;
     for (uint s0 = 0; s0 < nsp; s0 += 8) {
       float o[8], ms[8], ls[8];
@@ -417,7 +442,7 @@ void main() {
       }
       M = Mn;
     }
-    p.out_.v[b * Hq * D + kvh * G * D + idx] = TO_STORE(den > 0.0 ? num / den : 0.0);
+    p.out_.v[z * Hq * D + kvh * G * D + idx] = TO_STORE(den > 0.0 ? num / den : 0.0);
   }
-  if (tid == 0) p.counters.v[b * p.Hkv + kvh] = 0u;
+  if (tid == 0) p.counters.v[z * p.Hkv + kvh] = 0u;
 }

@@ -289,5 +289,38 @@ TEST_F(VulkanGqaLongTest, BatchedDecodeWithCappedSplitsMatchesReference) {
     }
 }
 
+// A few query rows over a cache (speculative verify passes, short chunks) through both kernels (tuning
+// few_rows_group: 1 the one-token kernel's multi-row form, 0 the split kernel + combine), with the key loop in passes
+// and in subgroups, split and unsplit (decode_group_fill), under this device's row and the nvidia row: 2..16 rows
+// (more rows than the group's query heads: one split counter per row and KV head), two sequences of different
+// lengths, a window, separate Q/K/V, D 128.
+TEST_F(VulkanGqaLongTest, FewRowsThroughBothKernelsMatchReference) {
+  const GqaCase cases[] = {
+      {1, 5, 32, 8, 128, 700, {650}, false, true, false, true, -1, 0, 0, DType::f16},
+      {2, 3, 8, 2, 64, 300, {200, 40}, false, true, false, true, -1, 0, 0, DType::f32},
+      {1, 16, 8, 2, 64, 300, {275}, false, true, true, true, 50, 0, 0, DType::f16},
+      {1, 2, 16, 4, 64, 260, {130}, false, true, false, false, -1, 30.0f, 0, DType::f16},
+  };
+  for (const Tuning& base : tuning_rows(ctx().info())) {
+    if (base.row != ctx().tuning().row && base.row != "nvidia") continue;
+    for (uint32_t group : {0u, 1u})
+      for (uint32_t loop : {0u, 1u})
+        for (uint32_t fill : {1u, 128u}) {
+          if (!group && (loop || fill != 128)) continue;  // the split kernel reads neither
+          Tuning row = base;
+          row.few_rows_group = group;
+          row.decode_group_subgroup_loop = loop;
+          row.decode_group_fill = fill;
+          Context other(options_with(row));
+          for (const GqaCase& c : cases) {
+            SCOPED_TRACE("row " + base.row + ", few_rows_group " + std::to_string(group) + ", subgroup loop " +
+                         std::to_string(loop) + ", fill " + std::to_string(fill) + ", S " + std::to_string(c.S) +
+                         " Hq " + std::to_string(c.Hq) + " Hkv " + std::to_string(c.Hkv));
+            run_gqa_case(other, c);
+          }
+        }
+  }
+}
+
 }  // namespace
 }  // namespace ogx::vk::test
