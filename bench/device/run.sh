@@ -43,7 +43,8 @@
 #                                N sequences of different prompt lengths decoded together (P=128, G=64)
 #   spec:SHAPE:PREC[:DRAFT_SHAPE[:repeating[:EXTRA]]]
 #                                `ogx bench --speculative` on a real folder: n-gram on a repetitive prompt (prompt 512,
-#                                period 32, 256 new tokens) against plain decoding, and with DRAFT_SHAPE a draft model;
+#                                period 32, 256 new tokens) against plain decoding, n-gram with chained lookups
+#                                (ngramc), and with DRAFT_SHAPE a draft model;
 #                                'repeating': folders built with --repeating-weights (greedy decoding repeats the last
 #                                token, so drafts are accepted: the speed-up at full acceptance; random weights
 #                                accept none); EXTRA as for bench (e.g. '--provider-option+tuning=q4_wide_max_m=8')
@@ -193,9 +194,10 @@ step_sample() {
 step_spec() {
   local shape=$1 prec=$2 draft=$3 weights=$4 extra=${5//+/ } dir args out
   dir=$(folder_of $shape $prec $weights)
-  for mode in plain ngram ${draft:+draft}; do
+  for mode in plain ngram ngramc ${draft:+draft}; do
     args="--prompt-len 512 --gen-len 256 --prompt-period 32 --repeats 1 $extra"
     [ $mode = ngram ] && args="$args --speculative ngram --draft-tokens 4"
+    [ $mode = ngramc ] && args="$args --speculative ngram --ngram-chained --draft-tokens 4"
     [ $mode = draft ] && args="$args --speculative $(folder_of $draft $prec $weights) --draft-tokens 4"
     out=$OUT/spec_${shape}_${prec}_$mode${weights:+_$weights}
     timeout 300 ./.devrun/ogx bench $dir --provider dml $args --json > $out.json 2> $out.err

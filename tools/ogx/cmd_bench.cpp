@@ -1,6 +1,6 @@
 // ogx bench (MODEL_DIR | --synthetic SHAPE.json [--precision fp32|fp16|int4]) --prompt-len P --gen-len G
 //   [--batch B] [--num-beams N] [--repeats R] [--provider P] [--provider-option K=V]... [--threads N] [--json]
-//   [--speculative ngram|DRAFT_DIR [--draft-tokens K]] [--prompt-period N] [--generators N] [--temperature T]
+//   [--speculative ngram|DRAFT_DIR [--draft-tokens K] [--ngram-chained]] [--prompt-period N] [--generators N] [--temperature T]
 //   [--top-k K] [--top-p P]
 // --temperature T: pick as `ogx serve` does for an OpenAI request with temperature T (T > 0: sampling with top_k 0,
 // top_p 1, seeded; 0: greedy; no repetition penalty) instead of the folder's greedy search, to compare with
@@ -8,7 +8,8 @@
 // truncated path, what a request with top_p < 1 takes).
 // --speculative: speculative decoding with n-gram (prompt-lookup, ngram_size 3) drafting or the draft model folder
 // DRAFT_DIR (same provider and options, same tokenizer vocabulary), K drafted tokens per round (default 4); the
-// JSON gains its statistics. --prompt-period N: the prompt repeats its first N random ids (a repetitive prompt).
+// JSON gains its statistics; --ngram-chained: n-gram lookups chained (the speculative option ngram_chained_lookup:
+// look up again after each proposed token, so a round can draft K tokens). --prompt-period N: the prompt repeats its first N random ids (a repetitive prompt).
 // --synthetic builds the model of a Hugging Face config's exact shape with seeded random weights in memory.
 // Prefill and decode speed (median over repeats) on seeded random prompt ids, and peak resident memory. --batch B
 // runs B different prompts of P ids as one batch (greedy: B tokens per step; aggregate decode tokens/s = B x steps
@@ -76,6 +77,7 @@ struct BenchOptions {
   float top_p = 1;                   // --top-p P with --temperature T > 0
   std::string speculative;           // --speculative ngram|DRAFT_DIR
   int draft_tokens = 4;              // --draft-tokens K
+  bool ngram_chained = false;        // --ngram-chained
   int prompt_period = 0;             // --prompt-period N
   bool json = false;
   ModelOptions model;
@@ -199,6 +201,7 @@ Runner define_bench(Flags& flags) {
   flags.option("--top-p", o->top_p, "with --temperature > 0: sample from the smallest set with probability P");
   flags.option("--speculative", o->speculative, "speculative decoding: ngram or a draft model folder");
   flags.option("--draft-tokens", o->draft_tokens, "tokens drafted per round (--speculative)");
+  flags.flag("--ngram-chained", o->ngram_chained, "n-gram lookups chained after each proposed token");
   flags.option("--prompt-period", o->prompt_period, "the prompt repeats its first N random ids (repetitive)");
   add_model_options(flags, o->model);
   flags.flag("--json", o->json, "print one JSON object");
@@ -278,6 +281,7 @@ int run_bench(const BenchOptions& a) {
     params.search.batch_size = B;
     params.search.num_beams = beams;
     if (spec == "ngram") params.speculative.ngram_size = 3;
+    if (spec == "ngram") params.speculative.ngram_chained_lookup = a.ngram_chained;
     if (!spec.empty()) params.speculative.max_draft_tokens = a.draft_tokens;
     return params;
   };
