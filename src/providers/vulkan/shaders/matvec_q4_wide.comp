@@ -35,6 +35,7 @@ layout(constant_id = 4) const uint MROWS = 1;   // activation rows per workgroup
                                                 // weights loaded once for rows m0 .. m0 + MROWS (a batched step,
                                                 // a speculative verify pass)
 layout(constant_id = 5) const uint HALF_ACC_WORDS = 1;  // HALF_DOT: words of products summed in fp16 before fp32 (1, 2 or 4)
+layout(constant_id = 6) const uint BY_WORD = 0;  // HALF_DOT, MROWS > 1: 1 word by word (few live registers), 0 chunks
 const uint WIDE = 1;                            // activations are read 16 bytes at a time (host checks alignment)
 
 #include "matvec_common.glsl"
@@ -102,27 +103,40 @@ void pair_x(float xs[32], out f16vec2 xp[16]) {
     for (uint t = 0; t < 4; t++) xp[4 * j + t] = f16vec2(vec2(xs[8 * j + t], xs[8 * j + t + 4]));
 }
 
-// The same from 16-byte loads of fp16 activations: pairs picked by bit moves, no conversion.
+// One word's 8 fp16 activations (a 16-byte load) as its 4 half pairs: picked by bit moves, no conversion.
+void pair_word(uvec4 q, out f16vec2 xp[4]) {
+  xp[0] = unpackFloat2x16((q.x & 0xFFFFu) | (q.z << 16));
+  xp[1] = unpackFloat2x16((q.x >> 16) | (q.z & 0xFFFF0000u));
+  xp[2] = unpackFloat2x16((q.y & 0xFFFFu) | (q.w << 16));
+  xp[3] = unpackFloat2x16((q.y >> 16) | (q.w & 0xFFFF0000u));
+}
+
+// The same for a chunk from its four 16-byte loads.
 void pair_x_raw(uvec4 r[4], out f16vec2 xp[16]) {
   for (uint j = 0; j < 4; j++) {
-    uvec4 q = r[j];
-    xp[4 * j] = unpackFloat2x16((q.x & 0xFFFFu) | (q.z << 16));
-    xp[4 * j + 1] = unpackFloat2x16((q.x >> 16) | (q.z & 0xFFFF0000u));
-    xp[4 * j + 2] = unpackFloat2x16((q.y & 0xFFFFu) | (q.w << 16));
-    xp[4 * j + 3] = unpackFloat2x16((q.y >> 16) | (q.w & 0xFFFF0000u));
+    f16vec2 w[4];
+    pair_word(r[j], w);
+    for (uint t = 0; t < 4; t++) xp[4 * j + t] = w[t];
   }
 }
 
-// The chunk's 32 nibbles as 16 half pairs (q - z) / 256, exact, in the order pair_x / pair_x_raw pair the
-// activations: per word, 4 + q/256 (low nibbles) and 0.25 + q/256 (high nibbles) by mask-ors, minus the zero point.
-void dequant_chunk(uvec4 w, float z, out f16vec2 q[16]) {
+// One word's 8 nibbles as 4 half pairs (q - z) / 256, exact, in the order pair_word pairs the activations: 4 + q/256
+// (low nibbles) and 0.25 + q/256 (high nibbles) by mask-ors, minus the zero point.
+void dequant_word(uint a, float z, out f16vec2 q[4]) {
   f16vec2 zl = f16vec2(float16_t(4.0 + z / 256.0)), zh = f16vec2(float16_t(0.25 + z / 256.0));
+  uint b = a >> 8;
+  q[0] = unpackFloat2x16((a & 0x000F000Fu) | 0x44004400u) - zl;  // values 0, 4 of the word
+  q[1] = unpackFloat2x16((a & 0x00F000F0u) | 0x34003400u) - zh;  // 1, 5
+  q[2] = unpackFloat2x16((b & 0x000F000Fu) | 0x44004400u) - zl;  // 2, 6
+  q[3] = unpackFloat2x16((b & 0x00F000F0u) | 0x34003400u) - zh;  // 3, 7
+}
+
+// The chunk's 32 nibbles as 16 half pairs, word j's at 4j..4j+3.
+void dequant_chunk(uvec4 w, float z, out f16vec2 q[16]) {
   for (uint j = 0; j < 4; j++) {
-    uint a = w[j], b = a >> 8;
-    q[4 * j] = unpackFloat2x16((a & 0x000F000Fu) | 0x44004400u) - zl;      // values 0, 4 of the word
-    q[4 * j + 1] = unpackFloat2x16((a & 0x00F000F0u) | 0x34003400u) - zh;  // 1, 5
-    q[4 * j + 2] = unpackFloat2x16((b & 0x000F000Fu) | 0x44004400u) - zl;  // 2, 6
-    q[4 * j + 3] = unpackFloat2x16((b & 0x00F000F0u) | 0x34003400u) - zh;  // 3, 7
+    f16vec2 t[4];
+    dequant_word(w[j], z, t);
+    for (uint k = 0; k < 4; k++) q[4 * j + k] = t[k];
   }
 }
 
@@ -203,19 +217,46 @@ void main() {
           acc[0][r] += valid[i] * (256.0 * sc[i][r]) * half_dot_chunk(w[i][r], xp, zero[i][r]);
         continue;
       }
+      if (BY_WORD != 0) {  // several activation rows, word by word: each weight row's word dequantized once for all
+                           // of them, packed fp16 sums per (activation row, weight row) over HALF_ACC_WORDS words
+        f16vec2 d[MROWS][ROWS];
+        for (uint j = 0; j < 4; j++) {
+          f16vec2 q[ROWS][4];
+          for (uint r = 0; r < ROWS; r++) dequant_word(w[i][r][j], zero[i][r], q[r]);
+          for (uint mm = 0; mm < MROWS; mm++) {
+            uint m = min(m0 + mm, p.M - 1);  // rows past M repeat the last (their outputs are not written)
+            f16vec2 xp[4];
+            pair_word(U32x4Buf(p.x).v[(m * p.K + cs[i] * 32) / 8 + j], xp);
+            for (uint r = 0; r < ROWS; r++) {
+              f16vec2 t = (j % HALF_ACC_WORDS == 0) ? q[r][0] * xp[0] : fma(q[r][0], xp[0], d[mm][r]);
+              t = fma(q[r][1], xp[1], t);
+              t = fma(q[r][2], xp[2], t);
+              t = fma(q[r][3], xp[3], t);
+              d[mm][r] = t;
+              if ((j + 1) % HALF_ACC_WORDS == 0) {
+                vec2 f = vec2(t);
+                acc[mm][r] += valid[i] * (256.0 * sc[i][r]) * (f.x + f.y);
+              }
+            }
+          }
+        }
+        continue;
+      }
       f16vec2 wq[ROWS][16];  // each row's chunk dequantized once, for all MROWS activation rows
       for (uint r = 0; r < ROWS; r++) dequant_chunk(w[i][r], zero[i][r], wq[r]);
-#endif
       for (uint mm = 0; mm < MROWS; mm++) {
         uint m = min(m0 + mm, p.M - 1);  // rows past M repeat the last (their outputs are not written)
-#if HALF_DOT
         uvec4 raw[4];
         for (uint j = 0; j < 4; j++) raw[j] = U32x4Buf(p.x).v[(m * p.K + cs[i] * 32) / 8 + j];
         f16vec2 xp[16];
         pair_x_raw(raw, xp);
         for (uint r = 0; r < ROWS; r++)
           acc[mm][r] += valid[i] * (256.0 * sc[i][r]) * half_dot_pairs(wq[r], xp);
-#else
+      }
+#endif
+#if !HALF_DOT
+      for (uint mm = 0; mm < MROWS; mm++) {
+        uint m = min(m0 + mm, p.M - 1);  // rows past M repeat the last (their outputs are not written)
         float xs[32];
         for (uint j = 0; j < 4; j++) {
           float t[8];
@@ -226,8 +267,8 @@ void main() {
         for (uint e = 0; e < 32; e++) sx += xs[e];
         for (uint r = 0; r < ROWS; r++)
           acc[mm][r] += valid[i] * sc[i][r] * (16.0 * dot_chunk(w[i][r], xs) - (16.0 + zero[i][r]) * sx);
-#endif
       }
+#endif
 #else
       float xs[32];
       for (uint j = 0; j < 4; j++) {
