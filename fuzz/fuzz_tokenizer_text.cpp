@@ -1,7 +1,8 @@
 // Tokenizer use with real vocabularies: the golden tokenizers (llama2 SentencePiece-BPE with byte fallback, llama3
 // and qwen3 byte-level BPE; OGX_FUZZ_TOKENIZERS, a colon-separated list of directories, to choose others) are loaded
 // once per process; each input's first byte picks one and the rest is the text: encoding with and without special
-// tokens, decoding the ids, streaming them back, and decoding the input's bytes read as ids. fuzz_tokenizer fuzzes
+// tokens, decoding the ids, streaming them back (both stream styles; the per-token style's chunks must be valid
+// UTF-8), and decoding the input's bytes read as ids. fuzz_tokenizer fuzzes
 // loading (tokenizer.json itself); this target reaches the encode and decode paths thousands of times faster.
 #include <cstdlib>
 #include <cstring>
@@ -12,6 +13,7 @@
 
 #include "fuzz_util.h"
 #include "genai/tokenizer/tokenizer.h"
+#include "genai/tokenizer/unicode.h"
 
 namespace {
 std::vector<std::shared_ptr<ogx::tok::Tokenizer>> g_tokenizers;
@@ -47,6 +49,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       ogx::tok::TokenizerStream stream(tok, true);
       for (int32_t id : ids) stream.decode(id);
       stream.flush();
+      ogx::tok::TokenizerStream per_token(tok, special, ogx::tok::TokenizerStream::Style::per_token);
+      for (int32_t id : ids)
+        if (!ogx::tok::is_valid_utf8(per_token.decode(id))) std::abort();
     }
   });
   ogx::fuzz::expect_clean([&] {  // arbitrary ids, out-of-range ones included: a clean error or text
@@ -55,6 +60,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     tok->decode(ids);
     ogx::tok::TokenizerStream stream(tok, false);
     for (int32_t id : ids) stream.decode(id);
+    ogx::tok::TokenizerStream per_token(tok, false, ogx::tok::TokenizerStream::Style::per_token);
+    for (int32_t id : ids)
+      if (!ogx::tok::is_valid_utf8(per_token.decode(id))) std::abort();
   });
   return 0;
 }
