@@ -293,13 +293,14 @@ TEST_F(VulkanGqaLongTest, BatchedDecodeWithCappedSplitsMatchesReference) {
 // few_rows_group: 1 the one-token kernel's multi-row form, 0 the split kernel + combine), with the key loop in passes
 // and in subgroups, split and unsplit (decode_group_fill), under this device's row and the nvidia row: 2..16 rows
 // (more rows than the group's query heads: one split counter per row and KV head), two sequences of different
-// lengths, a window, separate Q/K/V, D 128.
+// lengths, a window, separate Q/K/V, D 128, a first prompt.
 TEST_F(VulkanGqaLongTest, FewRowsThroughBothKernelsMatchReference) {
   const GqaCase cases[] = {
       {1, 5, 32, 8, 128, 700, {650}, false, true, false, true, -1, 0, 0, DType::f16},
       {2, 3, 8, 2, 64, 300, {200, 40}, false, true, false, true, -1, 0, 0, DType::f32},
       {1, 16, 8, 2, 64, 300, {275}, false, true, true, true, 50, 0, 0, DType::f16},
       {1, 2, 16, 4, 64, 260, {130}, false, true, false, false, -1, 30.0f, 0, DType::f16},
+      {1, 7, 8, 2, 64, 64, {7}, true, true, false, true, -1, 0, 0, DType::f16},  // a first prompt (no past keys)
   };
   for (const Tuning& base : tuning_rows(ctx().info())) {
     if (base.row != ctx().tuning().row && base.row != "nvidia") continue;
