@@ -144,9 +144,12 @@ class GatherOp : public DeviceOp {
 };
 
 // com.microsoft GatherBlockQuantized over a constant table: the CPU kernel dequantizes every row once at load
-// (exactly the values it would gather), then rows are gathered on the device. Costs table memory at the scales'
-// precision instead of 4 bits.
+// (exactly the values it would gather), then rows are gathered on the device. Costs device memory at the scales'
+// precision instead of 4 bits; the host holds one chunk of kRowsPerChunk rows at a time (a tied int4 table of the
+// 8B shape, 128k x 4096, is 1 GB in fp16: materialized whole, it was most of a load's peak host memory).
 class GatherBlockQuantizedOp : public DeviceOp {
+  static constexpr int64_t kRowsPerChunk = 4096;  // rows dequantized on the host at a time (16 MB of a 1B's table)
+
  public:
   explicit GatherBlockQuantizedOp(OpBuildContext& b) : node_(b.node) {
     OGX_CHECK(node_.attr_int("gather_axis", 0) == 0, node_.describe(), ": only gather_axis 0 is supported");
@@ -170,15 +173,25 @@ class GatherBlockQuantizedOp : public DeviceOp {
     g.nodes.push_back(n);
     std::vector<int> node_ids{0};
     HostSubgraph host(g, node_ids, {n.outputs[0]}, {}, {}, 0);  // all cores: a 128k-row table took 3.6 s on one
-    Tensor all(DType::i64, {rows});
-    for (int64_t r = 0; r < rows; r++) all.data<int64_t>()[r] = r;
-    Tensor table = host.run({{"__ogx_all_rows", all}})[0];
-    OGX_CHECK(table.rank() >= 2 && table.dim(0) == rows, node_.describe(), ": unexpected dequantized table ",
-              shape_str(table.shape()));
-    row_shape_.assign(table.shape().begin() + 1, table.shape().end());
-    buf_ = b.ctx.memory().allocate(b.graph.values[node_.inputs[0]].name + " (dequantized)", table.bytes());
-    table_ = buf_.view(table.dtype(), {rows, table.numel() / rows});
-    b.ctx.transfers().upload_tensor(table_, table);
+    for (int64_t r0 = 0; r0 < rows; r0 += kRowsPerChunk) {
+      const int64_t count = std::min(kRowsPerChunk, rows - r0);
+      Tensor ids(DType::i64, {count});
+      for (int64_t r = 0; r < count; r++) ids.data<int64_t>()[r] = r0 + r;
+      Tensor part = host.run({{"__ogx_all_rows", ids}})[0];
+      OGX_CHECK(part.rank() >= 2 && part.dim(0) == count, node_.describe(), ": unexpected dequantized rows ",
+                shape_str(part.shape()));
+      if (r0 == 0) {
+        row_shape_.assign(part.shape().begin() + 1, part.shape().end());
+        const int64_t row_elems = part.numel() / count;
+        buf_ = b.ctx.memory().allocate(b.graph.values[node_.inputs[0]].name + " (dequantized)",
+                                       (VkDeviceSize)(rows * row_elems) * dtype_size(part.dtype()));
+        table_ = buf_.view(part.dtype(), {rows, row_elems});
+      }
+      OGX_CHECK(part.dtype() == table_.dtype && part.numel() == count * table_.shape[1], node_.describe(),
+                ": dequantized rows of another type or size");
+      const VkDeviceSize row_bytes = (VkDeviceSize)table_.shape[1] * dtype_size(table_.dtype);
+      b.ctx.transfers().upload(table_.mem, (VkDeviceSize)r0 * row_bytes, part.raw(), part.bytes());
+    }
   }
   bool prepares_input(int i) const override { return i != 1; }
   DType step_input_dtype(int i, DType given) const override { return i == 1 ? DType::i64 : given; }

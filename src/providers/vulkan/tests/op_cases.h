@@ -21,6 +21,8 @@ struct OpCase {
   std::string fused_op;              // non-empty: fuse g on the device side and expect this op type
   int fused_nodes = -1;              // and, when >= 0, this many nodes after the fusion
   std::shared_ptr<Graph> cpu_graph;  // the CPU's graph when it differs (an op the CPU spells differently)
+  double f16_atol = 0;               // > 0: fp16 outputs' absolute tolerance where a case's kernels round more than
+                                     // one fp16 op does (the int4 matvec's packed-fp16 products)
 };
 
 class CaseBuilder {

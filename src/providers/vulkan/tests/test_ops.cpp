@@ -143,11 +143,12 @@ class OpHarness : public VulkanTest {
 };
 
 // Compares got against want; returns a message for the first element out of tolerance ("" when close).
-std::string compare(const Tensor& got, const Tensor& want) {
+std::string compare(const Tensor& got, const Tensor& want, double f16_atol = 0) {
   if (got.dtype() != want.dtype())
     return "dtype " + std::string(dtype_name(got.dtype())) + " vs " + dtype_name(want.dtype());
   if (got.shape() != want.shape()) return "shape " + shape_str(got.shape()) + " vs " + shape_str(want.shape());
   Tol t = tol_for(want.dtype());
+  if (want.dtype() == DType::f16) t.atol = std::max(t.atol, f16_atol);
   for (int64_t i = 0; i < want.numel(); i++) {
     double g = got.get_f64(i), w = want.get_f64(i);
     if (std::isnan(w) && std::isnan(g)) continue;
@@ -196,7 +197,7 @@ TEST_F(OpHarness, EveryRegisteredOpMatchesTheCpu) {
       }
       ASSERT_EQ(got.size(), want.size());
       for (size_t k = 0; k < got.size(); k++) {
-        std::string why = compare(got[k], want[k]);
+        std::string why = compare(got[k], want[k], c.f16_atol);
         EXPECT_EQ(why, "") << "output " << k;
       }
       cases++;
