@@ -10,17 +10,9 @@
 
 #include <nlohmann/json.hpp>
 
-namespace ogx::tok {
+#include "genai/tokenizer/tokenizer.h"  // PieceRules
 
-// How ONNX Runtime Extensions' streaming detokenizer (what onnxruntime_genai's TokenizerStream runs) renders one id:
-// byte-level BPE (bytes of the token), SentencePiece-style BPE (a decoder that maps U+2581 to spaces: pieces with
-// spaces, <0xXX> byte pieces, the leading space dropped right after a special token when the encoder adds a dummy
-// prefix) or Unigram (a leading or trailing U+2581 becomes a space, never dropped).
-struct PieceRules {
-  enum class Kind { byte_level, sentencepiece, unigram };
-  Kind kind = Kind::byte_level;
-  bool add_dummy_prefix = false;
-};
+namespace ogx::tok {
 
 class Backend {
  public:

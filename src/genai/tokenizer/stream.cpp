@@ -15,6 +15,11 @@ bool ends_with_replacement(const std::string& s) {
 TokenizerStream::TokenizerStream(std::shared_ptr<const Tokenizer> tokenizer, bool skip_special_tokens, Style style)
     : tok_(std::move(tokenizer)), skip_special_(skip_special_tokens), style_(style) {
   if (!tok_) throw_error("TokenizerStream: null tokenizer");
+  if (style_ == Style::per_token) {
+    rules_ = tok_->piece_rules();
+    channel_model_ = tok_->token_to_id("<|channel|>") == 200005;
+    eos_id_ = tok_->eos_token().empty() ? -1 : tok_->token_to_id(tok_->eos_token());
+  }
 }
 
 std::string TokenizerStream::decode(int32_t id) {

@@ -17,7 +17,16 @@
 namespace ogx::tok {
 
 class Backend;  // internal: tokenizer.json pipeline or SentencePiece model
-struct PieceRules;
+
+// How ONNX Runtime Extensions' streaming detokenizer (what onnxruntime_genai's TokenizerStream runs) renders one id:
+// byte-level BPE (bytes of the token), SentencePiece-style BPE (a decoder that maps U+2581 to spaces: pieces with
+// spaces, <0xXX> byte pieces, the leading space dropped right after a special token when the encoder adds a dummy
+// prefix) or Unigram (a leading or trailing U+2581 becomes a space, never dropped).
+struct PieceRules {
+  enum class Kind { byte_level, sentencepiece, unigram };
+  Kind kind = Kind::byte_level;
+  bool add_dummy_prefix = false;
+};
 
 class Tokenizer {
  public:
@@ -91,7 +100,8 @@ class TokenizerStream {
   explicit TokenizerStream(std::shared_ptr<const Tokenizer> tokenizer, bool skip_special_tokens = false,
                            Style style = Style::full_decode);
   std::string decode(int32_t id);
-  // Returns any held-back text (e.g. a trailing U+FFFD that no later token completed) and resets the stream.
+  // Resets the stream; full_decode: returns any held-back text (e.g. a trailing U+FFFD that no later token
+  // completed); per_token: returns "" (an unfinished character's bytes are invalid on their own, dropped).
   std::string flush();
   void reset();
 
@@ -106,7 +116,12 @@ class TokenizerStream {
   std::vector<int32_t> ids_;
   std::string prefix_;
   size_t prefix_index_ = 0;
-  // per_token: Extensions' decoder state (a fresh stream, the last token special, bytes of an unfinished character).
+  // per_token: the tokenizer's rules, read once (channel_model_: gpt-oss, whose special tokens are always output;
+  // eos_id_: tokenizer_config.json's eos_token, -1 if none), and Extensions' decoder state (a fresh stream, the last
+  // token special, bytes of an unfinished character).
+  PieceRules rules_;
+  bool channel_model_ = false;
+  int32_t eos_id_ = -1;
   bool first_ = true, special_last_ = false;
   std::string pending_utf8_;
 };

@@ -47,7 +47,7 @@ bool is_valid_utf8(std::string_view s) {
   return true;
 }
 
-std::string sanitize_utf8(std::string_view s) {
+std::string sanitize_utf8(std::string_view s, std::string_view replacement) {
   if (is_valid_utf8(s)) return std::string(s);
   std::string out;
   out.reserve(s.size() + 8);
@@ -55,7 +55,7 @@ std::string sanitize_utf8(std::string_view s) {
   for (size_t i = 0; i < s.size();) {
     size_t n = valid_seq(s, i, bad);
     if (n) { out.append(s.substr(i, n)); i += n; }
-    else { out += "\xEF\xBF\xBD"; i += bad; }
+    else { out += replacement; i += bad; }
   }
   return out;
 }
@@ -65,7 +65,7 @@ size_t incomplete_utf8_tail(std::string_view s) {
     size_t i = s.size() - k;
     unsigned char c = static_cast<unsigned char>(s[i]);
     if ((c & 0xC0) == 0x80) continue;  // continuation byte: look further back
-    if (c < 0x80) return 0;
+    if (c < 0xC2 || c > 0xF4) return 0;  // no character starts with it: invalid, not incomplete
     size_t bad;
     if (valid_seq(s, i, bad) == 0 && bad == k && utf8_len(c) > k) return k;
     return 0;

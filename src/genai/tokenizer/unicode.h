@@ -7,9 +7,9 @@
 
 namespace ogx::tok {
 
-// Replaces every invalid UTF-8 sequence by U+FFFD (one per maximal invalid subpart, as Rust's
-// String::from_utf8_lossy and the Unicode recommendation). Valid input is returned unchanged.
-std::string sanitize_utf8(std::string_view s);
+// Replaces every invalid UTF-8 sequence by `replacement` (U+FFFD; "" drops it), one per maximal invalid subpart, as
+// Rust's String::from_utf8_lossy and the Unicode recommendation. Valid input is returned unchanged.
+std::string sanitize_utf8(std::string_view s, std::string_view replacement = "\xEF\xBF\xBD");
 bool is_valid_utf8(std::string_view s);
 // Length of the trailing bytes of s that form an incomplete (but so far valid) UTF-8 sequence.
 size_t incomplete_utf8_tail(std::string_view s);

@@ -3,7 +3,7 @@
 // OrtxTokenizerStreamTest.Llama2Tokenizer, onnxruntime-genai's test_stream) say.
 #include <random>
 
-#include "genai/tokenizer/backend.h"
+#include "genai/tokenizer/unicode.h"
 #include "test_util.h"
 
 namespace ogx::tok::test {
@@ -106,6 +106,19 @@ TEST(StreamPerToken, ByteLevelSpecialTokensAndCleanUpSpaces) {
     EXPECT_EQ(per_token(qwen, q), e["decoded"].get<std::string>()) << e["text"];
     EXPECT_EQ(per_token(qwen, q, false), e["decoded_keep_special"].get<std::string>()) << e["text"];
   }
+}
+
+// The UTF-8 helpers the stream uses: the tail of a character still arriving (a valid lead and its continuations so far;
+// a byte no character starts with is invalid, not incomplete), and invalid subparts dropped instead of replaced.
+TEST(StreamPerToken, Utf8TailAndDroppingSanitize) {
+  EXPECT_EQ(incomplete_utf8_tail("a\xE2"), 1u);
+  EXPECT_EQ(incomplete_utf8_tail("a\xE2\x82"), 2u);
+  EXPECT_EQ(incomplete_utf8_tail("\xE2\x82\xAC"), 0u);
+  EXPECT_EQ(incomplete_utf8_tail("a\xFF"), 0u);
+  EXPECT_EQ(incomplete_utf8_tail("a\xC0"), 0u);
+  EXPECT_EQ(incomplete_utf8_tail("\xE0\x80"), 0u);  // E0 80 can never complete (overlong)
+  EXPECT_EQ(sanitize_utf8("x\xC3" "A\xFFy\xED\xA0\x80z", ""), "xAyz");
+  EXPECT_EQ(sanitize_utf8("x\xFFy"), "x\xEF\xBF\xBDy");
 }
 
 // A character's bytes across byte tokens arrive whole; invalid bytes are dropped, and only they (Extensions also drops
