@@ -332,13 +332,11 @@ void group_query_attention(CommandRecorder& rec, const GqaParams& pr, const GqaT
   }
   // Few rows through gqa_decode_group.comp (PREPARED): each KV head's query group in one workgroup per split (the
   // keys read once for the group), the merge by the last split, no combine dispatch (tuning few_rows_group).
+  // (make_gqa_workspace sizes its split counters for kFewQueryRows rows; decode_group checks both buffers.)
   if (few_rows && ctx.tuning().few_rows_group != 0 && group_decode_fits(ctx, d)) {
-    const int64_t counter_rows = (int64_t)(ws.counters.size() / (VkDeviceSize)(d.B * d.Hkv * 4));
-    if (counter_rows >= d.S) {
-      const uint32_t nsplit = (uint32_t)std::max<int64_t>(1, std::min<int64_t>(ws.group_nsplit, partial_rows / d.S));
-      decode_group(rec, pr, t, ws, d, ty, false, scale, &q_rot, nsplit);
-      return;
-    }
+    const uint32_t nsplit = (uint32_t)std::max<int64_t>(1, std::min<int64_t>(ws.group_nsplit, partial_rows / d.S));
+    decode_group(rec, pr, t, ws, d, ty, false, scale, &q_rot, nsplit);
+    return;
   }
   uint32_t nsplit = d.S == 1 ? (uint32_t)ws.nsplit
                    : few_rows ? (uint32_t)std::min<int64_t>(ws.nsplit, partial_rows / d.S)
