@@ -68,7 +68,9 @@ class Rewriter {
   }
 
   // One projection with the weights of `ns` concatenated along N (outputs in that order); returns its output.
-  int fuse_linear(const std::vector<int>& ns, const std::string& name) {
+  // `biases` (empty, or one constant [N_i] per node): concatenated into the projection's bias, input 5 (MatMulNBits'
+  // own bias input; for MatMul the same slot, which only the Vulkan session's MatMul reads).
+  int fuse_linear(const std::vector<int>& ns, const std::string& name, const std::vector<int>& biases = {}) {
     Node f = g_.nodes[ns[0]];
     f.name = name;
     int out = g_.add_value(name + "/output_0");
@@ -93,6 +95,12 @@ class Rewriter {
       f.inputs = {in(f, 0), add_constant(name + ".weight", [t = inputs_of(ns, 1)] { return concat_rows(t); }),
                   add_constant(name + ".scales", [t = inputs_of(ns, 2)] { return concat_rows(t); })};
       if (zp >= 0) f.inputs.push_back(zp);
+    }
+    if (!biases.empty()) {
+      std::vector<Tensor> bs;
+      for (int v : biases) bs.push_back(*constant(v));
+      f.inputs.resize(6, -1);
+      f.inputs[5] = add_constant(name + ".bias", [bs] { return concat_rows(bs); });
     }
     int at = *std::min_element(ns.begin(), ns.end());
     inserts_.push_back({at, std::move(f)});
@@ -259,27 +267,65 @@ bool same_rotary(const Graph& g, const Node& a, const Node& b) {
          b.attr_float("scale", 1.0f) == 1.0f;
 }
 
-void fuse_qkv(Rewriter& r, FusionCounts& c) {
+// The projection behind value v (which feeds only node `user`): v's producer when it is a projection (MatMul,
+// MatMulNBits without bias), or — q/k/v biases (Qwen2) — an Add of a projection's output (feeding only the Add) and
+// a constant [N] of the projection's N: then the projection, with the Add in *add and the bias value in *bias.
+int projection_behind(Rewriter& r, int v, int user, int* add, int* bias) {
+  *add = *bias = -1;
+  const Graph& g = r.graph();
+  int p = r.sole_producer(v, user);
+  if (p < 0 || is_linear(g.nodes[p])) return p;
+  const Node& a = g.nodes[p];
+  if (!is_op(a, "", "Add") || a.inputs.size() != 2) return -1;
+  for (int o = 0; o < 2; o++) {
+    const Tensor* b = r.constant(a.inputs[1 - o]);
+    int l = r.sole_producer(a.inputs[o], p);
+    if (!b || b->rank() != 1 || l < 0 || !is_linear(g.nodes[l]) || in(g.nodes[l], 5) >= 0) continue;
+    const Node& n = g.nodes[l];
+    const Tensor* w = r.constant(in(n, 1));
+    int64_t N = n.op_type == "MatMul" ? (w && w->rank() == 2 ? w->dim(1) : -1) : n.attr_int("N", -1);
+    if (b->dim(0) != N) continue;
+    *add = p;
+    *bias = a.inputs[1 - o];
+    return l;
+  }
+  return -1;
+}
+
+void fuse_qkv(Rewriter& r, FusionCounts& c, bool matmul_bias) {
   Graph& g = r.graph();
   for (size_t i = 0; i < g.nodes.size(); i++) {
     Node& n = g.nodes[i];
     if (!is_op(n, "com.microsoft", "GroupQueryAttention") || n.attr_int("do_rotary", 0) != 0) continue;
     if (in(n, 0) < 0 || in(n, 1) < 0 || in(n, 2) < 0 || in(n, 9) >= 0) continue;
+    // (A bias Add behind q / k / v folds into the packed projection; MatMul biases only where the session's MatMul
+    // reads them.)
+    int add[3], bias[3];
+    auto behind = [&](int v, int user, int k) {
+      int l = projection_behind(r, v, user, &add[k], &bias[k]);
+      if (l >= 0 && bias[k] >= 0 && g.nodes[l].op_type == "MatMul" && !matmul_bias) return -1;
+      return l;
+    };
     int rq = r.sole_producer(in(n, 0), (int)i), rk = r.sole_producer(in(n, 1), (int)i);
-    int lv = r.sole_producer(in(n, 2), (int)i);
-    if (rq < 0 || rk < 0 || lv < 0) continue;
+    if (rq < 0 || rk < 0) continue;
     bool rotary = is_op(g.nodes[rq], "com.microsoft", "RotaryEmbedding");
     if (rotary != is_op(g.nodes[rk], "com.microsoft", "RotaryEmbedding")) continue;
-    int lq = rq, lk = rk;
-    if (rotary) {
-      if (!same_rotary(g, g.nodes[rq], g.nodes[rk])) continue;
-      lq = r.sole_producer(in(g.nodes[rq], 0), rq);
-      lk = r.sole_producer(in(g.nodes[rk], 0), rk);
-      if (lq < 0 || lk < 0) continue;
-    }
+    if (rotary && !same_rotary(g, g.nodes[rq], g.nodes[rk])) continue;
+    int lq = rotary ? behind(in(g.nodes[rq], 0), rq, 0) : behind(in(n, 0), (int)i, 0);
+    int lk = rotary ? behind(in(g.nodes[rk], 0), rk, 1) : behind(in(n, 1), (int)i, 1);
+    int lv = behind(in(n, 2), (int)i, 2);
+    if (lq < 0 || lk < 0 || lv < 0) continue;
+    bool biased = bias[0] >= 0 || bias[1] >= 0 || bias[2] >= 0;
+    if (biased && (bias[0] < 0 || bias[1] < 0 || bias[2] < 0)) continue;  // all three or none
+    if (biased && (r.constant(bias[0])->dtype() != r.constant(bias[1])->dtype() ||
+                   r.constant(bias[0])->dtype() != r.constant(bias[2])->dtype()))
+      continue;
     if (!r.compatible({lq, lk, lv})) continue;
     Node rot = rotary ? g.nodes[rq] : Node();
-    int qkv = r.fuse_linear({lq, lk, lv}, n.name + "/qkv_proj");
+    int qkv = r.fuse_linear({lq, lk, lv}, n.name + "/qkv_proj",
+                            biased ? std::vector<int>{bias[0], bias[1], bias[2]} : std::vector<int>{});
+    if (biased)
+      for (int k : add) r.kill(k);
     Node& a = g.nodes[i];
     a.inputs.resize(std::max<size_t>(a.inputs.size(), 10), -1);
     a.inputs[0] = qkv;
@@ -375,11 +421,11 @@ void fuse_norm_projection(Rewriter& r, FusionCounts& c) {
 
 }  // namespace
 
-FusionCounts fuse_decoder_patterns(Graph& g, LazyConstants* lazy, WeightLayouts* layouts) {
+FusionCounts fuse_decoder_patterns(Graph& g, LazyConstants* lazy, WeightLayouts* layouts, bool matmul_bias) {
   FusionCounts c;
   {
     Rewriter r(g, lazy, layouts);
-    fuse_qkv(r, c);
+    fuse_qkv(r, c, matmul_bias);
     r.commit();
   }
   {

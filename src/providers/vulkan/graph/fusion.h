@@ -2,7 +2,8 @@
 // decode step needs fewer dispatches. Each rewrite keeps the ONNX semantics exactly:
 //  - q/k/v projections of one input (MatMul or MatMulNBits, constant weights, same attributes) become one projection
 //    with concatenated weights feeding GroupQueryAttention as packed QKV; RotaryEmbedding nodes on q and k (same
-//    position_ids and caches) fold into the attention's rotary with those position_ids (input 9).
+//    position_ids and caches) fold into the attention's rotary with those position_ids (input 9); bias Adds after
+//    the three projections (Qwen2) become the packed projection's bias.
 //  - gate/up projections of one input followed by Sigmoid·Mul·Mul (SiLU(gate) * up) become ogx.GateUpSiLU: one
 //    projection whose weight rows alternate gate/up, with SiLU·Mul in the decode matvec's epilogue.
 //  - a (Skip)SimplifiedLayerNormalization whose normalized output feeds only one projection (MatMul, MatMulNBits or
@@ -40,6 +41,10 @@ using WeightLayouts = std::map<int, std::vector<WeightPart>>;
 // With `lazy`, new constants are registered there instead of being built into the graph (so a session can build,
 // upload and drop them one at a time); without, they are built at once. With `layouts`, the new MatMul weights'
 // assembly is recorded there too.
-FusionCounts fuse_decoder_patterns(Graph& g, LazyConstants* lazy = nullptr, WeightLayouts* layouts = nullptr);
+// matmul_bias: q/k/v MatMuls with bias Adds (Qwen2) fold their biases into the packed projection's input 5, which
+// only the Vulkan MatMul reads (false when MatMul runs on the CPU: provider option cpu_ops); MatMulNBits biases are
+// that op's own input.
+FusionCounts fuse_decoder_patterns(Graph& g, LazyConstants* lazy = nullptr, WeightLayouts* layouts = nullptr,
+                                   bool matmul_bias = true);
 
 }  // namespace ogx::vk::graph

@@ -34,6 +34,7 @@ class MatMulOp : public DeviceOp {
   }
   bool prepares_input(int i) const override { return i == 1 && has_weight_; }
   void infer(const OpArgs& a) override {
+    OGX_CHECK(node_.inputs.size() <= 2 || has_weight_, node_.describe(), ": a bias needs a constant B");
     const TensorView& x = need_in(a, 0, node_);
     OGX_CHECK(x.shape.size() >= 2, node_.describe(), ": A must be at least 2-D, got ", shape_str(x.shape));
     TensorView& y = need_out(a, 0, node_);
@@ -50,7 +51,9 @@ class MatMulOp : public DeviceOp {
     y.shape = with_last(x.shape, w.shape.back());
   }
   void record(CommandRecorder& rec, const OpArgs& a, StepScratch&) override {
-    if (has_weight_) kernels::matmul(rec, *a.in[0], weight_, nullptr, *a.out[0]);
+    // Input 5: a bias [N] (only the packed q/k/v projection fusion.h makes has one; ONNX MatMul has two inputs).
+    const TensorView* bias = a.in.size() > 5 ? a.in[5] : nullptr;
+    if (has_weight_) kernels::matmul(rec, *a.in[0], weight_, bias, *a.out[0]);
     else kernels::matmul_batched(rec, *a.in[0], *a.in[1], *a.out[0]);
   }
 
@@ -221,6 +224,7 @@ class GatherBlockQuantizedOp : public DeviceOp {
 LinearCore::LinearCore(OpBuildContext& b, bool nbits, int b0) : nbits_(nbits), b0_(b0) {
   const Node& n = b.node;
   auto input = [&](int k) { return k < (int)n.inputs.size() ? n.inputs[k] : -1; };
+  has_bias_ = input(b0 + 4) >= 0;  // MatMulNBits' bias; a MatMul's only from the packed q/k/v fusion (fusion.h)
   if (!nbits && b.weight_parts) {
     if (auto parts = b.weight_parts(b0); !parts.empty()) {  // a fused weight, placed from its parts on the device
       int64_t N = 0;
@@ -247,7 +251,6 @@ LinearCore::LinearCore(OpBuildContext& b, bool nbits, int b0) : nbits_(nbits), b
     OGX_CHECK(zp, n.describe(), ": zero_points must be a constant");
   }
   OGX_CHECK(input(b0 + 3) < 0, n.describe(), ": g_idx is not supported");
-  has_bias_ = input(b0 + 4) >= 0;
   // accuracy_level 4 with integer (or no) zero points: ONNX Runtime's CPU quantizes A to int8 per block; doing
   // the same keeps int4 models exported for the CPU on the CPU's tokens.
   int8_ = n.attr_int("accuracy_level", 0) == 4 && (!zp || zp->dtype() == DType::u8);

@@ -122,7 +122,7 @@ VulkanGraphSession::VulkanGraphSession(std::shared_ptr<const Model> model, const
   graph_capture_ = ctx_->options().enable_graph_capture;  // parsed with the other DirectML keys
   original_ = model_;
   auto work = std::make_shared<Model>(*model_);  // private copy (weights shared) for the rewrites
-  fusions_ = fuse_decoder_patterns(work->graph, &lazy_, &weight_layouts_);
+  fusions_ = fuse_decoder_patterns(work->graph, &lazy_, &weight_layouts_, /*matmul_bias=*/!cpu_ops_.count("MatMul"));
   model_ = work;
   const Graph& g = model_->graph;
   if (!opts.last_position_output.empty()) last_position_value_ = g.find(opts.last_position_output);

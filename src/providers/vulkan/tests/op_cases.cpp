@@ -286,18 +286,32 @@ std::vector<OpCase> rotary_cases(Rng& rng) {
   return c;
 }
 
-// Separate q/k/v MatMuls and a RotaryEmbedding pair before GroupQueryAttention; the device side fuses them into
-// one packed-QKV projection with the rotary folded into the attention (position_ids input), 6 nodes -> 2.
-OpCase qkv_rotary_case(Rng& rng, DType dt, bool decode) {
-  const int64_t Hq = 4, Hkv = 2, D = 16, cap = 16, K = 48, S = decode ? 1 : 5, past = decode ? 4 : 0;
-  CaseBuilder b(std::string(dtype_name(dt)) + " packed QKV + rotary fusion" + (decode ? ", decode" : ", prompt"));
+// Separate q/k/v projections and a RotaryEmbedding pair before GroupQueryAttention; the device side fuses them into
+// one packed-QKV projection with the rotary folded into the attention (position_ids input), 6 nodes -> 2. `bias`:
+// each projection followed by an Add of a constant bias (Qwen2), folded into the packed projection (9 nodes -> 2);
+// `nbits`: MatMulNBits projections; `norm`: after a SimplifiedLayerNormalization (-> NormProjection).
+OpCase qkv_rotary_case(Rng& rng, DType dt, bool decode, bool bias = false, bool nbits = false, bool norm = false) {
+  const int64_t Hq = 4, Hkv = 2, D = 16, cap = 16, K = nbits ? 64 : 48, S = decode ? 1 : 5, past = decode ? 4 : 0;
+  CaseBuilder b(std::string(dtype_name(dt)) + (nbits ? " int4" : "") + (norm ? " norm +" : "") + " packed QKV" +
+                (bias ? " + bias" : "") + " + rotary fusion" + (decode ? ", decode" : ", prompt"));
   std::string x = b.input(rng.floats(dt, {1, S, K}));
+  if (norm) x = b.node("", "SimplifiedLayerNormalization", {x, b.input(rng.floats(dt, {K}, 0.5f, 1.5f), true)})[0];
   Tensor pos(DType::i64, {1, S});
   for (int64_t i = 0; i < S; i++) pos.data<int64_t>()[i] = past + i;
   std::string p = b.input(pos), cos = b.input(rng.floats(dt, {32, D / 2}), true);
   std::string sin = b.input(rng.floats(dt, {32, D / 2}), true);
   auto proj = [&](int64_t heads) {
-    return b.node("", "MatMul", {x, b.input(rng.floats(dt, {K, heads * D}, -0.3f, 0.3f), true)})[0];
+    std::string y;
+    if (!nbits) {
+      y = b.node("", "MatMul", {x, b.input(rng.floats(dt, {K, heads * D}, -0.3f, 0.3f), true)})[0];
+    } else {
+      std::vector<std::string> names{x};
+      for (In& i : nbits_inputs(rng, dt, K, heads * D, 32, false)) names.push_back(b.input(i.t, true));
+      y = b.node("com.microsoft", "MatMulNBits", names, 1,
+                 {{"K", K}, {"N", heads * D}, {"bits", (int64_t)4}, {"block_size", (int64_t)32}})[0];
+    }
+    if (bias) y = b.node("", "Add", {y, b.input(rng.floats(dt, {heads * D}), true)})[0];
+    return y;
   };
   std::string q = proj(Hq), k = proj(Hkv), v = proj(Hkv);
   q = b.node("com.microsoft", "RotaryEmbedding", {q, p, cos, sin}, 1, {{"num_heads", Hq}})[0];
@@ -319,8 +333,9 @@ OpCase qkv_rotary_case(Rng& rng, DType dt, bool decode) {
                      {{"num_heads", Hq}, {"kv_num_heads", Hkv}});
   for (auto& o : outs) b.output(o);
   OpCase c = b.done();
-  c.fused_op = "GroupQueryAttention";
+  c.fused_op = norm ? "NormProjection" : "GroupQueryAttention";
   c.fused_nodes = 2;
+  if (nbits && dt == DType::f16) c.f16_atol = 1.5e-2;  // packed-fp16 int4 products, as mlp_case's
   return c;
 }
 
@@ -366,7 +381,13 @@ std::vector<OpCase> gqa_cases(Rng& rng) {
       c.push_back(one(label, "com.microsoft", "GroupQueryAttention", ins, attrs, 3));
     }
   for (DType dt : kFloats)  // q/k/v projections + RotaryEmbedding pair: fusion.cpp packs them into one projection
-    for (bool decode : {false, true}) c.push_back(qkv_rotary_case(rng, dt, decode));
+    for (bool decode : {false, true}) {
+      c.push_back(qkv_rotary_case(rng, dt, decode));
+      c.push_back(qkv_rotary_case(rng, dt, decode, /*bias=*/true));
+      c.push_back(qkv_rotary_case(rng, dt, decode, /*bias=*/true, /*nbits=*/true));
+      c.push_back(qkv_rotary_case(rng, dt, decode, /*bias=*/true, /*nbits=*/false, /*norm=*/true));
+      c.push_back(qkv_rotary_case(rng, dt, decode, /*bias=*/true, /*nbits=*/true, /*norm=*/true));
+    }
   return c;
 }
 
