@@ -149,7 +149,6 @@ const std::pair<const char*, uint32_t Tuning::*> kFields[] = {
     {"q4_wide_unroll", &Tuning::q4_wide_unroll},
     {"q4_wide_half", &Tuning::q4_wide_half},
     {"q4_wide_half_acc", &Tuning::q4_wide_half_acc},
-    {"q4_wide_by_word", &Tuning::q4_wide_by_word},
     {"q4_wide_max_m", &Tuning::q4_wide_max_m},
     {"q4_wide_rows_batch", &Tuning::q4_wide_rows_batch},
     {"q4_wide_min_dim", &Tuning::q4_wide_min_dim},

@@ -58,9 +58,6 @@ struct Tuning {
   uint32_t q4_wide_half_acc = 1;      // ... with q4_wide_half: 32-bit words of products (8 per half pair, 4 per lane)
                                       // summed in packed fp16 before each fp32 addition (1, 2 or 4 = a whole
                                       // chunk): fewer conversions, longer fp16 sums
-  uint32_t q4_wide_by_word = 0;       // ... with q4_wide_half and 2..q4_wide_max_m rows: 1 the products word by word
-                                      // (each weight word dequantized for every activation row in turn: fewer live
-                                      // registers), 0 chunk by chunk (lavapipe-tested; not yet measured on a GPU)
   uint32_t q4_wide_max_m = 1;         // steps of up to this many activation rows (2..16; no norm prologue) take it
                                       // too, up to 8 rows per workgroup with the weights loaded once (batched
                                       // steps, speculative verify passes); 1: the skinny / matrix-unit kernels

@@ -366,7 +366,7 @@ void matvec_fused(CommandRecorder& rec, const TensorView& x, const MatMulWeight&
                          storage_suffix(x.dtype, "MatMul") + variant;
     const uint32_t acc_words = tu.q4_wide_half_acc >= 4 ? 4 : (tu.q4_wide_half_acc >= 2 ? 2 : 1);
     const Pipeline& pl = ctx.pipelines().get(
-        shader, {t, rows, unroll, w.has_zero_points ? 1u : 0u, mrows, acc_words, tu.q4_wide_by_word ? 1u : 0u});
+        shader, {t, rows, unroll, w.has_zero_points ? 1u : 0u, mrows, acc_words});
     uint32_t gx, gz;
     grid_2d(div_up((uint64_t)w.N, rows), &gx, &gz);
     rec.dispatch(pl, &p, push_bytes, gx, (uint32_t)div_up((uint64_t)M, mrows), gz, reads, writes);

@@ -35,7 +35,6 @@ layout(constant_id = 4) const uint MROWS = 1;   // activation rows per workgroup
                                                 // weights loaded once for rows m0 .. m0 + MROWS (a batched step,
                                                 // a speculative verify pass)
 layout(constant_id = 5) const uint HALF_ACC_WORDS = 1;  // HALF_DOT: words of products summed in fp16 before fp32 (1, 2 or 4)
-layout(constant_id = 6) const uint BY_WORD = 0;  // HALF_DOT, MROWS > 1: 1 word by word (few live registers), 0 chunks
 const uint WIDE = 1;                            // activations are read 16 bytes at a time (host checks alignment)
 
 #include "matvec_common.glsl"
@@ -215,31 +214,6 @@ void main() {
         pair_x_raw(raw, xp);
         for (uint r = 0; r < ROWS; r++)
           acc[0][r] += valid[i] * (256.0 * sc[i][r]) * half_dot_chunk(w[i][r], xp, zero[i][r]);
-        continue;
-      }
-      if (BY_WORD != 0) {  // several activation rows, word by word: each weight row's word dequantized once for all
-                           // of them, packed fp16 sums per (activation row, weight row) over HALF_ACC_WORDS words
-        f16vec2 d[MROWS][ROWS];
-        for (uint j = 0; j < 4; j++) {
-          f16vec2 q[ROWS][4];
-          for (uint r = 0; r < ROWS; r++) dequant_word(w[i][r][j], zero[i][r], q[r]);
-          for (uint mm = 0; mm < MROWS; mm++) {
-            uint m = min(m0 + mm, p.M - 1);  // rows past M repeat the last (their outputs are not written)
-            f16vec2 xp[4];
-            pair_word(U32x4Buf(p.x).v[(m * p.K + cs[i] * 32) / 8 + j], xp);
-            for (uint r = 0; r < ROWS; r++) {
-              f16vec2 t = (j % HALF_ACC_WORDS == 0) ? q[r][0] * xp[0] : fma(q[r][0], xp[0], d[mm][r]);
-              t = fma(q[r][1], xp[1], t);
-              t = fma(q[r][2], xp[2], t);
-              t = fma(q[r][3], xp[3], t);
-              d[mm][r] = t;
-              if ((j + 1) % HALF_ACC_WORDS == 0) {
-                vec2 f = vec2(t);
-                acc[mm][r] += valid[i] * (256.0 * sc[i][r]) * (f.x + f.y);
-              }
-            }
-          }
-        }
         continue;
       }
       f16vec2 wq[ROWS][16];  // each row's chunk dequantized once, for all MROWS activation rows

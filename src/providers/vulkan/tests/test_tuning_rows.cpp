@@ -33,7 +33,6 @@ TEST(TuningTable, RowsHoldValuesInTheirDocumentedRanges) {
     EXPECT_LE(t.decode_group_subgroup_loop, 2u);
     EXPECT_LE(t.q4_wide_half, 1u);
     EXPECT_TRUE(t.q4_wide_half_acc == 1 || t.q4_wide_half_acc == 2 || t.q4_wide_half_acc == 4);
-    EXPECT_LE(t.q4_wide_by_word, 1u);
     EXPECT_TRUE(t.coop_skinny_unroll >= 1 && t.coop_skinny_unroll <= 8);
     EXPECT_TRUE(t.coop_skinny_cols >= 1 && t.coop_skinny_cols <= 8);
     EXPECT_TRUE(t.skinny_unroll == 1 || t.skinny_unroll == 2 || t.skinny_unroll == 4);
