@@ -1,5 +1,7 @@
 #include "providers/vulkan/graph/fusion.h"
 
+#include "common/mapped_file.h"
+
 #include <algorithm>
 #include <cstring>
 #include <functional>
@@ -77,7 +79,7 @@ class Rewriter {
     f.outputs = {out};
     if (f.op_type == "MatMul") {
       auto ws = inputs_of(ns, 1);
-      int w = add_constant(name + ".weight", [ws] { return concat_columns(ws); });
+      int w = add_constant(name + ".weight", [ws] { return releasing(concat_columns(ws), ws); });
       f.inputs = {in(f, 0), w};
       if (layouts_) {
         int64_t offset = 0;
@@ -91,9 +93,11 @@ class Rewriter {
       for (int i : ns) N += g_.nodes[i].attr_int("N", 0);
       f.attrs["N"] = N;
       int zp = -1;
-      if (in(f, 3) >= 0) zp = add_constant(name + ".zero_points", [t = inputs_of(ns, 3)] { return concat_rows(t); });
-      f.inputs = {in(f, 0), add_constant(name + ".weight", [t = inputs_of(ns, 1)] { return concat_rows(t); }),
-                  add_constant(name + ".scales", [t = inputs_of(ns, 2)] { return concat_rows(t); })};
+      auto rows = [&](int k) -> std::function<Tensor()> {
+        return [t = inputs_of(ns, k)] { return releasing(concat_rows(t), t); };
+      };
+      if (in(f, 3) >= 0) zp = add_constant(name + ".zero_points", rows(3));
+      f.inputs = {in(f, 0), add_constant(name + ".weight", rows(1)), add_constant(name + ".scales", rows(2))};
       if (zp >= 0) f.inputs.push_back(zp);
     }
     if (!biases.empty()) {
@@ -117,7 +121,7 @@ class Rewriter {
     if (f.op_type == "MatMul") {
       auto ws = inputs_of(ns, 1);
       OGX_CHECK(ws[0].shape() == ws[1].shape(), "gate/up weights differ in shape");
-      int w = add_constant(name + ".weight", [ws] { return interleave_columns(ws[0], ws[1]); });
+      int w = add_constant(name + ".weight", [ws] { return releasing(interleave_columns(ws[0], ws[1]), ws); });
       f.inputs = {in(f, 0), w};
       if (layouts_) (*layouts_)[w] = {{in(g_.nodes[a], 1), 0, 2}, {in(g_.nodes[b], 1), 1, 2}};
     } else {
@@ -127,7 +131,7 @@ class Rewriter {
         auto t = inputs_of(ns, k);
         OGX_CHECK(t[0].bytes() == t[1].bytes() && N > 0 && t[0].bytes() % (size_t)N == 0,
                   "gate/up quantized inputs differ");
-        return [t, N] { return interleave_rows(t[0], t[1], N); };
+        return [t, N] { return releasing(interleave_rows(t[0], t[1], N), t); };
       };
       int zp = in(f, 3) >= 0 ? add_constant(name + ".zero_points", rows(3)) : -1;
       f.inputs = {in(f, 0), add_constant(name + ".weight", rows(1)), add_constant(name + ".scales", rows(2))};
@@ -171,6 +175,12 @@ class Rewriter {
       g_.values[v].constant = make();
     }
     return v;
+  }
+  // The parts' file pages, once copied into a fused constant (which the device then holds): dropped from the mapped
+  // model file, so a load's host memory does not keep both (a later read re-faults them).
+  static Tensor releasing(Tensor fused, const std::vector<Tensor>& parts) {
+    for (const Tensor& t : parts) MappedFile::release_if_mapped(t.raw(), t.bytes());
+    return fused;
   }
   // Input k of each node (copies share the weights' storage).
   std::vector<Tensor> inputs_of(const std::vector<int>& ns, int k) const {
