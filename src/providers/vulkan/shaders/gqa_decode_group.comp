@@ -25,6 +25,7 @@
 #ifndef PREPARED
 #define PREPARED 0
 #endif
+#extension GL_EXT_control_flow_attributes : require
 #if SUBGROUP_LOOP
 #extension GL_KHR_shader_subgroup_shuffle : require
 #endif
@@ -187,13 +188,14 @@ void pass_loop(uint b, uint kvh, uint G, int j0, int j1, int position, inout flo
     }
     barrier();
     int n = min(int(KP), j1 - c0);
-    for (uint i = 0; i < 4; i++) {
+    [[unroll]] for (uint i = 0; i < 4; i++) {  // unrolled, no break: acc stays in registers
       uint idx = tid + T * i;
-      if (idx >= G * D) break;
-      uint g = idx / D, d = idx % D;
-      float a = acc[i] * alpha_sh[g];
-      for (int jj = 0; jj < n; jj++) a += scratch[PSH + g * KP + uint(jj)] * scratch[uint(jj) * D + d];
-      acc[i] = a;
+      if (idx < G * D) {
+        uint g = idx / D, d = idx % D;
+        float a = acc[i] * alpha_sh[g];
+        for (int jj = 0; jj < n; jj++) a += scratch[PSH + g * KP + uint(jj)] * scratch[uint(jj) * D + d];
+        acc[i] = a;
+      }
     }
     barrier();  // stage, p_sh and red are reused by the next pass
   }
