@@ -205,6 +205,8 @@ TEST(RepeatingWeights, GreedyDecodingRepeatsTheLastTokenAndSpeculationAcceptsIt)
       // (max_length cuts the last round's drafts short).
       EXPECT_GE(accepted, 11);
       EXPECT_EQ(accepted, proposed);
+      model.reset();
+      fs::remove_all(dir);  // (each run's folder had stayed in the temp directory)
     }
 }
 
