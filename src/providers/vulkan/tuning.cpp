@@ -54,14 +54,17 @@ struct Row {
 // 494 (max_m 4) -> 530 (2026-12-03, same-run option sets). q4_wide_half_acc 4 (a 32-value chunk's products summed
 // in packed fp16, 16 per lane, before fp32; 2 = two words): 8B int4 330.4 / 330.4 -> 335.1 / 335.3 (2) -> 340.6 /
 // 340.3 tok/s (4), GPU step 3,013 -> 2,924 us; 1B int4 1,248 / 1,249 -> 1,276 / 1,275; 8B --batch 4 568 -> 571
-// (2026-12-03, same-run option sets with the kernel of the commit that added the field).
+// (2026-12-03, same-run option sets with the kernel of the commit that added the field). decode_group_max_splits 32
+// (one-token attention over long caches: fewer, longer splits, a shorter merge): kernel bench, one row (D 64 / D 128,
+// us): 8k keys 34.0 / 81.0 -> 33.9 / 58.9, 32k 123.1 / 223.0 -> 113.1 / 182.2, 1k-2k unchanged (32 already); 1B fp16
+// at prompt 32,768 325.9 -> 355.9 tok/s, 8B 81.0 -> 94.5 (2026-12-03 session 19, same-run option sets).
 const Row kRows[] = {
     {"nvidia", 4318, DeviceType::other,
      {.matvec_threads = 256, .matvec_rows = 4, .matvec_threads_q4 = 256, .matmul_tile = 128, .reduce_threads = 256,
       .attention_split = 32, .attention_threads = 64, .decode_group_threads = 256, .coop_big_tile_min_groups = 96,
       .skinny_max_m = 16, .skinny_rows = 4, .skinny_unroll = 2, .coop_skinny_max_m = 64, .coop_skinny_threads = 256,
       .coop_skinny_unroll = 4, .coop_skinny_cols = 2, .coop_skinny_direct_w = 0, .coop_tiled_min_groups = 128,
-      .decode_group_max_splits = 128, .decode_group_fill = 128, .decode_group_subgroup_loop = 2, .q4_wide_rows = 4,
+      .decode_group_max_splits = 32, .decode_group_fill = 128, .decode_group_subgroup_loop = 2, .q4_wide_rows = 4,
       .q4_wide_unroll = 1, .q4_wide_half = 1, .q4_wide_half_acc = 4, .q4_wide_max_m = 8, .q4_wide_min_dim = 0,
       .coop_big_tile_q4 = {4, 2, 4, 2, 64, 1}, .coop_small_tile = {4, 2, 2, 2, 64, 1}}},
     {"amd", 4098, DeviceType::other,

@@ -79,9 +79,9 @@ int64_t group_keys_per_pass(const Context& ctx, int64_t D) {
 }
 
 // Workgroups per KV head of gqa_decode_group.comp for a cache of max_seq positions: one pass of keys each up to
-// 32 workgroups; past 32 x 8 passes, about 8 passes each up to the tuning row's decode_group_max_splits — so at 32k
-// positions the keys of one head are read by 128 workgroups (8 passes of 32 keys each on NVIDIA), not 32 (32 passes:
-// one memory round trip after another), at the price of a longer merge by the last split (gqa_decode_group.comp).
+// 32 workgroups; past 32 x 8 passes, about 8 passes each up to the tuning row's decode_group_max_splits (more splits
+// read a long cache with more workgroups at the price of a longer merge by the last split: on the H200 32 splits
+// beat 128 over 8k and 32k keys, tuning.cpp).
 int64_t decode_group_splits(const Context& ctx, int64_t max_seq, int64_t D) {
   constexpr int64_t kMinSplits = 32, kPassesPerSplit = 8;
   const int64_t kp = std::max<int64_t>(group_keys_per_pass(ctx, D), 1);
@@ -178,6 +178,10 @@ void decode_group(CommandRecorder& rec, const GqaParams& pr, const GqaTensors& t
             "GroupQueryAttention: workspace too small for ", d.S, " rows");
   Dims per_row = d;  // the subgroup-loop choice counts (row, KV head) pairs
   per_row.B = rows;
+  // From decode_group_fill rows x KV heads on, one workgroup per (row, KV head) walks all its keys: the dispatch has
+  // one split, not nsplit of which all but the first would return at once (at 16 rows of the 8B, 1,920 empty
+  // workgroups a layer: ~18 us measured on the H200 per 2,048 of them).
+  const uint32_t split_cap = rows * d.Hkv >= (int64_t)ctx.tuning().decode_group_fill ? 1u : nsplit;
   struct {
     uint64_t qkv, kv_table, seqlens, total, partial, counters, out, cos_c, sin_c, pos_ids;
     uint32_t Hkv, D, max_seq, q_row, flags, max_pos, k_off, v_off;
@@ -190,8 +194,7 @@ void decode_group(CommandRecorder& rec, const GqaParams& pr, const GqaTensors& t
       (uint32_t)d.max_seq, q_rot ? (uint32_t)((d.Hq + 2 * d.Hkv) * d.D) : (uint32_t)t.query.shape[2],
       q_rot ? (uint32_t)d.S : rotary_flags(pr, t, d.D, pos),  // PREPARED: the rows per sequence
       pr.do_rotary ? (uint32_t)t.cos_cache->shape[0] : 0, t.pages.k_off, t.pages.v_off, scale, pr.softcap,
-      (int32_t)pr.local_window_size,
-      rows * d.Hkv >= (int64_t)ctx.tuning().decode_group_fill ? 1u : nsplit};
+      (int32_t)pr.local_window_size, split_cap};
   static_assert(sizeof(p) <= 128, "push constants");
   const bool sg = group_subgroup_loop(ctx, per_row);
   const char* kernel = q_rot ? (sg ? "gqa_decode_group_rows_sg_" : "gqa_decode_group_rows_")
@@ -200,7 +203,7 @@ void decode_group(CommandRecorder& rec, const GqaParams& pr, const GqaTensors& t
                                            {ctx.tuning().decode_group_threads, (uint32_t)(d.Hq / d.Hkv)});
   std::vector<BufferSlice> reads = decode_reads(pr, t, pos);
   if (q_rot) reads.push_back(*q_rot);
-  rec.dispatch(pl, &p, sizeof(p), nsplit, (uint32_t)d.Hkv, (uint32_t)rows, reads,
+  rec.dispatch(pl, &p, sizeof(p), split_cap, (uint32_t)d.Hkv, (uint32_t)rows, reads,
                {partials, counters, t.output.mem, t.k_cache.mem, t.v_cache.mem});
 }
 
