@@ -90,6 +90,7 @@ TEST_P(GoldenParity, GreedyTokensMatchReference) {
   OGX_REQUIRE_SHARED();
   const Param& p = GetParam();
   std::string base = shared_dir() + "/golden/models/" + p.model;
+  OGX_REQUIRE_SHARED_PATH(base + "/" + p.variant);
   json ref = read_json(base + "/reference.json");
   json ort = read_json(base + "/ort_reference.json");
   std::shared_ptr<genai::Model> model;

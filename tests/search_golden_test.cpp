@@ -170,6 +170,7 @@ class SearchGolden : public ::testing::TestWithParam<Param> {
   // The parameter's model into *m; skips the test (IsSkipped()) when the Vulkan variant finds no device.
   void load_model(std::shared_ptr<genai::Model>* m) {
     const Param& prm = GetParam();
+    OGX_REQUIRE_SHARED_PATH(shared_dir() + "/golden/models/" + prm.model + "/" + prm.variant);
     try {
       *m = load(prm.model, prm.variant, prm.vulkan);
     } catch (const std::exception& e) {

@@ -18,4 +18,12 @@ inline std::string shared_dir() {
       GTEST_SKIP() << "../shared is absent (reference material): test skipped";        \
   } while (0)
 
+// The same for one piece of it (a copy of ../shared may hold only some golden models, as on the GPU machine).
+#define OGX_REQUIRE_SHARED_PATH(path)                                                  \
+  do {                                                                                 \
+    OGX_REQUIRE_SHARED();                                                              \
+    if (!std::filesystem::exists(path))                                                \
+      GTEST_SKIP() << (path) << " is absent from ../shared: test skipped";             \
+  } while (0)
+
 }  // namespace ogx::test
