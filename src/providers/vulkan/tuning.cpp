@@ -58,13 +58,15 @@ struct Row {
 // (one-token attention over long caches: fewer, longer splits, a shorter merge): kernel bench, one row (D 64 / D 128,
 // us): 8k keys 34.0 / 81.0 -> 33.9 / 58.9, 32k 123.1 / 223.0 -> 113.1 / 182.2, 1k-2k unchanged (32 already); 1B fp16
 // at prompt 32,768 325.9 -> 355.9 tok/s, 8B 81.0 -> 94.5 (2026-12-03 session 19, same-run option sets).
+// decode_group_max_splits_d128 16: D 128 heads (the subgroup loop) faster with 16 splits than 32 at every length of
+// the same sweep (1k 23.2 -> 15.6 us, 2k 28.0 -> 20.7, 8k 58.9 -> 51.6, 32k 182.2 -> 175.2; kernel bench only).
 const Row kRows[] = {
     {"nvidia", 4318, DeviceType::other,
      {.matvec_threads = 256, .matvec_rows = 4, .matvec_threads_q4 = 256, .matmul_tile = 128, .reduce_threads = 256,
       .attention_split = 32, .attention_threads = 64, .decode_group_threads = 256, .coop_big_tile_min_groups = 96,
       .skinny_max_m = 16, .skinny_rows = 4, .skinny_unroll = 2, .coop_skinny_max_m = 64, .coop_skinny_threads = 256,
       .coop_skinny_unroll = 4, .coop_skinny_cols = 2, .coop_skinny_direct_w = 0, .coop_tiled_min_groups = 128,
-      .decode_group_max_splits = 32, .decode_group_fill = 128, .decode_group_subgroup_loop = 2, .q4_wide_rows = 4,
+      .decode_group_max_splits = 32, .decode_group_max_splits_d128 = 16, .decode_group_fill = 128, .decode_group_subgroup_loop = 2, .q4_wide_rows = 4,
       .q4_wide_unroll = 1, .q4_wide_half = 1, .q4_wide_half_acc = 4, .q4_wide_max_m = 8, .q4_wide_min_dim = 0,
       .coop_big_tile_q4 = {4, 2, 4, 2, 64, 1}, .coop_small_tile = {4, 2, 2, 2, 64, 1}}},
     {"amd", 4098, DeviceType::other,
@@ -144,6 +146,7 @@ const std::pair<const char*, uint32_t Tuning::*> kFields[] = {
     {"coop_skinny_direct_w", &Tuning::coop_skinny_direct_w},
     {"coop_tiled_min_groups", &Tuning::coop_tiled_min_groups},
     {"decode_group_max_splits", &Tuning::decode_group_max_splits},
+    {"decode_group_max_splits_d128", &Tuning::decode_group_max_splits_d128},
     {"decode_group_fill", &Tuning::decode_group_fill},
     {"decode_group_subgroup_loop", &Tuning::decode_group_subgroup_loop},
     {"few_rows_attention", &Tuning::few_rows_attention},

@@ -35,6 +35,7 @@ struct Tuning {
                                          // workgroups (wide N fills the GPU; narrow N leaves it idle)
   uint32_t decode_group_max_splits = 128;  // most workgroups per KV head of the one-dispatch decode attention (long
                                           // caches; kernels/attention.cpp decode_group_splits)
+  uint32_t decode_group_max_splits_d128 = 0;  // the same for heads of D >= 128 (0: decode_group_max_splits)
   uint32_t decode_group_fill = 256;  // rows x KV heads that fill the GPU for that attention: from this many on, a
                                      // step gives each (row, KV head) one workgroup (no split, no merge). H200: 1B
                                      // at 64 rows (512) +3%; a cap of 2 splits at 8B x 16 rows (128) was -1.5%

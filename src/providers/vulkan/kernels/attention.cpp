@@ -86,7 +86,10 @@ int64_t decode_group_splits(const Context& ctx, int64_t max_seq, int64_t D) {
   constexpr int64_t kMinSplits = 32, kPassesPerSplit = 8;
   const int64_t kp = std::max<int64_t>(group_keys_per_pass(ctx, D), 1);
   const int64_t passes = (max_seq + kp - 1) / kp;  // of one workgroup serving every key
-  const int64_t most = std::max<int64_t>(ctx.tuning().decode_group_max_splits, 1);
+  const Tuning& tu = ctx.tuning();
+  const uint32_t row_most = D >= 128 && tu.decode_group_max_splits_d128 ? tu.decode_group_max_splits_d128
+                                                                        : tu.decode_group_max_splits;
+  const int64_t most = std::max<int64_t>(row_most, 1);
   const int64_t cap = std::clamp<int64_t>(passes / kPassesPerSplit, std::min(kMinSplits, most), most);
   return std::clamp<int64_t>(passes, 1, cap);
 }

@@ -50,6 +50,7 @@ TEST(TuningTable, RowsHoldValuesInTheirDocumentedRanges) {
   EXPECT_EQ(nv.decode_group_fill, 128u);
   EXPECT_EQ(nv.decode_group_subgroup_loop, 2u);
   EXPECT_EQ(nv.decode_group_max_splits, 32u);
+  EXPECT_EQ(nv.decode_group_max_splits_d128, 16u);
   EXPECT_EQ(nv.q4_wide_half, 1u);
   EXPECT_EQ(nv.q4_wide_half_acc, 4u);
   EXPECT_EQ(nv.q4_wide_max_m, 8u);
