@@ -277,9 +277,10 @@ bool same_rotary(const Graph& g, const Node& a, const Node& b) {
          b.attr_float("scale", 1.0f) == 1.0f;
 }
 
-// The projection behind value v (which feeds only node `user`): v's producer when it is a projection (MatMul,
-// MatMulNBits without bias), or — q/k/v biases (Qwen2) — an Add of a projection's output (feeding only the Add) and
-// a constant [N] of the projection's N: then the projection, with the Add in *add and the bias value in *bias.
+// The projection behind value v (which feeds only node `user`): v's producer when it is a projection, or — q/k/v
+// biases (Qwen2) — an Add of a projection's output (feeding only the Add) and a constant [N] of the projection's N:
+// then the projection, with the Add in *add and the bias value in *bias. (Rewriter::compatible decides whether the
+// projections found can be packed: it refuses MatMulNBits with a bias of its own.)
 int projection_behind(Rewriter& r, int v, int user, int* add, int* bias) {
   *add = *bias = -1;
   const Graph& g = r.graph();
@@ -290,7 +291,7 @@ int projection_behind(Rewriter& r, int v, int user, int* add, int* bias) {
   for (int o = 0; o < 2; o++) {
     const Tensor* b = r.constant(a.inputs[1 - o]);
     int l = r.sole_producer(a.inputs[o], p);
-    if (!b || b->rank() != 1 || l < 0 || !is_linear(g.nodes[l]) || in(g.nodes[l], 5) >= 0) continue;
+    if (!b || b->rank() != 1 || l < 0 || !is_linear(g.nodes[l])) continue;
     const Node& n = g.nodes[l];
     const Tensor* w = r.constant(in(n, 1));
     int64_t N = n.op_type == "MatMul" ? (w && w->rank() == 2 ? w->dim(1) : -1) : n.attr_int("N", -1);

@@ -196,8 +196,9 @@ class GatherBlockQuantizedOp : public DeviceOp {
       const VkDeviceSize row_bytes = (VkDeviceSize)table_.shape[1] * dtype_size(table_.dtype);
       b.ctx.transfers().upload(table_.mem, (VkDeviceSize)r0 * row_bytes, part.raw(), part.bytes());
     }
-    for (int k : {0, 2})  // the quantized table's file pages: the device holds its rows now
-      MappedFile::release_if_mapped(b.constant(k)->raw(), b.constant(k)->bytes());
+    // The quantized table's file pages: the device holds its rows now.
+    MappedFile::release_if_mapped(data->raw(), data->bytes());
+    MappedFile::release_if_mapped(b.constant(2)->raw(), b.constant(2)->bytes());
   }
   bool prepares_input(int i) const override { return i != 1; }
   DType step_input_dtype(int i, DType given) const override { return i == 1 ? DType::i64 : given; }
