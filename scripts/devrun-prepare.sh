@@ -8,8 +8,11 @@ cd "$(dirname "$0")/.."
 b=${1:-build}
 d=.devrun
 mkdir -p $d/stage $d/shapes $d/shared/golden
-bins=($b/tools/ogx/ogx $b/tests/ogx_engine_tests $b/src/providers/vulkan/ogx_vulkan_tests
-      $b/src/providers/vulkan/ogx_vulkan_bench)
+bins=()
+for f in $b/tools/ogx/ogx $b/tests/ogx_engine_tests $b/src/providers/vulkan/ogx_vulkan_tests \
+         $b/src/providers/vulkan/ogx_vulkan_bench; do
+  if [ -f $f ]; then bins+=($f); else echo "devrun-prepare: $f not built, left out (run.sh steps needing it fail)"; fi
+done
 for f in "${bins[@]}"; do strip -o $d/stage/$(basename $f) $f; done
 cp $d/ogx_* $d/stage/ 2>/dev/null || true
 (cd $d/stage && tar cJf ../bin.tar.xz *)

@@ -1,5 +1,8 @@
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+#include <map>
+
 #include "providers/vulkan/tests/vk_test_util.h"
 
 namespace ogx::vk::test {
@@ -25,7 +28,11 @@ Context* context(std::string* why) {
     inst.validation = true;
     for (const char* type : {"gpu", "cpu"}) {
       try {
-        ctx = Context::create({{"hardware_device_type", type}}, inst);
+        std::map<std::string, std::string> options{{"hardware_device_type", type}};
+        // OGX_VULKAN_TEST_TUNING: the provider option `tuning` for the shared context (e.g. the whole suite with
+        // chain_dispatches=1 on a device whose row keeps it off).
+        if (const char* t = std::getenv("OGX_VULKAN_TEST_TUNING")) options["tuning"] = t;
+        ctx = Context::create(options, inst);
         break;
       } catch (const Error& e) {
         error = e.what();
