@@ -23,16 +23,6 @@ void CommandRecorder::begin() {
   pending_writes_.clear();
   stats_.dispatches = 0;
   stats_.barriers = 0;
-  stats_.chained = 0;
-  stats_.chain_waits = 0;
-  chain_ = ctx_.chaining();
-  chain_groups_ = 0;
-  if (chain_) {
-    // The count of finished chained workgroups starts at 0 in every run of the sequence. Before the leading barrier,
-    // which makes it visible: every earlier sequence ended with a full barrier, which this fill waits behind.
-    const BufferSlice c = ctx_.chain_counters();
-    vkCmdFillBuffer(cb_, c.buffer, c.offset, 4, 0);
-  }
   barrier(true);  // earlier submissions (uploads, the previous replay) and host writes of step parameters
 }
 
@@ -51,12 +41,9 @@ void CommandRecorder::barrier(bool full) {
   stats_.barriers++;
   pending_reads_.clear();
   pending_writes_.clear();
-  only_chained_ = true;
-  chain_run_ = 0;
-  chain_wait_level_ = 0;  // everything before the barrier has finished
 }
 
-bool CommandRecorder::hazard(const std::vector<BufferSlice>& reads, const std::vector<BufferSlice>& writes) const {
+void CommandRecorder::access(const std::vector<BufferSlice>& reads, const std::vector<BufferSlice>& writes) {
   bool hazard = false;
   for (const auto& r : reads)
     for (const auto& w : pending_writes_) hazard |= r.overlaps(w);
@@ -64,12 +51,7 @@ bool CommandRecorder::hazard(const std::vector<BufferSlice>& reads, const std::v
     for (const auto& pw : pending_writes_) hazard |= w.overlaps(pw);
     for (const auto& pr : pending_reads_) hazard |= w.overlaps(pr);
   }
-  return hazard;
-}
-
-void CommandRecorder::access(const std::vector<BufferSlice>& reads, const std::vector<BufferSlice>& writes) {
-  if (hazard(reads, writes)) barrier(false);
-  only_chained_ = false;
+  if (hazard) barrier(false);
   pending_reads_.insert(pending_reads_.end(), reads.begin(), reads.end());
   pending_writes_.insert(pending_writes_.end(), writes.begin(), writes.end());
 }
@@ -80,39 +62,11 @@ void CommandRecorder::dispatch(const Pipeline& pipeline, const void* push, uint3
   OGX_CHECK(recording_, "CommandRecorder::dispatch outside begin()/end()");
   OGX_CHECK(push_bytes <= kPushConstantBytes, "push constants of ", pipeline.name, " exceed ", kPushConstantBytes);
   if (gx == 0 || gy == 0 || gz == 0) return;
-  const Pipeline* chained = chain_ ? ctx_.pipelines().chained(pipeline) : nullptr;
-  if (!chained) {
-    access(reads, writes);
-    vkCmdBindPipeline(cb_, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline.pipeline);
-    if (push_bytes) vkCmdPushConstants(cb_, pipeline.layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, push_bytes, push);
-    vkCmdDispatch(cb_, gx, gy, gz);
-    stats_.dispatches++;
-    return;
-  }
-  if (hazard(reads, writes)) {
-    // At most tuning chain_dispatches waiting dispatches in a row: workgroups of every later one would start and
-    // spin, taking the GPU's slots and its cache's time from the dispatch they wait for.
-    if (only_chained_ && chain_run_ < ctx_.tuning().chain_dispatches) {
-      chain_run_++;
-      chain_wait_level_ = chain_groups_;  // every chained workgroup so far (the earlier ones finished at a barrier)
-      stats_.chain_waits++;
-    } else {
-      barrier(false);
-    }
-  }
-  pending_reads_.insert(pending_reads_.end(), reads.begin(), reads.end());
-  pending_writes_.insert(pending_writes_.end(), writes.begin(), writes.end());
-  const uint64_t groups = (uint64_t)gx * gy * gz;
-  OGX_CHECK(chain_groups_ + groups < (1ull << 31), "too many chained workgroups in one recorded sequence");
-  OGX_CHECK(push_bytes <= kChainPushOffset, "push constants of ", pipeline.name, " overlap the chained wait");
-  const uint32_t wait_for = (uint32_t)chain_wait_level_;
-  vkCmdBindPipeline(cb_, VK_PIPELINE_BIND_POINT_COMPUTE, chained->pipeline);
-  if (push_bytes) vkCmdPushConstants(cb_, chained->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, push_bytes, push);
-  vkCmdPushConstants(cb_, chained->layout, VK_SHADER_STAGE_COMPUTE_BIT, kChainPushOffset, kChainPushBytes, &wait_for);
+  access(reads, writes);
+  vkCmdBindPipeline(cb_, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline.pipeline);
+  if (push_bytes) vkCmdPushConstants(cb_, pipeline.layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, push_bytes, push);
   vkCmdDispatch(cb_, gx, gy, gz);
-  chain_groups_ += groups;
   stats_.dispatches++;
-  stats_.chained++;
 }
 
 void CommandRecorder::fill_zero(const BufferSlice& dst) {

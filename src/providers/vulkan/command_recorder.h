@@ -2,13 +2,6 @@
 // dispatch reads or writes a range an earlier, unbarriered dispatch wrote (RAW/WAW) or writes a range one read
 // (WAR). A recorded sequence (e.g. a whole decode step) is replayed with one vkQueueSubmit; what changes per step
 // lives in small device buffers (positions, sequence lengths) that the host updates between replays.
-//
-// Chained dispatches (Context::chaining(), shaders/chain.glsl): a pipeline with a *_chain twin is recorded as that
-// twin, and a hazard between chained dispatches needs no barrier: the dispatch waits in the shader until every
-// chained workgroup recorded before it (since the last barrier) has finished. Counting finished workgroups is exact
-// only if none finishes ahead of its turn, so every chained dispatch after the first waiting one waits at least as
-// long as it (a later independent dispatch could otherwise make the count while an earlier one still runs). A hazard
-// against anything else (plain dispatches, copies, fills) still takes a barrier.
 #pragma once
 #include <cstdint>
 #include <initializer_list>
@@ -25,8 +18,6 @@ struct RecorderStats {
   uint64_t dispatches = 0;  // recorded in the current sequence
   uint64_t barriers = 0;    // recorded in the current sequence (including the leading one)
   uint64_t submits = 0;     // vkQueueSubmit calls made by this recorder
-  uint64_t chained = 0;     // dispatches recorded as chained twins in the current sequence
-  uint64_t chain_waits = 0; // ... of which wait for earlier ones (a barrier each without chaining)
 };
 
 class CommandRecorder {
@@ -59,7 +50,6 @@ class CommandRecorder {
  private:
   void access(const std::vector<BufferSlice>& reads, const std::vector<BufferSlice>& writes);
   void barrier(bool full);  // full: also transfers and the host (sequence start and end)
-  bool hazard(const std::vector<BufferSlice>& reads, const std::vector<BufferSlice>& writes) const;
 
   Context& ctx_;
   VkCommandBuffer cb_ = VK_NULL_HANDLE;
@@ -68,11 +58,6 @@ class CommandRecorder {
   uint64_t last_submit_ = 0;
   std::vector<BufferSlice> pending_writes_;  // written since the last barrier
   std::vector<BufferSlice> pending_reads_;   // read since the last barrier
-  bool chain_ = false;             // chained dispatches in this sequence (Context::chaining() at begin())
-  bool only_chained_ = true;       // every access since the last barrier came from a chained dispatch
-  uint64_t chain_groups_ = 0;      // workgroups of the chained dispatches recorded since begin()
-  uint64_t chain_wait_level_ = 0;  // finished workgroups the next chained dispatch waits for (0: none)
-  uint32_t chain_run_ = 0;         // chained dispatches that wait, since the last barrier
   RecorderStats stats_;
 };
 

@@ -51,15 +51,7 @@ Context::Context(const ContextOptions& options) : options_(options) {
   allocator_ = std::make_unique<DeviceAllocator>(device_, mem, options.block_bytes);
   if (const auto& mb = options.provider.device_memory_budget_mb)
     allocator_->set_budget((VkDeviceSize)(*mb * 1048576.0), "provider option device_memory_budget_mb=" + fmt_mb(*mb));
-  if (tuning_.chain_dispatches) {
-    auto counters = HostVisibleBuffer::device_local_if_possible(*allocator_, "chained dispatch counters", 16);
-    if (counters.device_local()) {  // polled by spinning workgroups: never across the bus
-      uint32_t zero[4] = {0, 0, 0, 0};
-      counters.write(zero, sizeof(zero));
-      chain_counters_ = std::make_unique<HostVisibleBuffer>(std::move(counters));
-    }
-  }
-  pipelines_ = std::make_unique<PipelineLibrary>(device_, chain_counters_ ? chain_counters_->slice().address : 0);
+  pipelines_ = std::make_unique<PipelineLibrary>(device_);
   transfers_ = std::make_unique<TransferRing>(*this, options.staging_bytes, options.readback_bytes);
 }
 
@@ -128,7 +120,6 @@ Context::~Context() {
   if (!device_) return;
   vkDeviceWaitIdle(device_);
   transfers_.reset();
-  chain_counters_.reset();
   pipelines_.reset();
   allocator_.reset();
   vkDestroySemaphore(device_, timeline_, nullptr);
@@ -140,23 +131,6 @@ void Context::check_not_lost() const {
   if (lost_)
     throw_error("the Vulkan device '", info_.name, "' was lost earlier (VK_ERROR_DEVICE_LOST): this model can no ",
                 "longer run on it; load the model again (a new model opens the device anew)");
-}
-
-BufferSlice Context::chain_counters() const {
-  OGX_CHECK(chain_counters_, "chained dispatches are off on ", info_.name);
-  return chain_counters_->slice().sub(0, 8);
-}
-
-void Context::check_chain_timeouts() {
-  if (!chain_counters_) return;
-  uint32_t timeouts = 0;
-  chain_counters_->read(&timeouts, 4, 4);
-  if (timeouts == 0) return;
-  uint32_t zero = 0;
-  chain_counters_->write(&zero, 4, 4);
-  throw_error("Vulkan device '", info_.name, "': a chained dispatch gave up waiting for the dispatches before it (",
-              timeouts, " workgroups), so that step's results are wrong; the provider option ",
-              "tuning=chain_dispatches=0 records barriers instead");
 }
 
 void Context::fail_device_lost(const char* where) {
@@ -204,7 +178,7 @@ void Context::wait(uint64_t value) {
     const VkResult r = vkGetSemaphoreCounterValue(device_, timeline_, &reached);
     if (r == VK_ERROR_DEVICE_LOST) fail_device_lost("vkGetSemaphoreCounterValue");
     if (r != VK_SUCCESS) throw_error("vkGetSemaphoreCounterValue failed: ", result_name(r));
-    if (reached >= value) return check_chain_timeouts();
+    if (reached >= value) return;
     if ((i & 63) == 63 && std::chrono::steady_clock::now() > deadline) break;
   }
   VkSemaphoreWaitInfo wi{VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO};
@@ -214,7 +188,6 @@ void Context::wait(uint64_t value) {
   const VkResult r = vkWaitSemaphores(device_, &wi, UINT64_MAX);
   if (r == VK_ERROR_DEVICE_LOST) fail_device_lost("vkWaitSemaphores");
   if (r != VK_SUCCESS) throw_error("vkWaitSemaphores failed: ", result_name(r));
-  check_chain_timeouts();
 }
 
 void Context::wait_idle() { wait(next_value_); }

@@ -46,11 +46,6 @@ class Context {
   VkCommandPool command_pool() const { return pool_; }
   DeviceAllocator& memory() { return *allocator_; }
   PipelineLibrary& pipelines() { return *pipelines_; }
-  // Chained dispatches are on (tuning chain_dispatches, host-visible device-local memory for the counters): CommandRecorder records dependent dispatches of the *_chain pipelines without a
-  // barrier between them (shaders/chain.glsl).
-  bool chaining() const { return chain_counters_ != nullptr; }
-  // uint32 [2] of device-local host-visible memory: finished workgroups of the running sequence, spin timeouts.
-  BufferSlice chain_counters() const;
   TransferRing& transfers() { return *transfers_; }
 
   // Submits one command buffer, signalling the timeline; returns the value that marks its completion.
@@ -74,7 +69,6 @@ class Context {
  private:
   void create_device(VkPhysicalDevice physical);
   void check_not_lost() const;
-  void check_chain_timeouts();  // after a wait: a chained wait that gave up makes that step's results an error
   [[noreturn]] void fail_device_lost(const char* where);
 
   ContextOptions options_;
@@ -94,7 +88,6 @@ class Context {
   std::unique_ptr<DeviceAllocator> allocator_;
   std::unique_ptr<PipelineLibrary> pipelines_;
   std::unique_ptr<TransferRing> transfers_;
-  std::unique_ptr<HostVisibleBuffer> chain_counters_;  // when chaining()
 };
 
 // Test hook: the next submission of any context fails as with VK_ERROR_DEVICE_LOST (tests of device loss on a

@@ -87,7 +87,7 @@ const Row kRows[] = {
       .skinny_max_m = 16, .skinny_rows = 4, .skinny_unroll = 2, .coop_skinny_max_m = 64, .coop_skinny_threads = 256,
       .coop_skinny_unroll = 4, .coop_skinny_cols = 1, .coop_skinny_direct_w = 0, .coop_tiled_min_groups = 128,
       .decode_group_max_splits = 128, .decode_group_subgroup_loop = 1, .q4_wide_rows = 2, .q4_wide_unroll = 2,
-      .q4_wide_half = 1, .q4_wide_max_m = 16, .chain_dispatches = 1}},
+      .q4_wide_half = 1, .q4_wide_max_m = 16}},
 };
 
 const Tuning kGeneric{.matvec_threads = 128, .matvec_rows = 4, .matvec_threads_q4 = 128, .matmul_tile = 64,
@@ -159,7 +159,6 @@ const std::pair<const char*, uint32_t Tuning::*> kFields[] = {
     {"q4_wide_rows_batch", &Tuning::q4_wide_rows_batch},
     {"q4_wide_min_dim", &Tuning::q4_wide_min_dim},
     {"q4_norm_prologue", &Tuning::q4_norm_prologue},
-    {"chain_dispatches", &Tuning::chain_dispatches},
 };
 
 }  // namespace

@@ -69,10 +69,6 @@ struct Tuning {
   uint32_t q4_norm_prologue = 1;      // a norm feeding an int4 projection, one row: 1 the norm in the matvec's
                                       // prologue (no extra dispatch; every workgroup re-reads x and gamma and
                                       // sums x's squares), 0 the norm once into scratch, then the plain matvec
-  uint32_t chain_dispatches = 0;      // 1: dependent dispatches of the decode kernels that have chained variants
-                                      // (matvecs, decode attention; shaders/chain.glsl) wait for each other in the
-                                      // shader instead of behind a barrier (needs host-visible
-                                      // device-local memory; devices that start a queue's dispatches in order)
   // Output tile of the prompt matmul on the matrix units (matmul_coop.comp): subgroups along M and N, 16 x 16
   // fragments per subgroup along M and N, K per step (32 / 64) and shared buffers (1 / 2). The big tile where it
   // gives coop_big_tile_min_groups workgroups and its shared memory fits, else the small one (kernels/matmul_coop.cpp).

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstddef>
 #include <vector>
 
 #include "providers/vulkan/kernels/kernel_util.h"
@@ -188,20 +187,18 @@ void decode_group(CommandRecorder& rec, const GqaParams& pr, const GqaTensors& t
   const uint32_t split_cap = rows * d.Hkv >= (int64_t)ctx.tuning().decode_group_fill ? 1u : nsplit;
   struct {
     uint64_t qkv, kv_table, seqlens, total, partial, counters, out, cos_c, sin_c, pos_ids;
-    uint32_t D, max_seq, q_row, flags, max_pos, k_off, v_off;  // the KV heads: the grid's y
+    uint32_t Hkv, D, max_seq, q_row, flags, max_pos, k_off, v_off;
     float scale, softcap;
     int32_t window;
     uint32_t split_cap;  // most splits with work per (row, KV head): 1 from decode_group_fill rows x KV heads on
   } p{q_rot ? q_rot->address : addr(t.query), t.pages.table.address, addr(t.seqlens_k), addr(t.total_sequence_length),
       partials.address, counters.address, addr(t.output), pr.do_rotary ? addr(*t.cos_cache) : 0,
-      pr.do_rotary ? addr(*t.sin_cache) : 0, pos ? addr(*t.position_ids) : 0, (uint32_t)d.D,
+      pr.do_rotary ? addr(*t.sin_cache) : 0, pos ? addr(*t.position_ids) : 0, (uint32_t)d.Hkv, (uint32_t)d.D,
       (uint32_t)d.max_seq, q_rot ? (uint32_t)((d.Hq + 2 * d.Hkv) * d.D) : (uint32_t)t.query.shape[2],
       q_rot ? (uint32_t)d.S : rotary_flags(pr, t, d.D, pos),  // PREPARED: the rows per sequence
       pr.do_rotary ? (uint32_t)t.cos_cache->shape[0] : 0, t.pages.k_off, t.pages.v_off, scale, pr.softcap,
       (int32_t)pr.local_window_size, split_cap};
-  // Pushed up to split_cap (the struct's tail padding is the last word: a chained dispatch's wait).
-  constexpr uint32_t push_bytes = offsetof(decltype(p), split_cap) + 4;
-  static_assert(push_bytes <= kChainPushOffset, "push constants");
+  static_assert(sizeof(p) <= 128, "push constants");
   const bool sg = group_subgroup_loop(ctx, per_row);
   const char* kernel = q_rot ? (sg ? "gqa_decode_group_rows_sg_" : "gqa_decode_group_rows_")
                              : (sg ? "gqa_decode_group_sg_" : "gqa_decode_group_");
@@ -209,7 +206,7 @@ void decode_group(CommandRecorder& rec, const GqaParams& pr, const GqaTensors& t
                                            {ctx.tuning().decode_group_threads, (uint32_t)(d.Hq / d.Hkv)});
   std::vector<BufferSlice> reads = decode_reads(pr, t, pos);
   if (q_rot) reads.push_back(*q_rot);
-  rec.dispatch(pl, &p, push_bytes, split_cap, (uint32_t)d.Hkv, (uint32_t)rows, reads,
+  rec.dispatch(pl, &p, sizeof(p), split_cap, (uint32_t)d.Hkv, (uint32_t)rows, reads,
                {partials, counters, t.output.mem, t.k_cache.mem, t.v_cache.mem});
 }
 

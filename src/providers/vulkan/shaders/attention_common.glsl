@@ -16,7 +16,7 @@ int past_of(I32Buf seqlens, I32Buf total, uint b, uint S) {
 // element 0 of (b, kvh, j) for elements of `es` bytes (uvec2 addresses, low and high word: no shaderInt64 needed).
 // The table is a step value, written before each submission, so a recorded step replays whatever blocks rows hold.
 #define KV_BLOCK 16u
-layout(buffer_reference, std430, buffer_reference_align = 8) CHAIN_COHERENT buffer KvTable { uvec2 v[]; };
+layout(buffer_reference, std430, buffer_reference_align = 8) buffer KvTable { uvec2 v[]; };
 
 uvec2 kv_row(KvTable table, uint max_blocks, uint Hkv, uint b, uint kvh, uint j, uint off, uint D, uint es) {
   uvec2 base = table.v[(b * Hkv + kvh) * max_blocks + j / KV_BLOCK];

@@ -5,30 +5,19 @@
 #extension GL_EXT_shader_16bit_storage : require
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_KHR_shader_subgroup_arithmetic : require
-#include "chain.glsl"
 
-layout(buffer_reference, std430, buffer_reference_align = 4) CHAIN_COHERENT buffer F32Buf { float v[]; };
-layout(buffer_reference, std430, buffer_reference_align = 4) CHAIN_COHERENT buffer U32Buf { uint v[]; };
-layout(buffer_reference, std430, buffer_reference_align = 4) CHAIN_COHERENT buffer I32Buf { int v[]; };
-layout(buffer_reference, std430, buffer_reference_align = 2) CHAIN_COHERENT buffer F16Buf { float16_t v[]; };
-layout(buffer_reference, std430, buffer_reference_align = 16) CHAIN_COHERENT buffer U32x4Buf { uvec4 v[]; };
-layout(buffer_reference, std430, buffer_reference_align = 16) CHAIN_COHERENT buffer F32x4Buf { vec4 v[]; };
-
-// Model constants (weights, scales, norm weights, biases): read-only and, in the chained variants too, never
-// coherent — nothing writes them while kernels run, so they keep the non-coherent cached load path.
-layout(buffer_reference, std430, buffer_reference_align = 4) readonly buffer ConstF32Buf { float v[]; };
-layout(buffer_reference, std430, buffer_reference_align = 4) readonly buffer ConstU32Buf { uint v[]; };
-layout(buffer_reference, std430, buffer_reference_align = 2) readonly buffer ConstF16Buf { float16_t v[]; };
-layout(buffer_reference, std430, buffer_reference_align = 16) readonly buffer ConstU32x4Buf { uvec4 v[]; };
-layout(buffer_reference, std430, buffer_reference_align = 16) readonly buffer ConstF32x4Buf { vec4 v[]; };
+layout(buffer_reference, std430, buffer_reference_align = 4) buffer F32Buf { float v[]; };
+layout(buffer_reference, std430, buffer_reference_align = 4) buffer U32Buf { uint v[]; };
+layout(buffer_reference, std430, buffer_reference_align = 4) buffer I32Buf { int v[]; };
+layout(buffer_reference, std430, buffer_reference_align = 2) buffer F16Buf { float16_t v[]; };
+layout(buffer_reference, std430, buffer_reference_align = 16) buffer U32x4Buf { uvec4 v[]; };
+layout(buffer_reference, std430, buffer_reference_align = 16) buffer F32x4Buf { vec4 v[]; };
 
 #if STORE_F16
-#define ConstActBuf ConstF16Buf
 #define ActBuf F16Buf
 #define ACT_BYTES 2u
 #define TO_STORE(x) float16_t(x)
 #else
-#define ConstActBuf ConstF32Buf
 #define ActBuf F32Buf
 #define ACT_BYTES 4u
 #define TO_STORE(x) (x)

@@ -35,8 +35,6 @@
 layout(local_size_x_id = 0) in;  // T
 layout(constant_id = 1) const uint GQ = 4;  // G, the query heads per KV head (register arrays of SUBGROUP_LOOP)
 
-#define HKV gl_NumWorkGroups.y  // KV heads: the grid is (splits, KV heads, rows)
-
 layout(buffer_reference, std430, buffer_reference_align = 4) coherent buffer CoherentF32 { float v[]; };
 layout(buffer_reference, std430, buffer_reference_align = 4) coherent buffer CoherentU32 { uint v[]; };
 
@@ -51,12 +49,11 @@ layout(push_constant) uniform Push {
   ActBuf cos_c;           // when flags & 1: [max_pos, D / 2]
   ActBuf sin_c;
   U32Buf pos_ids;         // when flags & 4: int64 [B, 1]
-  uint D, max_seq, q_row, flags, max_pos;  // flags: 1 rotary, 2 interleaved, 4 position_ids
+  uint Hkv, D, max_seq, q_row, flags, max_pos;  // flags: 1 rotary, 2 interleaved, 4 position_ids
   uint k_off, v_off;      // elements into a block of this layer's keys / values
   float scale, softcap;
   int window;
   uint split_cap;         // most splits with work (batched steps: fewer, longer workgroups; 1: no merge)
-  CHAIN_PUSH
 } p;
 
 #include "gqa_rotary.glsl"
@@ -109,8 +106,8 @@ void fetch_raw(uint b, uint kvh, uint lane8, int j, int j1, int position, out Ra
   v = kRawZero;
   if (j < j1 && j != position) {
     uint mb = p.max_seq / KV_BLOCK;
-    k = load_raw(kv_row(p.kv_table, mb, HKV, b, kvh, uint(j), p.k_off, p.D, ACT_BYTES), lane8);
-    v = load_raw(kv_row(p.kv_table, mb, HKV, b, kvh, uint(j), p.v_off, p.D, ACT_BYTES), lane8);
+    k = load_raw(kv_row(p.kv_table, mb, p.Hkv, b, kvh, uint(j), p.k_off, p.D, ACT_BYTES), lane8);
+    v = load_raw(kv_row(p.kv_table, mb, p.Hkv, b, kvh, uint(j), p.v_off, p.D, ACT_BYTES), lane8);
   }
 }
 
@@ -327,7 +324,7 @@ void main() {
   uint split = gl_WorkGroupID.x, kvh = gl_WorkGroupID.y, z = gl_WorkGroupID.z;  // z: the (sequence, row)
   uint nsplit = gl_NumWorkGroups.x, T = gl_WorkGroupSize.x, tid = gl_LocalInvocationID.x;
   uint D = p.D, L = D / 8, KP = T / L;
-  uint Hq = p.q_row / D - 2 * HKV, G = Hq / HKV;
+  uint Hq = p.q_row / D - 2 * p.Hkv, G = Hq / p.Hkv;
 #if PREPARED
   uint S = p.flags, b = z / S, s = z % S;
   int kv_len = min(kv_len_of(p.seqlens, b), int(p.max_seq));
@@ -372,15 +369,15 @@ void main() {
   for (uint i = tid; i < G * D; i += T) q_sh[i] = rotate(p.qkv, row + (kvh * G + i / D) * D, i % D, rot_pos);
   for (uint d = tid; d < D; d += T) {
     kv_new[d] = float(TO_STORE(rotate(p.qkv, row + (Hq + kvh) * D, d, rot_pos)));
-    kv_new[D + d] = float(p.qkv.v[row + (Hq + HKV + kvh) * D + d]);
+    kv_new[D + d] = float(p.qkv.v[row + (Hq + p.Hkv + kvh) * D + d]);
   }
   if (tid < G) m_sh[tid] = -1.0 / 0.0;
   barrier();
   if (split == 0 && position >= 0 && position < int(p.max_seq))
     for (uint d = tid; d < D; d += T) {
       uint mb = p.max_seq / KV_BLOCK;
-      ActBuf(kv_row(p.kv_table, mb, HKV, b, kvh, uint(position), p.k_off, D, ACT_BYTES)).v[d] = TO_STORE(kv_new[d]);
-      ActBuf(kv_row(p.kv_table, mb, HKV, b, kvh, uint(position), p.v_off, D, ACT_BYTES)).v[d] = TO_STORE(kv_new[D + d]);
+      ActBuf(kv_row(p.kv_table, mb, p.Hkv, b, kvh, uint(position), p.k_off, D, ACT_BYTES)).v[d] = TO_STORE(kv_new[d]);
+      ActBuf(kv_row(p.kv_table, mb, p.Hkv, b, kvh, uint(position), p.v_off, D, ACT_BYTES)).v[d] = TO_STORE(kv_new[D + d]);
     }
 #endif
 
@@ -413,7 +410,7 @@ void main() {
   }
   memoryBarrierBuffer();
   barrier();
-  if (tid == 0) last_sh = atomicAdd(p.counters.v[z * HKV + kvh], 1u) == uint(used - 1) ? 1u : 0u;
+  if (tid == 0) last_sh = atomicAdd(p.counters.v[z * p.Hkv + kvh], 1u) == uint(used - 1) ? 1u : 0u;
   barrier();
   if (last_sh == 0) return;
   memoryBarrierBuffer();
@@ -449,7 +446,5 @@ void main() {
     }
     p.out_.v[z * Hq * D + kvh * G * D + idx] = TO_STORE(den > 0.0 ? num / den : 0.0);
   }
-  if (tid == 0) p.counters.v[z * HKV + kvh] = 0u;
+  if (tid == 0) p.counters.v[z * p.Hkv + kvh] = 0u;
 }
-
-#include "chain_main.glsl"

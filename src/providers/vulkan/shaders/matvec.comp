@@ -43,22 +43,22 @@ float dot_unit(uint n, uint unit, float xs[8]) {
   return s * scale;
 #elif WEIGHT_F16
   if (WIDE != 0) {
-    uvec4 q = ConstU32x4Buf(p.w).v[(n * p.K) / 8 + unit];
+    uvec4 q = U32x4Buf(p.w).v[(n * p.K) / 8 + unit];
     vec2 a = unpackHalf2x16(q.x), b = unpackHalf2x16(q.y), c = unpackHalf2x16(q.z), d = unpackHalf2x16(q.w);
     return a.x * xs[0] + a.y * xs[1] + b.x * xs[2] + b.y * xs[3] + c.x * xs[4] + c.y * xs[5] + d.x * xs[6] +
            d.y * xs[7];
   }
-  ConstF16Buf w16 = ConstF16Buf(p.w);
+  F16Buf w16 = F16Buf(p.w);
   for (uint i = 0; i < 8; i++)
     if (unit * 8 + i < p.K) s += float(w16.v[n * p.K + unit * 8 + i]) * xs[i];
   return s;
 #else
   if (WIDE != 0) {
-    ConstF32x4Buf w4 = ConstF32x4Buf(p.w);
+    F32x4Buf w4 = F32x4Buf(p.w);
     vec4 a = w4.v[(n * p.K) / 4 + unit * 2], b = w4.v[(n * p.K) / 4 + unit * 2 + 1];
     return dot(a, vec4(xs[0], xs[1], xs[2], xs[3])) + dot(b, vec4(xs[4], xs[5], xs[6], xs[7]));
   }
-  ConstF32Buf w32 = ConstF32Buf(p.w);
+  F32Buf w32 = F32Buf(p.w);
   for (uint i = 0; i < 8; i++)
     if (unit * 8 + i < p.K) s += w32.v[n * p.K + unit * 8 + i] * xs[i];
   return s;
@@ -105,5 +105,3 @@ void main() {
   matvec_finish(acc, 0.0, m, n0);
 #endif
 }
-
-#include "chain_main.glsl"

@@ -10,47 +10,35 @@
 
 layout(push_constant) uniform Push {
   ActBuf x;       // [M, K]
-  ConstU32Buf w;  // weights as words: fp32/fp16 [N, K]; int4 [N, nblocks * bs / 2] bytes
-  ConstActBuf scales;  // int4: [N, nblocks]
-  ConstU32Buf zp;      // int4, when has_zp: [N, zp_stride] bytes
-  ConstActBuf bias;    // when has_bias: [N]
+  U32Buf w;       // weights as words: fp32/fp16 [N, K]; int4 [N, nblocks * bs / 2] bytes
+  ActBuf scales;  // int4: [N, nblocks]
+  U32Buf zp;      // int4, when has_zp: [N, zp_stride] bytes
+  ActBuf bias;    // when has_bias: [N]
   ActBuf y;       // [M, N]
   uint M, N, K;
   uint block_size, nblocks, zp_stride;  // int4 only
   uint has_zp, has_bias;
 #if NORM_PROLOGUE
   ActBuf skip;      // when norm_flags & 1: [M, K]
-  ConstActBuf norm_bias; // when norm_flags & 2: [K]
-  ConstActBuf gamma;     // [K]
+  ActBuf norm_bias; // when norm_flags & 2: [K]
+  ActBuf gamma;     // [K]
   ActBuf residual;  // when norm_flags & 4: [M, K], s
   float epsilon;
   uint norm_flags;
 #endif
-  CHAIN_PUSH
 } p;
 
-// v = b[base + k0 .. + 8] (zero past K); 16-byte loads when WIDE (base and k0 multiples of 8). For activations
-// (ActBuf); load8c: model constants (ConstActBuf: gamma, the norm's bias).
-#if STORE_F16
-#define LOAD8_WIDE(V4, F4)                                                                                       \
-  uvec4 q = V4(b).v[(base + k0) / 8];                                                                        \
-  vec2 a = unpackHalf2x16(q.x), c = unpackHalf2x16(q.y), d = unpackHalf2x16(q.z), e = unpackHalf2x16(q.w);  \
-  v = float[8](a.x, a.y, c.x, c.y, d.x, d.y, e.x, e.y);
-#else
-#define LOAD8_WIDE(V4, F4)                                                                                       \
-  vec4 a = F4(b).v[(base + k0) / 4], c = F4(b).v[(base + k0) / 4 + 1];                           \
-  v = float[8](a.x, a.y, a.z, a.w, c.x, c.y, c.z, c.w);
-#endif
+// v = b[base + k0 .. + 8] (zero past K); 16-byte loads when WIDE (base and k0 multiples of 8).
 void load8(ActBuf b, uint base, uint k0, out float v[8]) {
   if (WIDE != 0) {
-    LOAD8_WIDE(U32x4Buf, F32x4Buf)
-    return;
-  }
-  for (uint i = 0; i < 8; i++) v[i] = k0 + i < p.K ? float(b.v[base + k0 + i]) : 0.0;
-}
-void load8c(ConstActBuf b, uint base, uint k0, out float v[8]) {
-  if (WIDE != 0) {
-    LOAD8_WIDE(ConstU32x4Buf, ConstF32x4Buf)
+#if STORE_F16
+    uvec4 q = U32x4Buf(b).v[(base + k0) / 8];
+    vec2 a = unpackHalf2x16(q.x), c = unpackHalf2x16(q.y), d = unpackHalf2x16(q.z), e = unpackHalf2x16(q.w);
+    v = float[8](a.x, a.y, c.x, c.y, d.x, d.y, e.x, e.y);
+#else
+    vec4 a = F32x4Buf(b).v[(base + k0) / 4], c = F32x4Buf(b).v[(base + k0) / 4 + 1];
+    v = float[8](a.x, a.y, a.z, a.w, c.x, c.y, c.z, c.w);
+#endif
     return;
   }
   for (uint i = 0; i < 8; i++) v[i] = k0 + i < p.K ? float(b.v[base + k0 + i]) : 0.0;
@@ -68,7 +56,7 @@ void norm_prologue(uint m, uint k0, inout float xs[8], inout float ss, bool writ
     for (uint i = 0; i < 8; i++) xs[i] += t[i];
   }
   if ((p.norm_flags & 2u) != 0) {
-    load8c(p.norm_bias, 0, k0, t);
+    load8(p.norm_bias, 0, k0, t);
     for (uint i = 0; i < 8; i++) xs[i] += t[i];
   }
   float sq = 0.0;
@@ -77,7 +65,7 @@ void norm_prologue(uint m, uint k0, inout float xs[8], inout float ss, bool writ
   if (write_residual && valid != 0.0)
     for (uint i = 0; i < 8; i++)
       if (k0 + i < p.K) p.residual.v[m * p.K + k0 + i] = TO_STORE(xs[i]);
-  load8c(p.gamma, 0, k0, t);
+  load8(p.gamma, 0, k0, t);
   for (uint i = 0; i < 8; i++) xs[i] *= t[i];
 }
 #endif

@@ -194,7 +194,7 @@ void main() {
       uint blk = cs[i] >> chunk_shift;
       for (uint r = 0; r < ROWS; r++) {
         uint n = min(n0 + r, p.N - 1);
-        w[i][r] = ConstU32x4Buf(p.w).v[n * row_vecs + cs[i]];
+        w[i][r] = U32x4Buf(p.w).v[n * row_vecs + cs[i]];
         sc[i][r] = float(p.scales.v[n * p.nblocks + blk]);
         zero[i][r] = 8.0;
         if (HAS_ZP != 0) {
@@ -274,5 +274,3 @@ void main() {
   else finish_rows(acc, m0, n0);
 #endif
 }
-
-#include "chain_main.glsl"

@@ -49,23 +49,23 @@ void load_weights(uint n0, uint unit, uint slot) {
 #elif WEIGHT_F16
     scale[r] = 1.0;
     if (WIDE != 0) {
-      uvec4 q = ConstU32x4Buf(p.w).v[(n * p.K) / 8 + unit];
+      uvec4 q = U32x4Buf(p.w).v[(n * p.K) / 8 + unit];
       vec2 a = unpackHalf2x16(q.x), b = unpackHalf2x16(q.y), c = unpackHalf2x16(q.z), d = unpackHalf2x16(q.w);
       w[r * 8 + 0] = a.x, w[r * 8 + 1] = a.y, w[r * 8 + 2] = b.x, w[r * 8 + 3] = b.y;
       w[r * 8 + 4] = c.x, w[r * 8 + 5] = c.y, w[r * 8 + 6] = d.x, w[r * 8 + 7] = d.y;
     } else {
-      ConstF16Buf w16 = ConstF16Buf(p.w);
+      F16Buf w16 = F16Buf(p.w);
       for (uint i = 0; i < 8; i++) w[r * 8 + i] = unit * 8 + i < p.K ? float(w16.v[n * p.K + unit * 8 + i]) : 0.0;
     }
 #else
     scale[r] = 1.0;
     if (WIDE != 0) {
-      ConstF32x4Buf w4 = ConstF32x4Buf(p.w);
+      F32x4Buf w4 = F32x4Buf(p.w);
       vec4 a = w4.v[(n * p.K) / 4 + unit * 2], b = w4.v[(n * p.K) / 4 + unit * 2 + 1];
       w[r * 8 + 0] = a.x, w[r * 8 + 1] = a.y, w[r * 8 + 2] = a.z, w[r * 8 + 3] = a.w;
       w[r * 8 + 4] = b.x, w[r * 8 + 5] = b.y, w[r * 8 + 6] = b.z, w[r * 8 + 7] = b.w;
     } else {
-      ConstF32Buf w32 = ConstF32Buf(p.w);
+      F32Buf w32 = F32Buf(p.w);
       for (uint i = 0; i < 8; i++) w[r * 8 + i] = unit * 8 + i < p.K ? w32.v[n * p.K + unit * 8 + i] : 0.0;
     }
 #endif
