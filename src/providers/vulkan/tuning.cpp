@@ -59,7 +59,9 @@ struct Row {
 // us): 8k keys 34.0 / 81.0 -> 33.9 / 58.9, 32k 123.1 / 223.0 -> 113.1 / 182.2, 1k-2k unchanged (32 already); 1B fp16
 // at prompt 32,768 325.9 -> 355.9 tok/s, 8B 81.0 -> 94.5 (2026-12-03 session 19, same-run option sets).
 // decode_group_max_splits_d128 16: D 128 heads (the subgroup loop) faster with 16 splits than 32 at every length of
-// the same sweep (1k 23.2 -> 15.6 us, 2k 28.0 -> 20.7, 8k 58.9 -> 51.6, 32k 182.2 -> 175.2; kernel bench only).
+// the same sweep (1k 23.2 -> 15.6 us, 2k 28.0 -> 20.7, 8k 58.9 -> 51.6, 32k 182.2 -> 175.2); end to end, 8B fp16
+// against 32 (2026-12-04 session 20, same-run option sets): prompt 1k 182.1 -> 193.3 tok/s, 8k 149.1 -> 156.4, 32k
+// 94.7 -> 97.5.
 const Row kRows[] = {
     {"nvidia", 4318, DeviceType::other,
      {.matvec_threads = 256, .matvec_rows = 4, .matvec_threads_q4 = 256, .matmul_tile = 128, .reduce_threads = 256,
