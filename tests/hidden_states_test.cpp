@@ -16,6 +16,7 @@
 #include "genai/generator.h"
 #include "genai/search.h"
 #include "onnx/loader.h"
+#include "temp_folder.h"
 #include "vulkan_test_config.h"
 
 namespace ogx::test {
@@ -155,11 +156,8 @@ TEST(HiddenStates, ConfigNamingAnInputTheModelLacksIsRefused) {
 // the logits are the same folder's without the output (exactly on the CPU; on the Vulkan provider the final norm no
 // longer folds into the lm_head's matvec, so within fp16 rounding).
 std::string built_folder(bool hidden_states, bool dml) {
-  const std::string dir = (fs::temp_directory_path() / ("ogx_hidden_states_" + std::to_string(hidden_states) +
-                                                        std::to_string(dml) + "_" + std::to_string(::getpid())))
-                              .string();
+  const std::string dir = temp_folder("ogx_hidden_states_" + std::to_string(hidden_states) + std::to_string(dml));
   if (fs::exists(dir + "/model.onnx")) return dir;
-  fs::create_directories(dir);
   nlohmann::json shape = {{"architectures", {"LlamaForCausalLM"}}, {"hidden_size", 64}, {"intermediate_size", 128},
                           {"num_hidden_layers", 2}, {"num_attention_heads", 4}, {"num_key_value_heads", 2},
                           {"vocab_size", 512}, {"max_position_embeddings", 256}, {"bos_token_id", 1},

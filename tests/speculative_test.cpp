@@ -19,6 +19,7 @@
 
 #include "builder/builder.h"
 #include "genai/generator.h"
+#include "temp_folder.h"
 #include "vulkan_test_config.h"
 
 namespace fs = std::filesystem;
@@ -157,10 +158,8 @@ std::shared_ptr<genai::Model> load_or_skip(const genai::Config& c, bool vulkan) 
 
 // A random-weight Llama of the default model's vocabulary (4096) and another shape: a poor but valid draft.
 std::string random_draft(int vocab) {
-  const std::string dir = (fs::temp_directory_path() / ("ogx_spec_draft_" + std::to_string(vocab) + "_" +
-                                                        std::to_string(::getpid()))).string();
+  const std::string dir = temp_folder("ogx_spec_draft_" + std::to_string(vocab));
   if (fs::exists(dir + "/model.onnx")) return dir;
-  fs::create_directories(dir);
   nlohmann::json shape = {{"architectures", {"LlamaForCausalLM"}}, {"hidden_size", 64}, {"intermediate_size", 128},
                           {"num_hidden_layers", 2}, {"num_attention_heads", 4}, {"num_key_value_heads", 2},
                           {"vocab_size", vocab}, {"max_position_embeddings", 512}, {"bos_token_id", 1},

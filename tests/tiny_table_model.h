@@ -13,6 +13,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "temp_folder.h"
+
 namespace ogx::test {
 
 // Row t has 20 at (t + 1) % (V - 1) and -20 elsewhere, except the rows `transitions` names (source -> target). The
@@ -105,8 +107,7 @@ inline nlohmann::json table_decoder_config(const std::string& filename = "model.
 inline std::string write_table_model(const std::string& name, const std::vector<float>& table, int V = 10,
                                      bool prune = false, const nlohmann::json& decoder_extra = nullptr,
                                      const nlohmann::json& draft = nullptr) {
-  const std::filesystem::path dir = std::filesystem::temp_directory_path() / ("ogx_tiny_" + name);
-  std::filesystem::create_directories(dir);
+  const std::filesystem::path dir = temp_folder("ogx_tiny_" + name);
   write_table_onnx((dir / "model.onnx").string(), table, V, prune);
   nlohmann::json decoder = table_decoder_config();
   if (decoder_extra.is_object()) decoder.update(decoder_extra);

@@ -63,8 +63,13 @@ export function stopServer(server, timeoutMs = 20000) {
 export const kChatTemplate =
   "{% for m in messages %}{{ '<|' + m['role'] + '|>\\n' + m['content'] + '\\n' }}{% endfor %}" +
   "{% if add_generation_prompt %}{{ '<|assistant|>\\n' }}{% endif %}";
+const madeFolders = [];  // chatFolder's copies, removed when the process exits
+process.on('exit', () => {
+  for (const d of madeFolders) fs.rmSync(d, { recursive: true, force: true });
+});
 export function chatFolder(dir) {
   const out = fs.mkdtempSync(path.join(os.tmpdir(), 'ogx-serve-chat-'));
+  madeFolders.push(out);
   for (const f of fs.readdirSync(dir)) fs.symlinkSync(path.resolve(dir, f), path.join(out, f));
   fs.writeFileSync(path.join(out, 'chat_template.jinja'), kChatTemplate);
   return out;

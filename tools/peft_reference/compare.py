@@ -15,6 +15,7 @@ import argparse
 import glob
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -63,6 +64,13 @@ def compare(tool, config, providers, n, device_type=None, lora_args=()):
     """One JSON-able record per provider: ogx's tokens, each reference method's, the margin and base checks.
     lora_args: more ogx_build --save-lora flags (e.g. --rslora, --lora-targets q_proj,down_proj)."""
     work = tempfile.mkdtemp(prefix="lora_compare_")
+    try:
+        return compare_in(work, tool, config, providers, n, device_type, lora_args)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)  # a model and a checkpoint per call: never left in the temp dir
+
+
+def compare_in(work, tool, config, providers, n, device_type, lora_args):
     make_case(tool, config, work, lora_args)
     refs = {m: make_reference.METHODS[m](f"{work}/hf", f"{work}/tuned", PROMPT, n)
             for m in make_reference.METHODS if make_reference.available(m) and m != "reference"}
