@@ -21,18 +21,26 @@ struct Dims {
   int64_t B, S, Hq, Hkv, D, max_seq;
 };
 
-// Shared memory of gqa_prefill_coop.comp for head size D: Q/K tile, V tile, per-subgroup scores, probabilities
-// and row factors.
-uint32_t prefill_coop_shared(int64_t D) {
+// Shared memory of gqa_prefill_coop.comp for head size D and key tiles of bkv keys: Q/K tile, V tile, per-subgroup
+// scores, probabilities and row factors.
+uint32_t prefill_coop_shared(int64_t D, uint32_t bkv) {
   uint32_t row = (uint32_t)(D / 8 + 1) * 16;
-  return 64 * row + 32 * row + 4 * 16 * 36 * 4 + 4 * 16 * 5 * 16 + 4 * 256 * 4;
+  return 64 * row + bkv * row + 4 * 16 * (bkv + 4) * 4 + 4 * 16 * (bkv / 8 + 1) * 16 + 4 * 256 * 4;
 }
 
 // The matrix-unit prompt attention applies: fp16 cache and activations, D % 16 == 0 and <= 128.
 bool prefill_coop_applies(Context& ctx, const Dims& d, const GqaTensors& t) {
   return ctx.coopmat_f16() && t.k_cache.dtype == DType::f16 && t.output.dtype == DType::f16 && d.D % 16 == 0 &&
-         d.D <= 128 && ctx.info().max_shared_memory >= prefill_coop_shared(d.D) &&
+         d.D <= 128 && ctx.info().max_shared_memory >= prefill_coop_shared(d.D, 32) &&
          t.pages.table.size > 0;
+}
+
+// Its key tile: 64 keys where the shared memory holds them (the H200's 48 KiB: D <= 64), else 32. H200, one 1B layer
+// (Hq 32, Hkv 8, D 64), `ogx_vulkan_bench --attention-only`: prompt 2k / 8k / 32k 752 / 9,544 / 141,863 us with 32
+// keys, 709 / 8,888 / 132,128 with 64 (both with the next tile's loads in flight).
+const char* prefill_coop_pipeline(Context& ctx, int64_t D) {
+  return ctx.info().max_shared_memory >= prefill_coop_shared(D, 64) ? "gqa_prefill_coop_bkv64_f16"
+                                                                     : "gqa_prefill_coop_f16";
 }
 
 Dims check(const GqaParams& pr, const GqaTensors& t) {
@@ -329,7 +337,7 @@ void group_query_attention(CommandRecorder& rec, const GqaParams& pr, const GqaT
     } p{q_rot.address, t.pages.table.address, addr(t.seqlens_k), addr(t.total_sequence_length),
         addr(t.output), (uint32_t)d.B, (uint32_t)d.S, (uint32_t)d.Hq, (uint32_t)d.Hkv, (uint32_t)d.D,
         (uint32_t)d.max_seq, t.pages.k_off, t.pages.v_off, scale, pr.softcap, window};
-    const Pipeline& pl = coop ? ctx.pipelines().get("gqa_prefill_coop_f16", {(uint32_t)d.D})
+    const Pipeline& pl = coop ? ctx.pipelines().get(prefill_coop_pipeline(ctx, d.D), {(uint32_t)d.D})
                               : ctx.pipelines().get(std::string("gqa_prefill_") + ty);
     rec.dispatch(pl, &p, sizeof(p), div_up(d.S, coop ? kPrefillCoopRows : 16), (uint32_t)d.Hq, (uint32_t)d.B,
                  {q_rot, t.pages.table, t.k_cache.mem, t.v_cache.mem, t.seqlens_k.mem, t.total_sequence_length.mem},
