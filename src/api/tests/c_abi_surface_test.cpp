@@ -64,8 +64,12 @@ TEST(CAbiSurface, LogOptionsAndCallback) {
   ASSERT_OK(OgxGenerator_GenerateNextToken(gen));
   ASSERT_OK(OgxSetLogString("filename", ""));
   EXPECT_TRUE(g_lines.empty());
-  std::ifstream f(path);
-  std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  std::string text;
+  {
+    std::ifstream f(path);
+    text.assign(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
+  }
+  std::remove(path.c_str());
   EXPECT_NE(text.find("generate_next_token"), std::string::npos);
   EXPECT_NE(error_of(OgxSetLogString("filename", "/nonexistent-dir/x.log")).find("cannot open log file"),
             std::string::npos);
