@@ -4,6 +4,7 @@
 #pragma once
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <string>
 #include <system_error>
@@ -26,12 +27,14 @@ inline TempFolders& temp_folders() {
   return folders;
 }
 
-// <temp>/<name>_<pid>, created if absent and removed at exit.
-inline std::string temp_folder(const std::string& name) {
+// <temp>/<name>_<pid>, created if absent (emptied first when `fresh`) and removed at exit.
+inline std::string temp_folder(const std::string& name, bool fresh = false) {
   const std::filesystem::path p = std::filesystem::temp_directory_path() / (name + "_" + std::to_string(::getpid()));
+  if (fresh) std::filesystem::remove_all(p);
   if (!std::filesystem::exists(p)) {
     std::filesystem::create_directories(p);
-    temp_folders().made.push_back(p);
+    auto& made = temp_folders().made;
+    if (std::find(made.begin(), made.end(), p) == made.end()) made.push_back(p);
   }
   return p.string();
 }

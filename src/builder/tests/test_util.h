@@ -5,11 +5,12 @@
 #include <fstream>
 #include <map>
 #include <string>
-#include <vector>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <onnx/onnx_pb.h>
+
+#include "temp_folder.h"
 
 namespace ogx::builder::test {
 
@@ -17,29 +18,8 @@ inline std::string golden_dir() { return std::string(OGX_SHARED_DIR) + "/golden/
 
 inline bool have_goldens() { return std::filesystem::exists(golden_dir() + "/llama/hf/config.json"); }
 
-// Every directory temp_dir made, removed when the test binary exits (tests that stop midway, or forget, leave none
-// behind in the temporary directory).
-struct TempDirs {
-  std::vector<std::filesystem::path> made;
-  ~TempDirs() {
-    for (const auto& p : made) {
-      std::error_code ec;
-      std::filesystem::remove_all(p, ec);
-    }
-  }
-};
-inline TempDirs& temp_dirs() {
-  static TempDirs dirs;
-  return dirs;
-}
-
-inline std::string temp_dir(const std::string& tag) {
-  auto p = std::filesystem::temp_directory_path() / ("ogx_builder_" + tag + "_" + std::to_string(::getpid()));
-  std::filesystem::remove_all(p);
-  std::filesystem::create_directories(p);
-  temp_dirs().made.push_back(p);
-  return p.string();
-}
+// An empty directory of its own per tag, removed when the test binary exits (tests/temp_folder.h).
+inline std::string temp_dir(const std::string& tag) { return ogx::test::temp_folder("ogx_builder_" + tag, true); }
 
 inline onnx::ModelProto load_model(const std::string& path) {
   onnx::ModelProto m;

@@ -30,7 +30,7 @@ Context* context(std::string* why) {
       try {
         std::map<std::string, std::string> options{{"hardware_device_type", type}};
         // OGX_VULKAN_TEST_TUNING: the provider option `tuning` for the shared context (e.g. the whole suite with
-        // chain_dispatches=1 on a device whose row keeps it off).
+        // q4_wide_rows=2 on a device whose row has 4).
         if (const char* t = std::getenv("OGX_VULKAN_TEST_TUNING")) options["tuning"] = t;
         ctx = Context::create(options, inst);
         break;
