@@ -70,6 +70,7 @@ const Row kRows[] = {
       .coop_skinny_unroll = 4, .coop_skinny_cols = 2, .coop_skinny_direct_w = 0, .coop_tiled_min_groups = 128,
       .decode_group_max_splits = 32, .decode_group_max_splits_d128 = 16, .decode_group_fill = 128,
       .decode_group_subgroup_loop = 2, .q4_wide_rows = 4, .q4_wide_unroll = 1, .q4_wide_half = 1, .q4_wide_half_acc = 4, .q4_wide_max_m = 8, .q4_wide_min_dim = 0,
+      .decode_chunk_min_keys = 2048,
       .coop_big_tile_q4 = {4, 2, 4, 2, 64, 1}, .coop_small_tile = {4, 2, 2, 2, 64, 1}}},
     {"amd", 4098, DeviceType::other,
      {.matvec_threads = 256, .matvec_rows = 8, .matvec_threads_q4 = 256, .matmul_tile = 128, .reduce_threads = 256,
@@ -105,6 +106,7 @@ Tuning clamp_to(Tuning t, const DeviceInfo& device) {
   while (t.attention_threads > limit) t.attention_threads /= 2;
   while (t.decode_group_threads > limit) t.decode_group_threads /= 2;
   while (t.coop_skinny_threads > limit) t.coop_skinny_threads /= 2;
+  while (t.decode_chunk_threads > limit) t.decode_chunk_threads /= 2;
   return t;
 }
 
@@ -161,6 +163,11 @@ const std::pair<const char*, uint32_t Tuning::*> kFields[] = {
     {"q4_wide_rows_batch", &Tuning::q4_wide_rows_batch},
     {"q4_wide_min_dim", &Tuning::q4_wide_min_dim},
     {"q4_norm_prologue", &Tuning::q4_norm_prologue},
+    {"decode_chunk_min_keys", &Tuning::decode_chunk_min_keys},
+    {"decode_chunk_groups", &Tuning::decode_chunk_groups},
+    {"decode_chunk_min", &Tuning::decode_chunk_min},
+    {"decode_chunk_threads", &Tuning::decode_chunk_threads},
+    {"decode_chunk_unroll", &Tuning::decode_chunk_unroll},
 };
 
 }  // namespace

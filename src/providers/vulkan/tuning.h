@@ -69,6 +69,15 @@ struct Tuning {
   uint32_t q4_norm_prologue = 1;      // a norm feeding an int4 projection, one row: 1 the norm in the matvec's
                                       // prologue (no extra dispatch; every workgroup re-reads x and gamma and
                                       // sums x's squares), 0 the norm once into scratch, then the plain matvec
+  uint32_t decode_chunk_min_keys = 0;  // attention of one new token (or a few rows) per sequence goes in key chunks
+                                       // (flash decoding: gqa_prepare.comp, gqa_decode_chunk.comp over chunks of
+                                       // every row's keys, gqa_merge_chunks.comp) from this many query rows x
+                                       // block-table positions on (one long row or many shorter ones); 0: never
+                                       // (gqa_decode_group.comp, split by the last workgroup)
+  uint32_t decode_chunk_groups = 1024;  // ... the workgroups it aims at per dispatch (rows x KV heads x chunks)
+  uint32_t decode_chunk_min = 128;      // ... the fewest keys a chunk gets at the table's width (chunks <= 256)
+  uint32_t decode_chunk_threads = 128;  // ... threads of a chunk's workgroup
+  uint32_t decode_chunk_unroll = 8;     // ... key rows a thread of it loads per round (4, 8 or 16; two rounds in flight)
   // Output tile of the prompt matmul on the matrix units (matmul_coop.comp): subgroups along M and N, 16 x 16
   // fragments per subgroup along M and N, K per step (32 / 64) and shared buffers (1 / 2). The big tile where it
   // gives coop_big_tile_min_groups workgroups and its shared memory fits, else the small one (kernels/matmul_coop.cpp).

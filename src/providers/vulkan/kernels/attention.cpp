@@ -79,6 +79,10 @@ Dims check(const GqaParams& pr, const GqaTensors& t) {
 namespace {
 
 constexpr uint32_t kGroupShared = 25 * 1024;  // bytes of shared memory gqa_decode_group.comp declares (about)
+constexpr int64_t kChunkShared = 4096;        // floats of gqa_decode_chunk.comp's shared buffer (scores, outputs)
+constexpr uint32_t kChunkSharedBytes = 4096 * 4 + 258 * 8 + 2 * 256 * 4;  // all it declares
+constexpr int64_t kMaxChunks = 256;           // gqa_merge_chunks.comp MAX_CHUNKS
+constexpr int64_t kMergeThreads = 256;        // gqa_merge_chunks.comp T
 constexpr int64_t kGroupScratch = 4096;       // its shared merge buffer (floats): subgroups x G x D must fit
 
 // Keys per pass of gqa_decode_group.comp: each of its T threads holds 8 elements of one key row.
@@ -102,6 +106,23 @@ int64_t decode_group_splits(const Context& ctx, int64_t max_seq, int64_t D) {
   return std::clamp<int64_t>(passes, 1, cap);
 }
 
+// The key-chunk kernels (gqa_decode_chunk.comp + gqa_merge_chunks.comp) for `rows` query rows over a block table of
+// max_seq positions: the tuning row's choice (decode_chunk_min_keys).
+bool chunks_enabled(const Context& ctx, int64_t rows, int64_t max_seq) {
+  const uint32_t from = ctx.tuning().decode_chunk_min_keys;
+  return from > 0 && rows * max_seq >= (int64_t)from;
+}
+
+// Most chunks per query row: about decode_chunk_groups workgroups over `pairs` (query row, KV head) pairs, at least
+// decode_chunk_min keys each at the table's width, at most kMaxChunks (gqa_merge_chunks.comp's weights). (The
+// workspace sizes for rows x 1 KV head: an upper bound.)
+int64_t chunk_capacity(const Context& ctx, int64_t pairs, int64_t max_seq) {
+  const Tuning& tu = ctx.tuning();
+  const int64_t by_keys = (max_seq + std::max<int64_t>(tu.decode_chunk_min, 16) - 1) / std::max<int64_t>(tu.decode_chunk_min, 16);
+  const int64_t by_groups = (int64_t)tu.decode_chunk_groups / std::max<int64_t>(pairs, 1);
+  return std::clamp<int64_t>(std::min(by_keys, by_groups), 1, kMaxChunks);
+}
+
 }  // namespace
 
 GqaWorkspace make_gqa_workspace(Context& ctx, int64_t B, int64_t S_max, int64_t Hq, int64_t D, int64_t max_seq) {
@@ -112,7 +133,10 @@ GqaWorkspace make_gqa_workspace(Context& ctx, int64_t B, int64_t S_max, int64_t 
   // prompt, where the tiled prompt kernels do not apply: D > 128) one per query row. Never prompt x splits: a prompt
   // of 32k rows would need gigabytes.
   const int64_t splits = std::max(ws.nsplit, ws.group_nsplit);
-  const int64_t partial_rows = std::max(splits, S_max <= kFewQueryRows ? S_max * ws.nsplit : S_max);
+  int64_t partial_rows = std::max(splits, S_max <= kFewQueryRows ? S_max * ws.nsplit : S_max);
+  // The key-chunk kernels' states (chunks per query row, up to kFewQueryRows rows a sequence).
+  const int64_t S = S_max <= kFewQueryRows ? std::max<int64_t>(S_max, 1) : 1;
+  if (chunks_enabled(ctx, B * S, max_seq)) partial_rows = std::max(partial_rows, S * chunk_capacity(ctx, B * S, max_seq));
   ws.q_rotated = ctx.memory().allocate("gqa.q_rotated", (VkDeviceSize)(B * Hq * S_max * D * 4));
   ws.partials = ctx.memory().allocate("gqa.partials", (VkDeviceSize)(B * partial_rows * Hq * (D + 2) * 4));
   // The group kernel's split counters: one per (row, KV head), up to kFewQueryRows rows a sequence (<= Hq per row).
@@ -126,6 +150,104 @@ GqaWorkspace make_gqa_workspace(Context& ctx, int64_t B, int64_t S_max, int64_t 
 
 namespace {
 
+// The rotary flags the attention shaders read (gqa_rotary.glsl): 1 rotary, 2 interleaved, 4 position_ids given,
+// bits 8 and up: R / 2 of a partial rotary (R < head size), else 0.
+uint32_t rotary_flags(const GqaParams& pr, const GqaTensors& t, int64_t D, bool pos) {
+  uint32_t half = 0;  // R / 2 when the rotation covers part of the head (partial rotary), else 0
+  if (pr.do_rotary && t.cos_cache && t.cos_cache->shape.back() * 2 < D) half = (uint32_t)t.cos_cache->shape.back();
+  return (pr.do_rotary ? 1u : 0u) | (pr.rotary_interleaved ? 2u : 0u) | (pos ? 4u : 0u) | (half << 8);
+}
+
+// gqa_prepare.comp: the d.S query rows of each sequence rotated into fp32 [B, Hq, S, D] (the slice returned), their
+// keys (rotated) and values written into the caches at their positions.
+BufferSlice prepare_rows(CommandRecorder& rec, const GqaParams& pr, const GqaTensors& t, GqaWorkspace& ws,
+                         const Dims& d, const char* ty) {
+  OGX_CHECK(ws.q_rotated.size() >= (VkDeviceSize)(d.B * d.Hq * d.S * d.D * 4), "GroupQueryAttention: workspace too small");
+  const size_t es = dtype_size(t.query.dtype);
+  const uint64_t k_addr = t.key ? addr(*t.key) : addr(t.query) + d.Hq * d.D * es;
+  const uint64_t v_addr = t.value ? addr(*t.value) : addr(t.query) + (d.Hq + d.Hkv) * d.D * es;
+  const uint32_t q_row = (uint32_t)t.query.shape[2], kv_row = t.key ? (uint32_t)(d.Hkv * d.D) : q_row;
+  const BufferSlice q_rot = ws.q_rotated.slice().sub(0, d.B * d.Hq * d.S * d.D * 4);
+  const bool pos = pr.do_rotary && t.position_ids;
+  if (pos)
+    OGX_CHECK(t.position_ids->dtype == DType::i64 && t.position_ids->numel() == d.B * d.S,
+              "GroupQueryAttention: position_ids must be int64 [B, S]");
+  struct {
+    uint64_t q, k, v, seqlens, total, cos_c, sin_c, q_out, kv_table, pos_ids;
+    uint32_t B, S, Hq, Hkv, D, max_seq, q_row, kv_row, flags, max_pos, k_off, v_off;
+  } p{addr(t.query), k_addr, v_addr, addr(t.seqlens_k), addr(t.total_sequence_length),
+      pr.do_rotary ? addr(*t.cos_cache) : 0, pr.do_rotary ? addr(*t.sin_cache) : 0, q_rot.address,
+      t.pages.table.address, pos ? addr(*t.position_ids) : 0, (uint32_t)d.B, (uint32_t)d.S,
+      (uint32_t)d.Hq, (uint32_t)d.Hkv, (uint32_t)d.D, (uint32_t)d.max_seq, q_row, kv_row,
+      rotary_flags(pr, t, d.D, pos), pr.do_rotary ? (uint32_t)t.cos_cache->shape[0] : 0, t.pages.k_off,
+      t.pages.v_off};
+  static_assert(sizeof(p) <= 128, "push constants");
+  const Pipeline& pl = rec.context().pipelines().get(std::string("gqa_prepare_") + ty);
+  uint32_t gx, gy;
+  grid_2d(div_up(d.B * d.S * (d.Hq + 2 * d.Hkv) * d.D, 256), &gx, &gy);
+  const BufferSlice none = t.query.mem;
+  rec.dispatch(pl, &p, sizeof(p), gx, gy, 1,
+               {t.query.mem, t.key ? t.key->mem : none, t.value ? t.value->mem : none, t.seqlens_k.mem,
+                t.total_sequence_length.mem, t.cos_cache ? t.cos_cache->mem : none,
+                t.sin_cache ? t.sin_cache->mem : none, pos ? t.position_ids->mem : none, t.pages.table},
+               {q_rot, t.k_cache.mem, t.v_cache.mem});
+  return q_rot;
+}
+
+// gqa_decode_chunk.comp's limits (its shared arrays, subgroup layout) and gqa_merge_chunks.comp's.
+bool chunk_decode_fits(const Context& ctx, const Dims& d) {
+  const int64_t sg = ctx.info().subgroup_size, L = d.D / 8, T = ctx.tuning().decode_chunk_threads, G = d.Hq / d.Hkv;
+  return ctx.info().features.subgroup_shuffle && d.D % 8 == 0 && d.D <= 256 && G <= 8 && sg >= L && sg % L == 0 &&
+         T % sg == 0 && T <= 256 && (T / sg) * G <= 256 && (T / sg) * G * d.D <= kChunkShared &&
+         d.D / 4 <= kMergeThreads && ctx.info().max_shared_memory >= kChunkSharedBytes;
+}
+
+// Chunk states the workspace holds per query row of d.
+int64_t chunk_room(const GqaWorkspace& ws, const Dims& d) {
+  return (int64_t)(ws.partials.size() / (VkDeviceSize)(d.B * d.S * d.Hq * (d.D + 2) * 4));
+}
+
+// The key chunks serve d's rows: the tuning row takes them, the shapes fit, the workspace holds a chunk a row.
+bool chunks_apply(const Context& ctx, const Dims& d, const GqaWorkspace& ws) {
+  return chunks_enabled(ctx, d.B * d.S, d.max_seq) && chunk_decode_fits(ctx, d) && chunk_room(ws, d) >= 1;
+}
+
+// The d.S query rows of each sequence (rotated into q_rot, their keys and values in the caches) in key chunks:
+// gqa_decode_chunk.comp over chunks x KV heads x rows, then gqa_merge_chunks.comp per (row, head) into the output.
+void chunk_decode(CommandRecorder& rec, const GqaParams& pr, const GqaTensors& t, GqaWorkspace& ws, const Dims& d,
+                  const char* ty, const BufferSlice& q_rot, float scale) {
+  Context& ctx = rec.context();
+  const int64_t rows = d.B * d.S;
+  const uint32_t nchunk = (uint32_t)std::min(chunk_capacity(ctx, rows * d.Hkv, d.max_seq), chunk_room(ws, d));
+  const VkDeviceSize o_bytes = (VkDeviceSize)(rows * d.Hq * nchunk * d.D * 4);
+  const BufferSlice part_o = ws.partials.slice().sub(0, o_bytes);
+  const BufferSlice part_ml = ws.partials.slice().sub(o_bytes, (VkDeviceSize)(rows * d.Hq * nchunk * 2 * 4));
+  struct {
+    uint64_t q, kv_table, seqlens, total, part_o, part_ml;
+    uint32_t Hq, Hkv, S, max_seq, k_off, v_off;
+    float scale, softcap;
+    int32_t window;
+  } p{q_rot.address, t.pages.table.address, addr(t.seqlens_k), addr(t.total_sequence_length), part_o.address,
+      part_ml.address, (uint32_t)d.Hq, (uint32_t)d.Hkv, (uint32_t)d.S, (uint32_t)d.max_seq, t.pages.k_off,
+      t.pages.v_off, scale, pr.softcap, (int32_t)pr.local_window_size};
+  static_assert(sizeof(p) <= 128, "push constants");
+  const Pipeline& pl = ctx.pipelines().get(std::string("gqa_decode_chunk_") + ty,
+                                           {ctx.tuning().decode_chunk_threads, (uint32_t)d.D, (uint32_t)(d.Hq / d.Hkv),
+                                            std::clamp<uint32_t>(ctx.tuning().decode_chunk_unroll, 1, 16)});
+  rec.dispatch(pl, &p, sizeof(p), nchunk, (uint32_t)d.Hkv, (uint32_t)rows,
+               {q_rot, t.pages.table, t.k_cache.mem, t.v_cache.mem, t.seqlens_k.mem, t.total_sequence_length.mem},
+               {part_o, part_ml});
+  struct {
+    uint64_t part_o, part_ml, seqlens, total, out;
+    uint32_t Hq, D, S, max_seq, nchunk;
+    int32_t window;
+  } m{part_o.address, part_ml.address, addr(t.seqlens_k), addr(t.total_sequence_length), addr(t.output),
+      (uint32_t)d.Hq, (uint32_t)d.D, (uint32_t)d.S, (uint32_t)d.max_seq, nchunk, (int32_t)pr.local_window_size};
+  static_assert(sizeof(m) <= 128, "push constants");
+  rec.dispatch(ctx.pipelines().get(std::string("gqa_merge_chunks_") + ty), &m, sizeof(m), (uint32_t)d.Hq,
+               (uint32_t)rows, 1, {part_o, part_ml, t.seqlens_k.mem, t.total_sequence_length.mem}, {t.output.mem});
+}
+
 // Merges the nsplit partial results into the output (gqa_combine.comp).
 void combine(CommandRecorder& rec, const Dims& d, const char* ty, const BufferSlice& partials, uint32_t nsplit,
              const TensorView& output) {
@@ -135,14 +257,6 @@ void combine(CommandRecorder& rec, const Dims& d, const char* ty, const BufferSl
   } p{partials.address, addr(output), (uint32_t)d.Hq, (uint32_t)d.D, nsplit};
   const Pipeline& pl = rec.context().pipelines().get(std::string("gqa_combine_") + ty);
   rec.dispatch(pl, &p, sizeof(p), (uint32_t)d.Hq, (uint32_t)(d.B * d.S), 1, {partials}, {output.mem});
-}
-
-// The rotary flags the attention shaders read (gqa_rotary.glsl): 1 rotary, 2 interleaved, 4 position_ids given,
-// bits 8 and up: R / 2 of a partial rotary (R < head size), else 0.
-uint32_t rotary_flags(const GqaParams& pr, const GqaTensors& t, int64_t D, bool pos) {
-  uint32_t half = 0;  // R / 2 when the rotation covers part of the head (partial rotary), else 0
-  if (pr.do_rotary && t.cos_cache && t.cos_cache->shape.back() * 2 < D) half = (uint32_t)t.cos_cache->shape.back();
-  return (pr.do_rotary ? 1u : 0u) | (pr.rotary_interleaved ? 2u : 0u) | (pos ? 4u : 0u) | (half << 8);
 }
 
 // What a one-token decode dispatch reads: packed QKV, caches, lengths, rotary caches and positions when used.
@@ -230,6 +344,10 @@ void decode_fused(CommandRecorder& rec, const GqaParams& pr, const GqaTensors& t
     OGX_CHECK(t.position_ids->dtype == DType::i64 && t.position_ids->numel() == d.B,
               "GroupQueryAttention: position_ids must be int64 [B, 1]");
   float scale = pr.scale != 0.0f ? pr.scale : 1.0f / std::sqrt((float)d.D);
+  if (chunks_apply(ctx, d, ws)) {  // long caches (or many rows): rotation, key chunks, merge
+    chunk_decode(rec, pr, t, ws, d, ty, prepare_rows(rec, pr, t, ws, d, ty), scale);
+    return;
+  }
   if (group_decode_fits(ctx, d)) {
     decode_group(rec, pr, t, ws, d, ty, pos, scale);
     return;
@@ -286,39 +404,8 @@ void group_query_attention(CommandRecorder& rec, const GqaParams& pr, const GqaT
     decode_fused(rec, pr, t, ws, d, ty);
     return;
   }
-  OGX_CHECK(ws.q_rotated.size() >= (VkDeviceSize)(d.B * d.Hq * d.S * d.D * 4), "GroupQueryAttention: workspace too small");
   Context& ctx = rec.context();
-  size_t es = dtype_size(t.query.dtype);
-  uint64_t k_addr = t.key ? addr(*t.key) : addr(t.query) + d.Hq * d.D * es;
-  uint64_t v_addr = t.value ? addr(*t.value) : addr(t.query) + (d.Hq + d.Hkv) * d.D * es;
-  uint32_t q_row = (uint32_t)t.query.shape[2], kv_row = t.key ? (uint32_t)(d.Hkv * d.D) : q_row;
-  BufferSlice q_rot = ws.q_rotated.slice().sub(0, d.B * d.Hq * d.S * d.D * 4);
-  BufferSlice cos_mem = t.cos_cache ? t.cos_cache->mem : t.query.mem, sin_mem = t.sin_cache ? t.sin_cache->mem : t.query.mem;
-  {
-    bool pos = pr.do_rotary && t.position_ids;
-    if (pos)
-      OGX_CHECK(t.position_ids->dtype == DType::i64 && t.position_ids->numel() == d.B * d.S,
-                "GroupQueryAttention: position_ids must be int64 [B, S]");
-    uint32_t flags = rotary_flags(pr, t, d.D, pos);
-    struct {
-      uint64_t q, k, v, seqlens, total, cos_c, sin_c, q_out, kv_table, pos_ids;
-      uint32_t B, S, Hq, Hkv, D, max_seq, q_row, kv_row, flags, max_pos, k_off, v_off;
-    } p{addr(t.query), k_addr, v_addr, addr(t.seqlens_k), addr(t.total_sequence_length),
-        pr.do_rotary ? addr(*t.cos_cache) : 0, pr.do_rotary ? addr(*t.sin_cache) : 0, q_rot.address,
-        t.pages.table.address, pos ? addr(*t.position_ids) : 0, (uint32_t)d.B, (uint32_t)d.S,
-        (uint32_t)d.Hq, (uint32_t)d.Hkv, (uint32_t)d.D, (uint32_t)d.max_seq, q_row, kv_row, flags,
-        pr.do_rotary ? (uint32_t)t.cos_cache->shape[0] : 0, t.pages.k_off, t.pages.v_off};
-    static_assert(sizeof(p) <= 128, "push constants");
-    const Pipeline& pl = ctx.pipelines().get(std::string("gqa_prepare_") + ty);
-    uint32_t gx, gy;
-    grid_2d(div_up(d.B * d.S * (d.Hq + 2 * d.Hkv) * d.D, 256), &gx, &gy);
-    BufferSlice kin = t.key ? t.key->mem : t.query.mem, vin = t.value ? t.value->mem : t.query.mem;
-    BufferSlice pos_mem = pos ? t.position_ids->mem : t.query.mem;
-    rec.dispatch(pl, &p, sizeof(p), gx, gy, 1,
-                 {t.query.mem, kin, vin, t.seqlens_k.mem, t.total_sequence_length.mem, cos_mem, sin_mem, pos_mem,
-                  t.pages.table},
-                 {q_rot, t.k_cache.mem, t.v_cache.mem});
-  }
+  const BufferSlice q_rot = prepare_rows(rec, pr, t, ws, d, ty);
   float scale = pr.scale != 0.0f ? pr.scale : 1.0f / std::sqrt((float)d.D);
   int32_t window = (int32_t)pr.local_window_size;
   // A few query rows (a speculative verify pass, a short continued chunk): the split kernel spreads each row's keys
@@ -342,6 +429,11 @@ void group_query_attention(CommandRecorder& rec, const GqaParams& pr, const GqaT
     rec.dispatch(pl, &p, sizeof(p), div_up(d.S, coop ? kPrefillCoopRows : 16), (uint32_t)d.Hq, (uint32_t)d.B,
                  {q_rot, t.pages.table, t.k_cache.mem, t.v_cache.mem, t.seqlens_k.mem, t.total_sequence_length.mem},
                  {t.output.mem});
+    return;
+  }
+  // One row or a few per sequence over a long cache: key chunks.
+  if ((d.S == 1 || few_rows) && chunks_apply(ctx, d, ws)) {
+    chunk_decode(rec, pr, t, ws, d, ty, q_rot, scale);
     return;
   }
   // Few rows through gqa_decode_group.comp (PREPARED): each KV head's query group in one workgroup per split (the

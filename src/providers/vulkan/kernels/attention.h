@@ -44,7 +44,7 @@ struct GqaTensors {
 // Scratch for one attention call shape; reusable across layers and steps.
 struct GqaWorkspace {
   DeviceBuffer q_rotated;  // f32 [B, Hq, S_max, D]
-  DeviceBuffer partials;   // f32 [B * S_max, Hq, max(nsplit, group_nsplit), D + 2]
+  DeviceBuffer partials;   // f32 [B * S_max, Hq, max(nsplit, group_nsplit, chunks), D + 2]
   DeviceBuffer counters;   // u32 [B, Hq], zero between steps: finished splits of the one-dispatch decode
   int64_t nsplit = 1;        // splits of the two-dispatch flash-decoding
   int64_t group_nsplit = 1;  // splits (workgroups per KV head) of gqa_decode_group.comp

@@ -26,3 +26,39 @@ uvec2 kv_row(KvTable table, uint max_blocks, uint Hkv, uint b, uint kvh, uint j,
 }
 
 float softcapped(float score, float softcap) { return softcap > 0.0 ? softcap * tanh(score / softcap) : score; }
+
+// Key/value rows in 16-byte pieces (the decode kernels): v[0..8) from a raw load of 8 elements of the cache type
+// (fp16: one uvec4; fp32: two vec4) at element lane8 of the row at `row`.
+#if STORE_F16
+#define RawKv uvec4
+void unpack8(RawKv q, out float v[8]) {
+  vec2 a = unpackHalf2x16(q.x), b = unpackHalf2x16(q.y), c = unpackHalf2x16(q.z), d = unpackHalf2x16(q.w);
+  v = float[8](a.x, a.y, b.x, b.y, c.x, c.y, d.x, d.y);
+}
+RawKv load_raw(uvec2 row, uint lane8) { return U32x4Buf(row).v[lane8 / 8]; }
+const RawKv kRawZero = uvec4(0);
+#else
+#define RawKv mat2x4
+void unpack8(RawKv q, out float v[8]) {
+  v = float[8](q[0].x, q[0].y, q[0].z, q[0].w, q[1].x, q[1].y, q[1].z, q[1].w);
+}
+RawKv load_raw(uvec2 row, uint lane8) { return RawKv(F32x4Buf(row).v[lane8 / 4], F32x4Buf(row).v[lane8 / 4 + 1]); }
+const RawKv kRawZero = RawKv(0.0);
+#endif
+
+// The keys query row s of sequence b sees: [lo, hi) (the causal limit, the cache length and the window).
+void query_keys(I32Buf seqlens, I32Buf total, uint b, uint s, uint S, uint max_seq, int window, out int lo,
+                out int hi) {
+  int kv_len = min(kv_len_of(seqlens, b), int(max_seq));
+  int position = past_of(seqlens, total, b, S) + int(s);
+  hi = min(kv_len, position + 1);
+  lo = window > 0 ? max(0, position - window + 1) : 0;
+}
+
+// A row's `range` keys in nchunk chunks of `per` keys (a multiple of KV_BLOCK): the first `used` chunks hold them
+// (gqa_decode_chunk.comp and gqa_merge_chunks.comp agree on this split; 0 chunks when there is no key).
+void chunk_split(int range, uint nchunk, out int per, out int used) {
+  per = (range + int(nchunk) - 1) / int(nchunk);
+  per = (per + int(KV_BLOCK) - 1) / int(KV_BLOCK) * int(KV_BLOCK);
+  used = per > 0 ? (range + per - 1) / per : 0;
+}

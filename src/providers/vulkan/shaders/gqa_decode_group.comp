@@ -82,24 +82,6 @@ void reduce_heads(uint G, uint KP, bool take_max) {
   }
 }
 
-// Key/value rows, read by both loops. v[0..8) from a raw 16-byte load of the cache type (fp16: one uvec4; fp32: two vec4).
-#if STORE_F16
-#define RawKv uvec4
-void unpack8(RawKv q, out float v[8]) {
-  vec2 a = unpackHalf2x16(q.x), b = unpackHalf2x16(q.y), c = unpackHalf2x16(q.z), d = unpackHalf2x16(q.w);
-  v = float[8](a.x, a.y, b.x, b.y, c.x, c.y, d.x, d.y);
-}
-RawKv load_raw(uvec2 row, uint lane8) { return U32x4Buf(row).v[lane8 / 8]; }
-const RawKv kRawZero = uvec4(0);
-#else
-#define RawKv mat2x4
-void unpack8(RawKv q, out float v[8]) {
-  v = float[8](q[0].x, q[0].y, q[0].z, q[0].w, q[1].x, q[1].y, q[1].z, q[1].w);
-}
-RawKv load_raw(uvec2 row, uint lane8) { return RawKv(F32x4Buf(row).v[lane8 / 4], F32x4Buf(row).v[lane8 / 4 + 1]); }
-const RawKv kRawZero = RawKv(0.0);
-#endif
-
 // Key j's elements [lane8, + 8) (raw) when it is a valid past key, else zeros.
 void fetch_raw(uint b, uint kvh, uint lane8, int j, int j1, int position, out RawKv k, out RawKv v) {
   k = kRawZero;

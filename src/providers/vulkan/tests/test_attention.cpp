@@ -289,6 +289,49 @@ TEST_F(VulkanGqaLongTest, BatchedDecodeWithCappedSplitsMatchesReference) {
     }
 }
 
+// Key chunks (gqa_prepare.comp, gqa_decode_chunk.comp, gqa_merge_chunks.comp; tuning decode_chunk_min_keys 1 forces
+// them at any length): one token over long caches (group sizes 1/4/7/8, D 32/64/128, a window, softcap, separate
+// Q/K/V), batched rows of different lengths (a row of 1 key), a few rows per sequence (a first prompt among them),
+// with chunks of at least 16 or 128 keys and 2 or 4,096 workgroups aimed at: one chunk per row (several sub-chunks
+// of 4,096 / G keys each, rescaled as the max rises) up to 256 chunks of 16 keys; 4, 8 and 16 key rows per load
+// round. (Lavapipe's subgroups of 8 lanes
+// take D <= 64 in chunks; D 128 falls back to the other kernels there, and takes chunks on 32-lane GPUs.)
+// Tolerances as LongCachesMatchReference's.
+TEST_F(VulkanGqaLongTest, KeyChunksMatchReference) {
+  const GqaCase cases[] = {
+      {1, 1, 8, 8, 64, 4112, {4097}, false, true, false, true, -1, 0, 0, DType::f32},
+      {1, 1, 16, 4, 64, 8208, {8192}, false, true, false, true, -1, 0, 0.3f, DType::f16},
+      {2, 1, 16, 2, 64, 6000, {5999, 2049}, false, true, false, true, -1, 0, 0, DType::f16},
+      {1, 1, 8, 1, 128, 3001, {3001}, false, true, true, true, -1, 0, 0, DType::f32},
+      {1, 1, 32, 8, 64, 5000, {4999}, false, true, false, true, 1500, 0, 0, DType::f16},
+      {1, 1, 16, 4, 64, 2100, {2011}, false, true, false, false, -1, 30.0f, 0, DType::f16},
+      {1, 1, 14, 2, 32, 1000, {999}, false, true, false, true, -1, 0, 0, DType::f16},
+      {5, 1, 8, 2, 64, 300, {1, 290, 37, 128, 64}, false, true, false, true, -1, 0, 0, DType::f16},
+      {4, 1, 8, 2, 32, 600, {600, 3, 257, 513}, false, true, false, true, -1, 0, 0, DType::f32},
+      {1, 5, 32, 8, 128, 700, {650}, false, true, false, true, -1, 0, 0, DType::f16},
+      {2, 3, 8, 2, 64, 300, {200, 40}, false, true, false, true, -1, 0, 0, DType::f32},
+      {1, 16, 8, 2, 64, 300, {275}, false, true, true, true, 50, 0, 0, DType::f16},
+      {1, 2, 16, 4, 64, 260, {130}, false, true, false, false, -1, 30.0f, 0, DType::f16},
+      {1, 7, 8, 2, 64, 64, {7}, true, true, false, true, -1, 0, 0, DType::f16},
+  };
+  for (uint32_t min_chunk : {16u, 128u})
+    for (uint32_t groups : {2u, 4096u}) {
+      Tuning row = ctx().tuning();
+      row.decode_chunk_min_keys = 1;  // every case
+      row.decode_chunk_min = min_chunk;
+      row.decode_chunk_groups = groups;
+      row.decode_chunk_unroll = min_chunk == 16 ? (groups == 2 ? 16 : 4) : 8;
+      Context other(options_with(row));
+      for (const GqaCase& c : cases) {
+        SCOPED_TRACE("decode_chunk_min " + std::to_string(min_chunk) + ", decode_chunk_groups " +
+                     std::to_string(groups) + ", B " + std::to_string(c.B) + " S " + std::to_string(c.S) + " Hq " +
+                     std::to_string(c.Hq) + " Hkv " + std::to_string(c.Hkv) + " D " + std::to_string(c.D) +
+                     " keys " + std::to_string(c.kv_lens[0]));
+        run_gqa_case(other, c);
+      }
+    }
+}
+
 // A few query rows over a cache (speculative verify passes, short chunks) through both kernels (tuning
 // few_rows_group: 1 the one-token kernel's multi-row form, 0 the split kernel + combine), with the key loop in passes
 // and in subgroups, split and unsplit (decode_group_fill), under this device's row and the nvidia row: 2..16 rows
