@@ -8,11 +8,13 @@
 # nodes must be listed in ALLOW_FALLBACK below; `--require-no-fallback` (or OGX_CHECK_REQUIRE_NO_FALLBACK=1) allows none.
 #
 # usage: check_architectures.sh OGX_BINARY SOURCE_DIR [--require-no-fallback] [--full] [--device gpu]
-#                                [--shapes DIR]...
+#                                [--shapes DIR]... [--provider-option K=V]...
 #   CI (lavapipe, 2 cores): prompt lengths 1,7,33 and 16 new tokens. --full: the set for a GPU run, prompt lengths
 #   1,2,7,33,129 (and past the sliding window) and 32 new tokens. --device gpu: a real GPU instead of lavapipe.
 #   --shapes DIR: also every DIR/*.json shape (e.g. ../shared/model-shapes: real model sizes, random weights; the
 #   GPU run: `tests/check_architectures.sh build/tools/ogx/ogx . --full --device gpu --shapes ../shared/model-shapes`).
+#   --provider-option K=V: passed on to every `ogx check` (e.g. tuning=decode_chunk_min_keys=1: the Vulkan
+#   provider's key-chunk attention at every length).
 set -uo pipefail
 ogx=$1
 src=$2
@@ -24,12 +26,14 @@ device=cpu
 # The builder's architecture shapes, plus tests/data/arch (variants without a PyTorch reference of their own:
 # phi4mini, partial rotary with longrope).
 shapes=("$src"/src/builder/tests/data/arch/*.json "$src"/tests/data/arch/*.json)
+options=()  # extra provider options of every ogx check
 while [ $# -gt 0 ]; do
   case $1 in
     --require-no-fallback) require_no_fallback=1 ;;
     --full) lengths=1,2,7,33,129; new_tokens=32 ;;
     --device) device=$2; shift ;;
     --shapes) shapes+=("$2"/*.json); shift ;;
+    --provider-option) options+=(--provider-option "$2"); shift ;;
     *) echo "unknown argument $1" >&2; exit 2 ;;
   esac
   shift
@@ -57,7 +61,7 @@ for arch_json in "${shapes[@]}"; do
       if ! "$ogx" build --config "$arch_json" -o "$dir" -p "$precision" -e "$ep" >"$work/build.log" 2>&1; then
         echo "$name: BUILD FAILED"; cat "$work/build.log"; status=1; continue
       fi
-      out=$("$ogx" check "$dir" --provider dml --provider-option hardware_device_type=$device \
+      out=$("$ogx" check "$dir" --provider dml --provider-option hardware_device_type=$device "${options[@]}" \
               --prompt-lengths $lengths --new-tokens $new_tokens 2>"$work/check.err")
       rc=$?
       line=$(echo "$out" | tail -1)
@@ -90,7 +94,7 @@ for forced in "gemma2 fp16 dml SimplifiedLayerNormalization,SkipSimplifiedLayerN
   name=$arch-$precision-$ep-cpu_ops
   dir=$work/$name
   "$ogx" build --config "$src/src/builder/tests/data/arch/$arch.json" -o "$dir" -p "$precision" -e "$ep" >/dev/null 2>&1
-  line=$("$ogx" check "$dir" --provider dml --provider-option hardware_device_type=$device \
+  line=$("$ogx" check "$dir" --provider dml --provider-option hardware_device_type=$device "${options[@]}" \
            --provider-option cpu_ops=$ops --provider-option enable_cpu_fallback=1 --prompt-lengths $lengths --new-tokens $new_tokens 2>"$work/check.err" | tail -1)
   verdict=${line%%:*}
   fell_back=$(echo "$line" | sed -n 's/.* \([0-9]*\) node(s) fell back.*/\1/p')

@@ -9,9 +9,10 @@
 #   gpu                          name, driver and clocks of the GPU (nvidia-smi)
 #   tests[:FILTER]               kernel suite (gtest FILTER, ',' for ':'; 'none': skip it) then the goldens, device sampling and
 #                                the default model on the GPU, validation layers on
-#   check[:SHAPES_DIR]           tests/check_architectures.sh --full on the GPU: `ogx check` (CPU provider against the
+#   check[:SHAPES_DIR[:OPTION]]  tests/check_architectures.sh --full on the GPU: `ogx check` (CPU provider against the
 #                                GPU, prompts 1..129, 32 new tokens) over the 36 random-weight folders `ogx build`
-#                                makes (6 architectures x fp32/fp16/int4 x cpu/dml), plus SHAPES_DIR/*.json shapes
+#                                makes (6 architectures x fp32/fp16/int4 x cpu/dml), plus SHAPES_DIR/*.json shapes;
+#                                OPTION: one provider option K=V for every check (e.g. 'check::tuning=decode_chunk_min_keys=1')
 #   bench:SHAPE:PREC[:P[:G[:BIN[:EXTRA]]]]
 #                                `ogx bench --synthetic` of .devrun/shapes/SHAPE.json (prompt P=128, G=128 new tokens,
 #                                median of 3); EXTRA is passed on (e.g. 'provider-option enable_profiling=1' with
@@ -69,6 +70,7 @@ step_tests() { local f=${1:-*}; gpu_tests "${f//,/:}" | tee -a "$SUMMARY"; }  # 
 
 step_check() {  # tests/check_architectures.sh on the GPU: 36 tiny folders (+ the shapes in $1, a folder of HF configs)
   local extra=(); [ -n "$1" ] && extra=(--shapes "$1")
+  [ -n "$2" ] && extra+=(--provider-option "$2")
   timeout 540 bash tests/check_architectures.sh ./.devrun/ogx . --full --device gpu "${extra[@]}" > $OUT/check.txt 2>&1
   log "check: rc=$?"; grep -E "FAIL|NEAR|PASS|SKIP|fallback" $OUT/check.txt | tail -60 | tee -a "$SUMMARY"
 }

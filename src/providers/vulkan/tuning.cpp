@@ -62,6 +62,12 @@ struct Row {
 // the same sweep (1k 23.2 -> 15.6 us, 2k 28.0 -> 20.7, 8k 58.9 -> 51.6, 32k 182.2 -> 175.2); end to end, 8B fp16
 // against 32 (2026-12-04 session 20, same-run option sets): prompt 1k 182.1 -> 193.3 tok/s, 8k 149.1 -> 156.4, 32k
 // 94.7 -> 97.5.
+// decode_chunk_min_keys 2048, decode_chunk_groups 256 (one-token attention in key chunks, gqa_decode_chunk.comp,
+// from 2,048 rows x table positions): kernel bench, one layer, us (D 64 / D 128; the one-dispatch kernel before):
+// one row of 2k keys 14.1 / 20.7 -> 13.9 / 16.7, 8k 33.9 / 51.7 -> 17.8 / 23.7, 32k 113.2 / 175.4 -> 34.4 / 57.4;
+// 16 rows of 1,024 keys 45.8 / 89.7 -> 24.1 / 36.8, of 192 keys 14.2 / 22.1 -> 16.5 / 19.9; one row of 1,024 keys
+// stays with the one-dispatch kernel (10.9 / 15.7 against 13.3 / 16.5 in chunks). Aiming at 128 / 512 / 1,024
+// workgroups: 32k 89.5 / 63.9 / 74.1 us (D 128); 256 threads or 16 rows per round slower (2026-12-04 session 21).
 const Row kRows[] = {
     {"nvidia", 4318, DeviceType::other,
      {.matvec_threads = 256, .matvec_rows = 4, .matvec_threads_q4 = 256, .matmul_tile = 128, .reduce_threads = 256,
@@ -70,7 +76,7 @@ const Row kRows[] = {
       .coop_skinny_unroll = 4, .coop_skinny_cols = 2, .coop_skinny_direct_w = 0, .coop_tiled_min_groups = 128,
       .decode_group_max_splits = 32, .decode_group_max_splits_d128 = 16, .decode_group_fill = 128,
       .decode_group_subgroup_loop = 2, .q4_wide_rows = 4, .q4_wide_unroll = 1, .q4_wide_half = 1, .q4_wide_half_acc = 4, .q4_wide_max_m = 8, .q4_wide_min_dim = 0,
-      .decode_chunk_min_keys = 2048,
+      .decode_chunk_min_keys = 2048, .decode_chunk_groups = 256,
       .coop_big_tile_q4 = {4, 2, 4, 2, 64, 1}, .coop_small_tile = {4, 2, 2, 2, 64, 1}}},
     {"amd", 4098, DeviceType::other,
      {.matvec_threads = 256, .matvec_rows = 8, .matvec_threads_q4 = 256, .matmul_tile = 128, .reduce_threads = 256,
