@@ -35,7 +35,8 @@
 #                                spaces, e.g. '--matmul-only+--m+16+--shape-8b'), the builds alternated twice
 #   llamacpp[:ARGS]              ../shared/llamacpp-bench/device.sh (llama.cpp's Vulkan llama-bench), ARGS with '+'
 #                                for spaces (e.g. 'llamacpp:--no-8b'); needs .devrun/llamacpp/ (a copy of that folder
-#                                with its work/ payload)
+#                                with its work/ payload); its environment overrides pass through, e.g. decode at
+#                                depth: QUANTS=F16 PP=0 TG=64 REPS=1 BENCH_ARGS='-d 8192,32768' run.sh llamacpp
 #   serve:SHAPE:PREC[:CLIENTS[:MAX_TOKENS[:TEMPERATURE[:TOP_P]]]]
 #                                bench/serve_bench.sh on a random-weight folder of SHAPE (CLIENTS default 1,8,32,64,
 #                                128 new tokens, 128-token prompts; TEMPERATURE default 0.8, 0 = greedy)
