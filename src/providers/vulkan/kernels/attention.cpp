@@ -194,10 +194,20 @@ BufferSlice prepare_rows(CommandRecorder& rec, const GqaParams& pr, const GqaTen
   return q_rot;
 }
 
+// Query heads per gqa_decode_chunk.comp workgroup: the KV head's whole group (G = Hq / Hkv) up to 8 (its register
+// arrays), else the largest divisor of G under 8 (G 16: two workgroups of 8 per KV head, each reading the keys and
+// values; MQA with 71 heads: one head each, as the split kernel reads them).
+int64_t chunk_heads(const Dims& d) {
+  const int64_t G = d.Hq / d.Hkv;
+  int64_t h = std::min<int64_t>(G, 8);
+  while (G % h) h--;
+  return h;
+}
+
 // gqa_decode_chunk.comp's limits (its shared arrays, subgroup layout) and gqa_merge_chunks.comp's.
 bool chunk_decode_fits(const Context& ctx, const Dims& d) {
-  const int64_t sg = ctx.info().subgroup_size, L = d.D / 8, T = ctx.tuning().decode_chunk_threads, G = d.Hq / d.Hkv;
-  return ctx.info().features.subgroup_shuffle && d.D % 8 == 0 && d.D <= 256 && G <= 8 && sg >= L && sg % L == 0 &&
+  const int64_t sg = ctx.info().subgroup_size, L = d.D / 8, T = ctx.tuning().decode_chunk_threads, G = chunk_heads(d);
+  return ctx.info().features.subgroup_shuffle && d.D % 8 == 0 && d.D <= 256 && sg >= L && sg % L == 0 &&
          T % sg == 0 && T <= 256 && (T / sg) * G <= 256 && (T / sg) * G * d.D <= kChunkShared &&
          d.D / 4 <= kMergeThreads && ctx.info().max_shared_memory >= kChunkSharedBytes;
 }
@@ -218,23 +228,24 @@ void chunk_decode(CommandRecorder& rec, const GqaParams& pr, const GqaTensors& t
                   const char* ty, const BufferSlice& q_rot, float scale) {
   Context& ctx = rec.context();
   const int64_t rows = d.B * d.S;
-  const uint32_t nchunk = (uint32_t)std::min(chunk_capacity(ctx, rows * d.Hkv, d.max_seq), chunk_room(ws, d));
+  const int64_t heads = chunk_heads(d), groups_y = d.Hq / heads;  // workgroups per row: KV heads x parts
+  const uint32_t nchunk = (uint32_t)std::min(chunk_capacity(ctx, rows * groups_y, d.max_seq), chunk_room(ws, d));
   const VkDeviceSize o_bytes = (VkDeviceSize)(rows * d.Hq * nchunk * d.D * 4);
   const BufferSlice part_o = ws.partials.slice().sub(0, o_bytes);
   const BufferSlice part_ml = ws.partials.slice().sub(o_bytes, (VkDeviceSize)(rows * d.Hq * nchunk * 2 * 4));
   struct {
     uint64_t q, kv_table, seqlens, total, part_o, part_ml;
-    uint32_t Hq, Hkv, S, max_seq, k_off, v_off;
+    uint32_t Hq, Hkv, S, max_seq, k_off, v_off, parts;
     float scale, softcap;
     int32_t window;
   } p{q_rot.address, t.pages.table.address, addr(t.seqlens_k), addr(t.total_sequence_length), part_o.address,
       part_ml.address, (uint32_t)d.Hq, (uint32_t)d.Hkv, (uint32_t)d.S, (uint32_t)d.max_seq, t.pages.k_off,
-      t.pages.v_off, scale, pr.softcap, (int32_t)pr.local_window_size};
+      t.pages.v_off, (uint32_t)(groups_y / d.Hkv), scale, pr.softcap, (int32_t)pr.local_window_size};
   static_assert(sizeof(p) <= 128, "push constants");
   const Pipeline& pl = ctx.pipelines().get(std::string("gqa_decode_chunk_") + ty,
-                                           {ctx.tuning().decode_chunk_threads, (uint32_t)d.D, (uint32_t)(d.Hq / d.Hkv),
+                                           {ctx.tuning().decode_chunk_threads, (uint32_t)d.D, (uint32_t)heads,
                                             std::clamp<uint32_t>(ctx.tuning().decode_chunk_unroll, 1, 16)});
-  rec.dispatch(pl, &p, sizeof(p), nchunk, (uint32_t)d.Hkv, (uint32_t)rows,
+  rec.dispatch(pl, &p, sizeof(p), nchunk, (uint32_t)groups_y, (uint32_t)rows,
                {q_rot, t.pages.table, t.k_cache.mem, t.v_cache.mem, t.seqlens_k.mem, t.total_sequence_length.mem},
                {part_o, part_ml});
   struct {

@@ -1,8 +1,9 @@
 // GroupQueryAttention of a few query rows per sequence over long caches, in key chunks (flash decoding), step 2 of 3
 // (gqa_prepare.comp before it has rotated the queries into fp32 [B, Hq, S, D] and written the rows' keys and values
 // into the cache; gqa_merge_chunks.comp after it merges the chunks):
-//   workgroup (c, kvh, z = b * S + s) attends query row s of sequence b — the G = Hq / Hkv query heads of KV head
-//   kvh — to chunk c of the row's keys (chunk_split in attention_common.glsl: nchunk = gl_NumWorkGroups.x chunks of
+//   workgroup (c, y, z = b * S + s) attends query row s of sequence b — G query heads of KV head kvh = y / parts,
+//   part y % parts of the KV head's Hq / Hkv heads (parts = Hq / Hkv / G: groups larger than 8 in parts) — to chunk
+//   c of the row's keys (chunk_split in attention_common.glsl: nchunk = gl_NumWorkGroups.x chunks of
 //   `per` keys; chunks past the row's keys return at once) and writes the chunk's softmax state: the output
 //   relative to the chunk's max, the max and the sum.
 // Inside a chunk, sub-chunks of up to SUBK keys, each in three phases whose loads go out U rows per thread at a time
@@ -25,7 +26,7 @@
 
 layout(local_size_x_id = 0) in;            // T
 layout(constant_id = 1) const uint D = 128;  // head size
-layout(constant_id = 2) const uint G = 4;    // query heads per KV head
+layout(constant_id = 2) const uint G = 4;    // query heads per workgroup (all of a KV head's, or a part)
 layout(constant_id = 3) const uint U = 8;    // key rows a thread loads at once (twice: the next U in flight)
 const uint L = D / 8;                        // lanes per key row
 const uint KG = gl_WorkGroupSize.x / L;      // key rows side by side
@@ -43,6 +44,7 @@ layout(push_constant) uniform Push {
   F32Buf part_ml;    // [B * S, Hq, nchunk, 2]: its max and sum
   uint Hq, Hkv, S, max_seq;
   uint k_off, v_off;  // elements into a block of this layer's keys / values
+  uint parts;         // workgroups per KV head's query group (G heads each)
   float scale, softcap;
   int window;
 } p;
@@ -95,7 +97,8 @@ void load_rows(int c0, int n, int blk0, uint off, int base, uint jl, uint lane8,
 
 void main() {
   const uint T = gl_WorkGroupSize.x;
-  uint c = gl_WorkGroupID.x, kvh = gl_WorkGroupID.y, z = gl_WorkGroupID.z, nchunk = gl_NumWorkGroups.x;
+  uint c = gl_WorkGroupID.x, kvh = gl_WorkGroupID.y / p.parts, z = gl_WorkGroupID.z, nchunk = gl_NumWorkGroups.x;
+  uint h0 = gl_WorkGroupID.y * G;  // the first of its query heads: kvh * (Hq / Hkv) + part * G
   uint tid = gl_LocalInvocationID.x, jl = tid / L, lane8 = (tid % L) * 8;
   uint sg = gl_SubgroupID, nsg = gl_NumSubgroups;
   uint b = z / p.S, s = z % p.S;
@@ -106,7 +109,7 @@ void main() {
   int j0 = lo + int(c) * per, j1 = min(hi, j0 + per);
 
   float qr[G][8];  // the group's queries, this thread's 8 dimensions
-  uint qbase = ((b * p.Hq + kvh * G) * p.S + s) * D + lane8;
+  uint qbase = ((b * p.Hq + h0) * p.S + s) * D + lane8;
   [[unroll]] for (uint g = 0; g < G; g++)
     [[unroll]] for (uint i = 0; i < 8; i++) qr[g][i] = p.q.v[qbase + g * p.S * D + i];
   float m[G], l[G], o[G][8];  // running max, sum and outputs (m, l the same in every thread)
@@ -209,7 +212,7 @@ void main() {
     [[unroll]] for (uint g = 0; g < G; g++)
       [[unroll]] for (uint i = 0; i < 8; i++) sh[(sg * G + g) * D + lane8 + i] = o[g][i];
   barrier();
-  uint out_row = (z * p.Hq + kvh * G) * nchunk + c;  // head g's entry: out_row + g * nchunk
+  uint out_row = (z * p.Hq + h0) * nchunk + c;  // head g's entry: out_row + g * nchunk
   for (uint idx = tid; idx < G * D; idx += T) {
     float a = 0.0;
     for (uint k = 0; k < nsg; k++) a += sh[k * G * D + idx];

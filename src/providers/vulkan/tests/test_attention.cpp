@@ -290,11 +290,12 @@ TEST_F(VulkanGqaLongTest, BatchedDecodeWithCappedSplitsMatchesReference) {
 }
 
 // Key chunks (gqa_prepare.comp, gqa_decode_chunk.comp, gqa_merge_chunks.comp; tuning decode_chunk_min_keys 1 forces
-// them at any length): one token over long caches (group sizes 1/4/7/8, D 32/64/128, a window, softcap, separate
-// Q/K/V), batched rows of different lengths (a row of 1 key), a few rows per sequence (a first prompt among them),
-// with chunks of at least 16 or 128 keys and 2 or 4,096 workgroups aimed at: one chunk per row (several sub-chunks
-// of 4,096 / G keys each, rescaled as the max rises) up to 256 chunks of 16 keys; 4, 8 and 16 key rows per load
-// round. (Lavapipe's subgroups of 8 lanes
+// them at any length): one token over long caches (group sizes 1/4/7/8, and 9/12/16 in parts of 3/6/8 heads per
+// workgroup; D 16/32/64/128, a window, softcap, separate Q/K/V), batched rows of different lengths (a row of 1 key), a few rows per sequence (a first prompt among them),
+// in two configurations: up to 256 chunks of at least 16 keys a row, and one chunk a row (several sub-chunks of
+// 4,096 / G keys each, rescaled as the max rises), 4 key rows per load round. (Few distinct shapes and one unroll:
+// each is a pipeline lavapipe compiles cold in CI, seconds apiece at its widest subgroups. The nvidia row's 8 rows
+// per round run in LongCachesMatchReference, whose long cases take the chunks under that row.) (Lavapipe's subgroups of 8 lanes
 // take D <= 64 in chunks; D 128 falls back to the other kernels there, and takes chunks on 32-lane GPUs.)
 // Tolerances as LongCachesMatchReference's.
 TEST_F(VulkanGqaLongTest, KeyChunksMatchReference) {
@@ -306,30 +307,35 @@ TEST_F(VulkanGqaLongTest, KeyChunksMatchReference) {
       {1, 1, 32, 8, 64, 5000, {4999}, false, true, false, true, 1500, 0, 0, DType::f16},
       {1, 1, 16, 4, 64, 2100, {2011}, false, true, false, false, -1, 30.0f, 0, DType::f16},
       {1, 1, 14, 2, 32, 1000, {999}, false, true, false, true, -1, 0, 0, DType::f16},
+      {1, 1, 16, 1, 32, 3000, {2999}, false, true, false, true, -1, 0, 0, DType::f16},  // group 16: 2 parts of 8
+      {2, 1, 24, 2, 32, 1500, {1400, 700}, false, true, false, true, -1, 0, 0, DType::f16},  // 12: parts of 6
+      {1, 1, 9, 1, 16, 900, {850}, false, true, false, true, 300, 0, 0, DType::f16},  // MQA 9: parts of 3
       {5, 1, 8, 2, 64, 300, {1, 290, 37, 128, 64}, false, true, false, true, -1, 0, 0, DType::f16},
-      {4, 1, 8, 2, 32, 600, {600, 3, 257, 513}, false, true, false, true, -1, 0, 0, DType::f32},
+      {4, 1, 8, 2, 64, 600, {600, 3, 257, 513}, false, true, false, true, -1, 0, 0, DType::f32},
       {1, 5, 32, 8, 128, 700, {650}, false, true, false, true, -1, 0, 0, DType::f16},
       {2, 3, 8, 2, 64, 300, {200, 40}, false, true, false, true, -1, 0, 0, DType::f32},
       {1, 16, 8, 2, 64, 300, {275}, false, true, true, true, 50, 0, 0, DType::f16},
       {1, 2, 16, 4, 64, 260, {130}, false, true, false, false, -1, 30.0f, 0, DType::f16},
       {1, 7, 8, 2, 64, 64, {7}, true, true, false, true, -1, 0, 0, DType::f16},
   };
-  for (uint32_t min_chunk : {16u, 128u})
-    for (uint32_t groups : {2u, 4096u}) {
-      Tuning row = ctx().tuning();
-      row.decode_chunk_min_keys = 1;  // every case
-      row.decode_chunk_min = min_chunk;
-      row.decode_chunk_groups = groups;
-      row.decode_chunk_unroll = min_chunk == 16 ? (groups == 2 ? 16 : 4) : 8;
-      Context other(options_with(row));
-      for (const GqaCase& c : cases) {
-        SCOPED_TRACE("decode_chunk_min " + std::to_string(min_chunk) + ", decode_chunk_groups " +
-                     std::to_string(groups) + ", B " + std::to_string(c.B) + " S " + std::to_string(c.S) + " Hq " +
-                     std::to_string(c.Hq) + " Hkv " + std::to_string(c.Hkv) + " D " + std::to_string(c.D) +
-                     " keys " + std::to_string(c.kv_lens[0]));
-        run_gqa_case(other, c);
-      }
+  struct Config {
+    uint32_t min_chunk, groups, unroll;
+  };
+  for (const Config& k : {Config{16, 4096, 4}, Config{128, 2, 4}}) {  // many short chunks; one chunk a row
+    Tuning row = ctx().tuning();
+    row.decode_chunk_min_keys = 1;  // every case
+    row.decode_chunk_min = k.min_chunk;
+    row.decode_chunk_groups = k.groups;
+    row.decode_chunk_unroll = k.unroll;
+    Context other(options_with(row));
+    for (const GqaCase& c : cases) {
+      SCOPED_TRACE("decode_chunk_min " + std::to_string(k.min_chunk) + ", decode_chunk_groups " +
+                   std::to_string(k.groups) + ", B " + std::to_string(c.B) + " S " + std::to_string(c.S) + " Hq " +
+                   std::to_string(c.Hq) + " Hkv " + std::to_string(c.Hkv) + " D " + std::to_string(c.D) +
+                   " keys " + std::to_string(c.kv_lens[0]));
+      run_gqa_case(other, c);
     }
+  }
 }
 
 // A few query rows over a cache (speculative verify passes, short chunks) through both kernels (tuning
