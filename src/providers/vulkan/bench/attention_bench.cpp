@@ -59,10 +59,10 @@ void bench_attention(Context& ctx, Timer& timer, int64_t Hq, int64_t D, int64_t 
   rec.end();
   double us = timer.median_us(rec, 5) / n;
   double gbs = 2.0 * B * Hkv * kv_len * D * 2 / (us * 1e3);
-  std::printf("| attention | B %2lld Hq %3lld Hkv 8 D %3lld kv %5d | %4d | %8.2f | %7.1f | %lld splits, %llu "
-              "dispatches, %d caches |\n", (long long)B, (long long)Hq, (long long)D, kv_len, n, us, gbs,
-              (long long)(Hq / Hkv <= 8 ? ws.group_nsplit : ws.nsplit), (unsigned long long)rec.stats().dispatches,
-              layers);
+  std::printf("| attention | B %2lld Hq %3lld Hkv 8 D %3lld kv %5d | %4d | %8.2f | %7.1f | %s, %llu dispatches, %d "
+              "caches |\n", (long long)B, (long long)Hq, (long long)D, kv_len, n, us, gbs,
+              kernels::describe_decode_attention(ctx, ws, B, Hq, Hkv, D, cap).c_str(),
+              (unsigned long long)rec.stats().dispatches, layers);
   std::fflush(stdout);
 }
 

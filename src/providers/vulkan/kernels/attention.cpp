@@ -477,4 +477,14 @@ void group_query_attention(CommandRecorder& rec, const GqaParams& pr, const GqaT
   combine(rec, d, ty, partials, nsplit, t.output);
 }
 
+std::string describe_decode_attention(const Context& ctx, const GqaWorkspace& ws, int64_t B, int64_t Hq, int64_t Hkv,
+                                      int64_t D, int64_t max_seq) {
+  const Dims d{B, 1, Hq, Hkv, D, (max_seq + kKvBlock - 1) / kKvBlock * kKvBlock};
+  if (chunks_apply(ctx, d, ws)) {
+    const int64_t chunks = std::min(chunk_capacity(ctx, B * (Hq / chunk_heads(d)), d.max_seq), chunk_room(ws, d));
+    return std::to_string(chunks) + " key chunks";
+  }
+  return std::to_string(Hq / Hkv <= 8 ? ws.group_nsplit : ws.nsplit) + " splits";
+}
+
 }  // namespace ogx::vk::kernels

@@ -4,6 +4,7 @@
 // Decode (S == 1) uses flash-decoding (split over the KV length + combine); prompts use a causal tiled kernel.
 // Sequence lengths come from device tensors (seqlens_k, total_sequence_length) so recorded steps replay.
 #pragma once
+#include <string>
 #include "providers/vulkan/command_recorder.h"
 #include "providers/vulkan/context.h"
 
@@ -57,5 +58,10 @@ KvPages contiguous_kv_pages(Context& ctx, const TensorView& k_cache, const Tenso
                             DeviceBuffer& table_storage);
 
 void group_query_attention(CommandRecorder& rec, const GqaParams& params, const GqaTensors& t, GqaWorkspace& ws);
+
+// How one new token per row attends over a block table of max_seq positions (benchmarks and logs): "N key chunks"
+// (gqa_decode_chunk.comp, N per row and KV head part) or "N splits" (gqa_decode_group.comp, up to N per KV head).
+std::string describe_decode_attention(const Context& ctx, const GqaWorkspace& ws, int64_t B, int64_t Hq, int64_t Hkv,
+                                      int64_t D, int64_t max_seq);
 
 }  // namespace ogx::vk::kernels
