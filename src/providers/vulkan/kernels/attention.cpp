@@ -477,6 +477,11 @@ void group_query_attention(CommandRecorder& rec, const GqaParams& pr, const GqaT
   combine(rec, d, ty, partials, nsplit, t.output);
 }
 
+bool takes_key_chunks(const Context& ctx, const GqaWorkspace& ws, int64_t B, int64_t S, int64_t Hq, int64_t Hkv,
+                      int64_t D, int64_t max_seq) {
+  return chunks_apply(ctx, Dims{B, S, Hq, Hkv, D, (max_seq + kKvBlock - 1) / kKvBlock * kKvBlock}, ws);
+}
+
 std::string describe_decode_attention(const Context& ctx, const GqaWorkspace& ws, int64_t B, int64_t Hq, int64_t Hkv,
                                       int64_t D, int64_t max_seq) {
   const Dims d{B, 1, Hq, Hkv, D, (max_seq + kKvBlock - 1) / kKvBlock * kKvBlock};

@@ -63,5 +63,8 @@ void group_query_attention(CommandRecorder& rec, const GqaParams& params, const 
 // (gqa_decode_chunk.comp, N per row and KV head part) or "N splits" (gqa_decode_group.comp, up to N per KV head).
 std::string describe_decode_attention(const Context& ctx, const GqaWorkspace& ws, int64_t B, int64_t Hq, int64_t Hkv,
                                       int64_t D, int64_t max_seq);
+// Whether S query rows per sequence (S = 1: one new token; a few rows: a verify pass) take the key chunks.
+bool takes_key_chunks(const Context& ctx, const GqaWorkspace& ws, int64_t B, int64_t S, int64_t Hq, int64_t Hkv,
+                      int64_t D, int64_t max_seq);
 
 }  // namespace ogx::vk::kernels
