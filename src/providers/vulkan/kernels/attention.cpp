@@ -118,7 +118,8 @@ bool chunks_enabled(const Context& ctx, int64_t rows, int64_t max_seq) {
 // workspace sizes for rows x 1 KV head: an upper bound.)
 int64_t chunk_capacity(const Context& ctx, int64_t pairs, int64_t max_seq) {
   const Tuning& tu = ctx.tuning();
-  const int64_t by_keys = (max_seq + std::max<int64_t>(tu.decode_chunk_min, 16) - 1) / std::max<int64_t>(tu.decode_chunk_min, 16);
+  const int64_t min_keys = std::max<int64_t>(tu.decode_chunk_min, 16);
+  const int64_t by_keys = (max_seq + min_keys - 1) / min_keys;
   const int64_t by_groups = (int64_t)tu.decode_chunk_groups / std::max<int64_t>(pairs, 1);
   return std::clamp<int64_t>(std::min(by_keys, by_groups), 1, kMaxChunks);
 }
@@ -222,6 +223,12 @@ bool chunks_apply(const Context& ctx, const Dims& d, const GqaWorkspace& ws) {
   return chunks_enabled(ctx, d.B * d.S, d.max_seq) && chunk_decode_fits(ctx, d) && chunk_room(ws, d) >= 1;
 }
 
+// Chunks per query row of d (workgroups along x of gqa_decode_chunk.comp): chunk_capacity over every (row, KV head
+// part) workgroup, at most what the workspace holds.
+uint32_t chunk_count(const Context& ctx, const Dims& d, const GqaWorkspace& ws) {
+  return (uint32_t)std::min(chunk_capacity(ctx, d.B * d.S * (d.Hq / chunk_heads(d)), d.max_seq), chunk_room(ws, d));
+}
+
 // The d.S query rows of each sequence (rotated into q_rot, their keys and values in the caches) in key chunks:
 // gqa_decode_chunk.comp over chunks x KV heads x rows, then gqa_merge_chunks.comp per (row, head) into the output.
 void chunk_decode(CommandRecorder& rec, const GqaParams& pr, const GqaTensors& t, GqaWorkspace& ws, const Dims& d,
@@ -229,7 +236,7 @@ void chunk_decode(CommandRecorder& rec, const GqaParams& pr, const GqaTensors& t
   Context& ctx = rec.context();
   const int64_t rows = d.B * d.S;
   const int64_t heads = chunk_heads(d), groups_y = d.Hq / heads;  // workgroups per row: KV heads x parts
-  const uint32_t nchunk = (uint32_t)std::min(chunk_capacity(ctx, rows * groups_y, d.max_seq), chunk_room(ws, d));
+  const uint32_t nchunk = chunk_count(ctx, d, ws);
   const VkDeviceSize o_bytes = (VkDeviceSize)(rows * d.Hq * nchunk * d.D * 4);
   const BufferSlice part_o = ws.partials.slice().sub(0, o_bytes);
   const BufferSlice part_ml = ws.partials.slice().sub(o_bytes, (VkDeviceSize)(rows * d.Hq * nchunk * 2 * 4));
@@ -477,18 +484,24 @@ void group_query_attention(CommandRecorder& rec, const GqaParams& pr, const GqaT
   combine(rec, d, ty, partials, nsplit, t.output);
 }
 
+namespace {
+
+// Dims as check() makes them (the table width in whole blocks) for the queries below.
+Dims dims_of(int64_t B, int64_t S, int64_t Hq, int64_t Hkv, int64_t D, int64_t max_seq) {
+  return Dims{B, S, Hq, Hkv, D, (max_seq + kKvBlock - 1) / kKvBlock * kKvBlock};
+}
+
+}  // namespace
+
 bool takes_key_chunks(const Context& ctx, const GqaWorkspace& ws, int64_t B, int64_t S, int64_t Hq, int64_t Hkv,
                       int64_t D, int64_t max_seq) {
-  return chunks_apply(ctx, Dims{B, S, Hq, Hkv, D, (max_seq + kKvBlock - 1) / kKvBlock * kKvBlock}, ws);
+  return chunks_apply(ctx, dims_of(B, S, Hq, Hkv, D, max_seq), ws);
 }
 
 std::string describe_decode_attention(const Context& ctx, const GqaWorkspace& ws, int64_t B, int64_t Hq, int64_t Hkv,
                                       int64_t D, int64_t max_seq) {
-  const Dims d{B, 1, Hq, Hkv, D, (max_seq + kKvBlock - 1) / kKvBlock * kKvBlock};
-  if (chunks_apply(ctx, d, ws)) {
-    const int64_t chunks = std::min(chunk_capacity(ctx, B * (Hq / chunk_heads(d)), d.max_seq), chunk_room(ws, d));
-    return std::to_string(chunks) + " key chunks";
-  }
+  const Dims d = dims_of(B, 1, Hq, Hkv, D, max_seq);
+  if (chunks_apply(ctx, d, ws)) return std::to_string(chunk_count(ctx, d, ws)) + " key chunks";
   return std::to_string(Hq / Hkv <= 8 ? ws.group_nsplit : ws.nsplit) + " splits";
 }
 
