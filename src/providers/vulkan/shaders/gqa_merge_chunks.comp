@@ -11,7 +11,7 @@
 #include "attention_common.glsl"
 
 layout(local_size_x = 256) in;
-const uint T = 256, MAX_CHUNKS = 256;
+const uint T = 256, MAX_CHUNKS = T;  // a thread per chunk for the maxima and weights
 
 layout(push_constant) uniform Push {
   F32Buf part_o;   // [B * S, Hq, nchunk, D]
@@ -24,7 +24,7 @@ layout(push_constant) uniform Push {
 } p;
 
 shared float w_sh[MAX_CHUNKS];  // the chunks' weights exp(m_c - M)
-shared float red_sh[64];        // per-subgroup max at 0, sum at 32
+shared float max_sh[T], sum_sh[T];  // per subgroup (T of them at most: subgroups of any size)
 shared vec4 col_sh[T];          // [column groups, D / 4] partial sums
 
 void main() {
@@ -35,24 +35,22 @@ void main() {
   query_keys(p.seqlens, p.total, b, s, p.S, p.max_seq, p.window, lo, hi);
   chunk_split(max(hi - lo, 0), p.nchunk, per, used);
   uint row = z * p.Hq + h, first = row * p.nchunk;  // chunk c's entry: first + c
-  float mx = -1.0 / 0.0;
-  for (int c = int(tid); c < used; c += int(T)) mx = max(mx, p.part_ml.v[(first + uint(c)) * 2]);
-  mx = subgroupMax(mx);
-  if (subgroupElect()) red_sh[sg] = mx;
+  // Chunk tid's max and sum (nchunk <= MAX_CHUNKS = T: one chunk a thread at most), loaded once.
+  bool mine = int(tid) < used;
+  float mc = mine ? p.part_ml.v[(first + tid) * 2] : -1.0 / 0.0;
+  float lc = mine ? p.part_ml.v[(first + tid) * 2 + 1] : 0.0;
+  float mx = subgroupMax(mc);
+  if (subgroupElect()) max_sh[sg] = mx;
   barrier();
   float M = -1.0 / 0.0;
-  for (uint k = 0; k < nsg; k++) M = max(M, red_sh[k]);
-  float den = 0.0;
-  for (int c = int(tid); c < used; c += int(T)) {
-    float w = exp(p.part_ml.v[(first + uint(c)) * 2] - M);
-    w_sh[c] = w;
-    den += w * p.part_ml.v[(first + uint(c)) * 2 + 1];
-  }
-  den = subgroupAdd(den);
-  if (subgroupElect()) red_sh[32 + sg] = den;
+  for (uint k = 0; k < nsg; k++) M = max(M, max_sh[k]);
+  float w = mine ? exp(mc - M) : 0.0;
+  if (mine) w_sh[tid] = w;
+  float den = subgroupAdd(w * lc);
+  if (subgroupElect()) sum_sh[sg] = den;
   barrier();
   den = 0.0;
-  for (uint k = 0; k < nsg; k++) den += red_sh[32 + k];
+  for (uint k = 0; k < nsg; k++) den += sum_sh[k];
   uint C4 = D / 4, groups = T / C4, col = tid % C4, grp = tid / C4;
   vec4 acc = vec4(0.0);
   if (grp < groups) {
