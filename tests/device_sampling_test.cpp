@@ -169,6 +169,48 @@ TEST_F(DeviceSampling, vulkan_greedy_batch_picks_every_row_on_the_device) {
   EXPECT_GT(stat(*vk_, "queued_runs"), queued0 + 10) << "the batch's decode steps should run queued";
 }
 
+// Beam search on the device (DeviceSampling::beam_candidates: each row's log-softmax statistics and best logits come
+// back, not its logits): the same sequences and scores as beam search from the logits read back — the CPU provider's
+// (the statistics are summed in another order on the device: scores within 1e-5; the fp32 model has no near-ties
+// here) — at batch 1 and 2, 4 beams, 2 returned, length penalty 0.5; every step after the prompt's picks on the
+// device (host_picks 1: the first), and none does with a repetition penalty (processed on the host).
+TEST_F(DeviceSampling, vulkan_beam_search_takes_candidates_from_the_device) {
+  const std::vector<std::vector<int32_t>> prompts{{1, 450, 496, 1735}, {1, 1532, 338}};
+  for (int batch : {1, 2})
+    for (double penalty : {1.0, 1.3}) {
+      SCOPED_TRACE("batch " + std::to_string(batch) + " repetition penalty " + std::to_string(penalty));
+      int64_t steps = 0;
+      auto run = [&](const std::shared_ptr<genai::Model>& m, int64_t* host_picks, bool* on_device) {
+        genai::GeneratorParams p(*m);
+        p.search.batch_size = batch;
+        p.search.num_beams = 4;
+        p.search.num_return_sequences = 2;
+        p.search.length_penalty = 0.5;
+        p.search.repetition_penalty = penalty;
+        p.search.max_length = 20;
+        genai::Generator g(m, p);
+        if (on_device) *on_device = g.samples_on_device();
+        g.append_token_sequences(std::vector<std::vector<int32_t>>(prompts.begin(), prompts.begin() + batch));
+        for (steps = 0; !g.is_done(); steps++) g.generate_next_token();
+        if (host_picks) *host_picks = g.host_picks();
+        std::vector<std::pair<std::vector<int32_t>, float>> out;
+        for (size_t i = 0; i < g.sequence_count(); i++) out.emplace_back(g.sequence(i), g.sequence_score(i));
+        return out;
+      };
+      int64_t host_picks = -1;
+      bool on_device = false;
+      auto got = run(vk_, &host_picks, &on_device);
+      EXPECT_EQ(host_picks, penalty == 1.0 ? 1 : steps) << "steps picked from logits read back, of " << steps;
+      auto want = run(cpu_, nullptr, nullptr);
+      EXPECT_TRUE(on_device);
+      ASSERT_EQ(got.size(), want.size());
+      for (size_t i = 0; i < got.size(); i++) {
+        EXPECT_EQ(got[i].first, want[i].first) << "sequence " << i;
+        EXPECT_NEAR(got[i].second, want[i].second, 1e-5) << "sequence " << i;
+      }
+    }
+}
+
 // The Vulkan session keeps one sequence's KV cache: two generators of one model, interleaved (two chats served
 // by one model), must each get the tokens they get alone — a generator re-runs its positions when the other used
 // the cache in between.

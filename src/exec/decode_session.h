@@ -38,6 +38,15 @@ struct DecodeRun {
   const DeviceSampling* sampling = nullptr;  // also pick each row's next token on the device (null: no)
 };
 
+// One row's logits as beam search needs them (DeviceSampling::beam_candidates): its log-softmax statistics and its
+// K largest logits. A log-prob is (logit - max) - log(sum).
+struct BeamRow {
+  int64_t vocab = 0;            // the row's length
+  float max = 0, sum = 0;       // the row's largest logit; the sum of exp(logit - max) over the row
+  std::vector<float> logits;    // the K largest logits, descending (equal ones: lower token id first)
+  std::vector<int32_t> tokens;  // their token ids
+};
+
 class DecodeSession {
  public:
   virtual ~DecodeSession() = default;
@@ -67,6 +76,9 @@ class DecodeSession {
   // The tokens the last run (or the last finished queued step) picked on the device for kv's rows; empty when it
   // picked none or did not run kv.
   virtual std::vector<int64_t> sampled_tokens(const KvState& kv) const = 0;
+  // kv's rows of the last run's beam candidates (DeviceSampling::beam_candidates); empty when it made none or did
+  // not run kv.
+  virtual std::vector<BeamRow> beam_candidates(const KvState& kv) const { return {}; }
   // kv's rows of the last run's last-position output [rows, 1, ...]; false when unavailable (the last run did not
   // run kv or returned it already).
   virtual bool read_last_output(const KvState& kv, Tensor* out) = 0;

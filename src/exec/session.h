@@ -39,6 +39,9 @@ struct DeviceSampling {
   float temperature = 1.0f;
   uint64_t seed = 0;         // of the device's random state
   bool token_mask = false;   // only tokens of a packed bit mask may be picked (set_token_mask before each run)
+  // > 0 (beam search): no token is picked; instead each row's log-softmax statistics and its this many largest
+  // logits come back (DecodeSession::beam_candidates), so the logits stay on the device.
+  int beam_candidates = 0;
 };
 
 class Session {

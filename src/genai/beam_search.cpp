@@ -65,10 +65,7 @@ namespace {
 // The best `k` (score, flat index) candidates of a row, best first, ties to the lower flat index: tokens are fed in
 // order, so a newcomer equal to a kept candidate ranks after it and one equal to the k-th is not taken.
 struct TopCandidates {
-  struct Item {
-    float score;
-    int64_t index;  // beam * V + token
-  };
+  using Item = BeamSearch::Candidate;
   std::vector<Item> items;
   size_t k;
   explicit TopCandidates(size_t k_) : k(k_) { items.reserve(k_ + 1); }
@@ -119,6 +116,46 @@ void BeamSearch::step(const std::vector<float>& logits, const std::vector<std::v
     });
   else
     for (int64_t r = 0; r < rows; r++) scan_row(r);
+  std::vector<std::vector<Candidate>> best((size_t)rows);
+  for (int64_t r = 0; r < rows; r++) best[r] = std::move(row_best[r].items);
+  select(best, V, seqs, tokens, source_rows);
+}
+
+// A candidate's score from the row's statistics: ((x - max) - log(sum)) + beam score, the operations of the scan above.
+void BeamSearch::step(const std::vector<BeamRow>& in, int64_t V, const std::vector<std::vector<int32_t>>& seqs,
+                      std::vector<int32_t>& tokens, std::vector<int32_t>& source_rows) {
+  const int64_t rows = (int64_t)batch_ * beams_;
+  OGX_CHECK((int64_t)in.size() == rows && (int64_t)seqs.size() == rows, "beam search: expected candidates of ", rows,
+            " rows, got ", in.size());
+  OGX_CHECK(V >= 2, "beam search needs a vocabulary of at least 2 tokens, got ", V);
+  const size_t top_k = (size_t)std::min<int64_t>(2 * beams_, V);
+  std::vector<std::vector<Candidate>> best((size_t)rows);
+  for (int64_t r = 0; r < rows; r++) {
+    if (hyps_[r / beams_].done) continue;
+    const BeamRow& row = in[r];
+    OGX_CHECK(row.logits.size() == row.tokens.size() && row.logits.size() >= top_k, "beam search: row ", r, " has ",
+              row.logits.size(), " candidates, fewer than ", top_k);
+    const float log_sum = std::log(row.sum), beam = beam_scores_[r];
+    const int64_t first = (r % beams_) * V;
+    std::vector<Candidate>& b = best[r];
+    for (size_t i = 0; i < row.logits.size(); i++) {
+      OGX_CHECK(row.tokens[i] >= 0 && row.tokens[i] < V, "beam search: candidate token ", row.tokens[i],
+                " is out of range [0, ", V, ")");
+      b.push_back({((row.logits[i] - row.max) - log_sum) + beam, first + row.tokens[i]});
+    }
+    std::sort(b.begin(), b.end(), [](const Candidate& x, const Candidate& y) {
+      return x.score > y.score || (x.score == y.score && x.index < y.index);
+    });
+    b.resize(top_k);
+  }
+  select(best, V, seqs, tokens, source_rows);
+}
+
+void BeamSearch::select(const std::vector<std::vector<Candidate>>& row_best, int64_t V,
+                        const std::vector<std::vector<int32_t>>& seqs, std::vector<int32_t>& tokens,
+                        std::vector<int32_t>& source_rows) {
+  const int64_t rows = (int64_t)batch_ * beams_;
+  const int top_k = 2 * beams_;
   tokens.assign(rows, pad_);
   source_rows.assign(rows, 0);
   std::vector<float> next_scores(rows, 0.0f);
@@ -131,10 +168,10 @@ void BeamSearch::step(const std::vector<float>& logits, const std::vector<std::v
     }
     // The prompt's best candidates: the union of its rows' best (each row's top k holds every candidate of the
     // prompt's top k from that row), ranked by score, ties to the lower (beam, token).
-    std::vector<TopCandidates::Item> all;
-    for (int j = 0; j < beams_; j++) all.insert(all.end(), row_best[first_row + j].items.begin(),
-                                                row_best[first_row + j].items.end());
-    std::sort(all.begin(), all.end(), [](const TopCandidates::Item& x, const TopCandidates::Item& y) {
+    std::vector<Candidate> all;
+    for (int j = 0; j < beams_; j++)
+      all.insert(all.end(), row_best[first_row + j].begin(), row_best[first_row + j].end());
+    std::sort(all.begin(), all.end(), [](const Candidate& x, const Candidate& y) {
       return x.score > y.score || (x.score == y.score && x.index < y.index);
     });
     int taken = 0;

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "common/thread_pool.h"
+#include "exec/decode_session.h"
 #include "genai/config.h"
 
 namespace ogx::genai {
@@ -26,12 +27,21 @@ struct Hypothesis {
 
 class BeamSearch {
  public:
+  struct Candidate {  // a (beam, token) continuation of a prompt
+    float score;      // the beam's score with the token's log-prob
+    int64_t index;    // beam * V + token
+  };
   BeamSearch(const SearchConfig& search, std::vector<int> eos_ids, int pad_token_id);
 
   // One step. logits: [batch * num_beams x vocab], processed (min length, penalties). sequences: each row's tokens
   // so far (all the same length). Returns per row the token it appends (`tokens`, [rows]) and the row whose sequence
   // and KV cache it continues (`source_rows`, [rows]). Candidates of equal score rank by (beam, token).
   void step(const std::vector<float>& logits, const std::vector<std::vector<int32_t>>& sequences,
+            std::vector<int32_t>& tokens, std::vector<int32_t>& source_rows);
+  // The same step from each row's log-softmax statistics and best logits, computed where the logits are (a device:
+  // DecodeSession::beam_candidates; at least min(2 x num_beams, V) per row, V the vocabulary): the candidates' scores
+  // are those the whole row gives, with the row's own max and sum.
+  void step(const std::vector<BeamRow>& rows, int64_t V, const std::vector<std::vector<int32_t>>& sequences,
             std::vector<int32_t>& tokens, std::vector<int32_t>& source_rows);
   // Rows of a step scan in parallel on `pool` (not owned; null: on the calling thread). The same results either way.
   void set_pool(ThreadPool* pool) { pool_ = pool; }
@@ -42,6 +52,10 @@ class BeamSearch {
   std::vector<std::vector<Hypothesis>> finalize(const std::vector<std::vector<int32_t>>& sequences) const;
 
  private:
+  // The step after every row has its best candidates ([rows], best first, ties to the lower index).
+  void select(const std::vector<std::vector<Candidate>>& row_best, int64_t V,
+              const std::vector<std::vector<int32_t>>& sequences, std::vector<int32_t>& tokens,
+              std::vector<int32_t>& source_rows);
   struct Hypotheses {  // one prompt's finished hypotheses, best first, at most num_beams
     std::vector<Hypothesis> best;
     bool done = false;

@@ -125,6 +125,9 @@ Generator::Generator(std::shared_ptr<const Model> model, const GeneratorParams& 
       beam_pool_ = std::make_unique<ThreadPool>(threads);
       beam_->set_pool(beam_pool_.get());
     }
+    DeviceSampling ds;
+    ds.beam_candidates = 2 * beams_;
+    if (kv_.decoder() && kv_.decoder()->can_sample(ds, rows())) beam_sampling_ = ds;
   }
   // Logit processing that needs the sequence stays on the host; EOS suppression before min_length is handled per
   // step (such steps read the logits back). One row, or greedy rows of a batch (beams need the log-probs).
@@ -277,7 +280,8 @@ void Generator::run(const std::vector<int32_t>& ids, int n_rows, int64_t S, bool
   }
   kv_.bind(total, in, out);
   extra_io_.add_outputs(out);
-  kv_.run_model(in, out, total, device_sampling_ && sample ? (step_sampling_ ? step_sampling_ : &sampling_) : nullptr);
+  const DeviceSampling* picks = !sample ? nullptr : step_sampling_ ? step_sampling_ : device_sampling_ ? &sampling_ : nullptr;
+  kv_.run_model(in, out, total, picks);
   kv_.commit(out, total);
   extra_io_.keep(in, out);
   logits_on_device_ = !want_logits;
@@ -533,6 +537,7 @@ void Generator::generate_next_token() {
   OGX_CHECK(!is_done(), "generate_next_token: generation is done (EOS or max_length reached)");
   if (rope_rerun_due()) rerun_at_rope_switch();
   if (spec_) return spec_->generate_next_token(*this);
+  if (beam_sampling_ && beam_step_on_device()) return;
   // On the device when nothing needs the logits on the host. EOS is suppressed until min_length by a token mask on
   // the device (a guided generator's, or one banning only EOS), else on the host.
   const bool below_min = (int)token_count() < search_.min_length;
@@ -573,10 +578,39 @@ void Generator::generate_next_token() {
     append_device_tokens();
   } else {
     if (logits_on_device_) logits();  // a device step whose token is chosen on the host after all
-    if (device_sampling_) host_picks_++;
+    if (device_sampling_ || beam_sampling_) host_picks_++;
     pick_host();
   }
   if (device && !is_done() && queue_ahead_ && queue_step()) queued_ = 1;
+}
+
+bool Generator::beam_step_on_device() {
+  if (pending_.empty() || guidance_) return false;  // (guidance masks each row on the host)
+  for (int r = 0; r < rows(); r++)
+    if (sampler_.processes_logits(seqs_[r])) return false;  // penalties, n-gram bans, EOS below min_length
+  drop_queued();
+  step_sampling_ = &*beam_sampling_;
+  try {
+    run_pending(/*want_logits=*/false);
+  } catch (...) {
+    step_sampling_ = nullptr;
+    throw;
+  }
+  step_sampling_ = nullptr;
+  std::vector<BeamRow> rows_best = kv_.decoder()->beam_candidates(*kv_.state());
+  if (rows_best.size() != (size_t)rows()) {  // the provider made none after all: the logits, on the host
+    logits();
+    pick_host();
+    return true;
+  }
+  std::vector<int32_t> tokens, src;
+  beam_->step(rows_best, rows_best[0].vocab, seqs_, tokens, src);
+  std::vector<std::vector<int32_t>> next(rows());
+  for (int r = 0; r < rows(); r++) next[r] = seqs_[src[r]];
+  seqs_ = std::move(next);
+  kv_.reorder_rows(src);  // each beam continues the cache of the row it extends
+  append_row_tokens(tokens);
+  return true;
 }
 
 bool Generator::upload_token_mask(bool ban_eos) {

@@ -97,10 +97,12 @@ class Generator {
   // there).
   const std::vector<float>& logits();
   // True when next tokens are picked on the provider's device (one row: greedy or top-k/top-p/temperature; a
-  // batch: greedy; no beams, repetition penalty or n-gram bans): only token ids come back each step.
-  bool samples_on_device() const { return device_sampling_; }
+  // batch: greedy; no repetition penalty or n-gram bans): only token ids come back each step. Beam search: each
+  // row's log-softmax statistics and 2 x num_beams best logits come back, the beams are chosen on the host.
+  bool samples_on_device() const { return device_sampling_ || beam_sampling_.has_value(); }
   // Steps whose tokens were picked on the host (from logits read back) although samples_on_device(): the first
-  // after a prompt, min_length where the device has no token mask, set_logits, a pick after logits() was read.
+  // after a prompt, min_length where the device has no token mask, set_logits, a pick after logits() was read;
+  // beam search: steps whose logits needed processing (penalties, n-gram bans, min_length, guidance).
   int64_t host_picks() const { return host_picks_; }
   void set_logits(const std::vector<float>& logits);  // [rows x vocab]
   void rewind_to(size_t length);
@@ -188,6 +190,10 @@ class Generator {
   // step_sampling_ points at it for the run of such a step (null: sampling_).
   std::optional<DeviceSampling> eos_mask_sampling_;
   const DeviceSampling* step_sampling_ = nullptr;
+  // Beam search with the model on a device that makes beam candidates (DeviceSampling::beam_candidates): steps whose
+  // logits need no processing on the host read back only each row's statistics and 2 x num_beams best logits.
+  std::optional<DeviceSampling> beam_sampling_;
+  bool beam_step_on_device();  // runs the pending step so, and takes its beams' tokens; false: not this step
   mutable int queued_ = 0;   // 1: the pending token's forward pass is queued (DecodeSession::queue_next)
   bool queue_ahead_ = true;  // a device step queues its successor (off for a draft model's last draft of a round)
   // phi3 / phimoe 4097, phi3small 8193 (one sequence, one beam; else 0): the length at which the whole sequence runs

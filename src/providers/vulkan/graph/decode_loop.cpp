@@ -5,6 +5,8 @@
 
 #include "common/error.h"
 #include "providers/vulkan/graph/session_impl.h"
+#include <cstring>
+
 #include "providers/vulkan/kernels/sampling.h"
 #include "providers/vulkan/transfer.h"
 
@@ -50,6 +52,8 @@ void VulkanGraphSession::reorder_kv(KvState& kv, const std::vector<int32_t>& src
 
 bool VulkanGraphSession::can_sample(const DeviceSampling& s, int64_t rows) const {
   if (last_position_node_ < 0 || rows > kMaxSampleRows) return false;
+  if (s.beam_candidates != 0)  // beam search: candidates only, over the whole row (no mask)
+    return s.beam_candidates > 0 && s.beam_candidates <= kernels::kMaxBeamCandidates && !s.token_mask;
   return s.greedy || (s.top_p > 0 && s.top_p <= 1 && s.temperature > 0 && s.top_k >= 0);
 }
 
@@ -107,6 +111,28 @@ std::vector<int64_t> VulkanGraphSession::sampled_tokens(const KvState& kv) const
     if (rr.state == &kv && rr.serial == serial && !last_tokens_.empty())
       return std::vector<int64_t>(last_tokens_.begin() + rr.first, last_tokens_.begin() + rr.first + rr.rows);
   return {};
+}
+
+std::vector<BeamRow> VulkanGraphSession::beam_candidates(const KvState& kv) const {
+  const uint64_t serial = static_cast<const VulkanKvState&>(kv).serial();
+  const int64_t words = kernels::beam_candidate_words(last_beam_k_);
+  std::vector<BeamRow> out;
+  for (const RunRows& rr : last_rows_) {
+    if (rr.state != &kv || rr.serial != serial || last_beam_.empty()) continue;
+    for (int64_t r = rr.first; r < rr.first + rr.rows; r++) {
+      const uint32_t* w = last_beam_.data() + r * words;
+      BeamRow row;
+      row.vocab = last_beam_vocab_;
+      std::memcpy(&row.max, &w[0], 4);
+      std::memcpy(&row.sum, &w[1], 4);
+      row.logits.resize((size_t)last_beam_k_);
+      row.tokens.resize((size_t)last_beam_k_);
+      std::memcpy(row.logits.data(), &w[2], (size_t)last_beam_k_ * 4);
+      std::memcpy(row.tokens.data(), &w[2 + last_beam_k_], (size_t)last_beam_k_ * 4);
+      out.push_back(std::move(row));
+    }
+  }
+  return out;
 }
 
 bool VulkanGraphSession::read_last_output(const KvState& kv, Tensor* out) {

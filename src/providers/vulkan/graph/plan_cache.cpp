@@ -117,7 +117,8 @@ VulkanGraphSession::Prepared VulkanGraphSession::prepare(const std::vector<Named
     sig << " sample_rows";
   else if (sampling_)
     sig << " sample" << sampling_params_.greedy << "," << sampling_params_.top_k << "," << sampling_params_.top_p << ","
-        << sampling_params_.temperature << (sampling_params_.token_mask ? ",mask" : "");
+        << sampling_params_.temperature << (sampling_params_.token_mask ? ",mask" : "") << ",beams"
+        << sampling_params_.beam_candidates;
   sig << weight_input_signature(host);
   for (int v : host_read_values_) {
     sig << " h" << v << shape_str(host[v]->shape()) << "=";
@@ -245,8 +246,12 @@ void VulkanGraphSession::complete(Plan& p, bool replayed, std::chrono::steady_cl
   last_fallback_bytes_ = p.fallback_bytes;
   if (profile_) collect_profile(profile_stats_[p.signature], p.samples);
   last_plan_ = &p;
-  last_tokens_.assign(p.samples ? (size_t)p.sample_rows : 0, -1);
-  if (p.samples) p.token_host.read(last_tokens_.data(), (VkDeviceSize)p.sample_rows * 8);
+  last_tokens_.assign(p.samples && !p.beam_k ? (size_t)p.sample_rows : 0, -1);
+  if (p.samples && !p.beam_k) p.token_host.read(last_tokens_.data(), (VkDeviceSize)p.sample_rows * 8);
+  last_beam_k_ = p.samples ? p.beam_k : 0;
+  last_beam_vocab_ = p.beam_vocab;
+  last_beam_.assign(last_beam_k_ ? (size_t)(p.sample_rows * kernels::beam_candidate_words(p.beam_k)) : 0, 0u);
+  if (last_beam_k_) p.token_host.read(last_beam_.data(), (VkDeviceSize)(last_beam_.size() * 4));
   if (!replayed) return;
   using us = std::chrono::duration<double, std::micro>;
   ReplayStats& st = replay_stats_[p.signature];

@@ -45,7 +45,7 @@ bool VulkanGraphSession::queued_for(const std::vector<const KvState*>& states) c
 
 bool VulkanGraphSession::queue_next(const std::vector<NamedTensor>& inputs, const std::string& token_input,
                                     const DecodeRun& r) {
-  if (!r.sampling || profile_ || !graph_capture_ || queued_.size() >= 2 ||
+  if (!r.sampling || r.sampling->beam_candidates > 0 || profile_ || !graph_capture_ || queued_.size() >= 2 ||
       !token_device_.size() || !last_plan_ || !last_plan_->samples || !stages_.empty())
     return false;  // (a step split by CPU fallback stages needs the host between its segments: run synchronously)
   // Its tokens are those the step before it picked: that step must have run the same rows.

@@ -131,6 +131,8 @@ struct Plan {
   bool samples = false;       // picks the next token on the device (DecodeRun::sampling)
   HostVisibleBuffer token_host;  // int64 [B]: the step's tokens, written by the sampling kernel beside token_device_
   int64_t sample_rows = 0;       // B of token_host (samples)
+  int64_t beam_k = 0;            // > 0: samples beam candidates instead, token_host uint32 [B, 2 + 2 beam_k]
+  int64_t beam_vocab = 0;        // the length of the rows they come from
   // A queued step's plan (fed_value >= 0) that samples: the session's random state as the step found it, copied on
   // the device before its sampling advances it (drop_queued puts it back: a dropped step leaves no trace).
   DeviceBuffer rng_before;
@@ -165,6 +167,7 @@ class VulkanGraphSession : public Session, public DecodeSession {
   int64_t prefill_chunk() const override { return prefill_chunk_; }
   void run(const std::vector<NamedTensor>& inputs, std::vector<NamedTensor>& outputs, const DecodeRun& r) override;
   std::vector<int64_t> sampled_tokens(const KvState& kv) const override;
+  std::vector<BeamRow> beam_candidates(const KvState& kv) const override;
   bool read_last_output(const KvState& kv, Tensor* out) override;
   // guidance: the next run's allowed tokens (decode_loop.cpp)
   bool set_token_mask(const KvState& kv, const std::vector<uint32_t>& bits, int64_t words_per_row) override;
@@ -323,6 +326,9 @@ class VulkanGraphSession : public Session, public DecodeSession {
   HostVisibleBuffer token_mask_;             // DeviceSampling::token_mask: uint32 [kMaxSampleRows x token_mask_words_]
   int64_t token_mask_words_ = 0;
   std::vector<int64_t> last_tokens_;         // [B] the last run's device-sampled tokens (empty: none)
+  std::vector<uint32_t> last_beam_;          // [B, 2 + 2K] the last run's beam candidates (empty: none)
+  int64_t last_beam_k_ = 0;                  // their K
+  int64_t last_beam_vocab_ = 0;              // the rows' length
   uint64_t runs_ = 0, recordings_ = 0;
   struct LoadMs {  // wall time of the constructor's phases (stats(): load_*_ms)
     double context = 0, fuse = 0, fold = 0, place = 0, ops = 0;

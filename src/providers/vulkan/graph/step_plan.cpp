@@ -309,6 +309,17 @@ void VulkanGraphSession::record_sampling(Plan& p, int64_t batch) {
   rows.shape = {B, V};
   rows.mem = l.mem.sub((VkDeviceSize)((S - 1) * V) * es, (VkDeviceSize)(B * V) * es);
   OGX_CHECK(B <= kMaxSampleRows, "device sampling: batch ", B, " exceeds ", kMaxSampleRows);
+  if (sampling_params_.beam_candidates > 0) {  // beam search: each row's statistics and best logits come back
+    const int64_t K = std::min<int64_t>(sampling_params_.beam_candidates, V);
+    const int64_t words = B * kernels::beam_candidate_words(K);
+    p.token_host = HostVisibleBuffer(ctx_->memory(), "beam candidates (host)", std::max<VkDeviceSize>(words * 4, 256), true);
+    kernels::beam_candidates(p.tail(), rows, K, p.token_host.view(DType::i32, {words}));
+    p.samples = true;
+    p.sample_rows = B;
+    p.beam_k = K;
+    p.beam_vocab = V;
+    return;
+  }
   if (!rng_.size()) rng_ = ctx_->memory().allocate("sampling state", kMaxSampleRows * 4);  // seeded by bind_rng
   if (!token_device_.size()) token_device_ = ctx_->memory().allocate("sampled tokens", kMaxSampleRows * 8);
   p.token_host = HostVisibleBuffer(ctx_->memory(), "sampled tokens (host)", std::max<VkDeviceSize>(B * 8, 256), true);

@@ -66,6 +66,23 @@ void sample_tokens(CommandRecorder& rec, const SamplingParams& params, const Ten
     rec.dispatch(pl, &p, sizeof(p), (uint32_t)B, chunks, 1, reads, writes);
 }
 
+void beam_candidates(CommandRecorder& rec, const TensorView& logits, int64_t K, const TensorView& out) {
+  const char* t = storage_suffix(logits.dtype, "beam candidates");
+  OGX_CHECK(logits.shape.size() >= 1 && logits.shape.back() > 0, "beam candidates: logits must be [B, V]");
+  const int64_t V = logits.shape.back(), B = logits.numel() / V;
+  OGX_CHECK(K >= 1 && K <= kMaxBeamCandidates && K <= V, "beam candidates: K (", K, ") must be in [1, min(",
+            kMaxBeamCandidates, ", vocabulary ", V, ")]");
+  OGX_CHECK(dtype_size(out.dtype) == 4 && out.numel() >= B * beam_candidate_words(K),
+            "beam candidates: out must be uint32 [", B, ", ", beam_candidate_words(K), "]");
+  OGX_CHECK(B >= 1 && B <= 65535, "beam candidates: ", B, " rows (1..65535)");
+  struct {
+    uint64_t logits, out;
+    uint32_t V, K;
+  } p{addr(logits), addr(out), (uint32_t)V, (uint32_t)K};
+  rec.dispatch(rec.context().pipelines().get(std::string("beam_candidates_") + t), &p, sizeof(p), (uint32_t)B, 1, 1,
+               {logits.mem}, {out.mem});
+}
+
 void write_row_params(const SamplingParams& params, uint32_t out[4]) {
   out[0] = params.greedy ? 0u : 1u;
   out[1] = params.top_k;

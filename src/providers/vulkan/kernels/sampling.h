@@ -41,6 +41,13 @@ int64_t argmax_scratch_words(int64_t B, int64_t V);
 // accepted takes the one-workgroup sampler. For top-p, P(a row reaches it) <= (1 - top_p) ^ 5 (1e-5 at 0.9).
 constexpr uint32_t kRejectionRounds = 6;
 
+// Beam search's view of logits [B, V] (beam_candidates.comp): out, uint32 [B, 2 + 2K] (host-visible, read after the
+// submission completes), gets per row its largest logit and the sum of exp(logit - max) (float bits), then its K
+// largest logits (float bits, descending) and their token ids (ties: lower id first). 1 <= K <= kMaxBeamCandidates.
+constexpr int64_t kMaxBeamCandidates = 64;  // beam_candidates.comp TOPK_MAX: 2 x 32 beams
+void beam_candidates(CommandRecorder& rec, const TensorView& logits, int64_t K, const TensorView& out);
+inline int64_t beam_candidate_words(int64_t K) { return 2 + 2 * K; }  // per row of out
+
 // Host helper: initial PCG states for B rows from one seed.
 std::vector<uint32_t> seed_sampling_state(uint64_t seed, int64_t B);
 

@@ -4,6 +4,8 @@
 #include "providers/vulkan/tests/vk_test_util.h"
 
 #include <algorithm>
+#include <cmath>
+#include <cstring>
 #include <numeric>
 #include <set>
 
@@ -461,6 +463,69 @@ TEST_F(VulkanSamplingTest, LargeVocabTopKSupport) {
   float kth = sorted[K - 1];
   for (auto t : got) EXPECT_GE(row[t], kth) << "token " << t << " is not in the top " << K << " of " << V;
   }
+}
+
+// Beam search's candidates (beam_candidates.comp) against a host reference: each row's max and sum of exp(x - max)
+// (fp32 in index order on the host, a tree on the device: relative 1e-5, ~2^-17, for sums of up to 128k terms each
+// <= 1), and its K largest logits with their ids exactly, by value descending then id ascending. Rows with ties at
+// the top, ties straddling the K-th place (the kept ones are the K best by (value, id) only when the ties fit, so
+// those rows check values and that the ids hold those values), -inf entries (masked tokens), V from 1 to past 128k,
+// K from 1 to 64, fp32 and fp16 logits.
+TEST_F(VulkanSamplingTest, BeamCandidatesMatchTheHost) {
+  struct Case {
+    int64_t B, V, K;
+  };
+  for (DType dt : {DType::f32, DType::f16})
+    for (const Case& c : {Case{1, 1, 1}, Case{3, 7, 7}, Case{4, 5003, 8}, Case{2, 128256 + 37, 64}, Case{5, 300, 6},
+                          Case{16, 2048, 2}}) {
+      SCOPED_TRACE(std::string(dtype_name(dt)) + " B " + std::to_string(c.B) + " V " + std::to_string(c.V) + " K " +
+                   std::to_string(c.K));
+      auto logits = round_to(random_values(c.B * c.V, (uint32_t)(c.V + c.K), -12, 12), dt);
+      if (c.V >= 300) {
+        logits[0 * c.V + c.V / 2] = 40, logits[0 * c.V + 3] = 40;  // a tie at the top: id 3 first
+        for (int64_t i = 10; i < 20; i++) logits[(c.B - 1) * c.V + i] = -INFINITY;  // masked tokens
+      }
+      if (c.B >= 2 && c.V >= 300)  // row 1: more ties at one value than fit after the K - 2 larger ones
+        for (int64_t i = 0; i < c.V; i += c.V / (c.K + 3)) logits[1 * c.V + i] = i < c.V / 3 ? 30 : 25;
+      TensorView lv = upload(logits, dt, {c.B, c.V});
+      TensorView out = empty(DType::i32, {c.B * kernels::beam_candidate_words(c.K)});
+      CommandRecorder rec(ctx());
+      rec.begin();
+      kernels::beam_candidates(rec, lv, c.K, out);
+      rec.end();
+      rec.run();
+      Tensor h = ctx().transfers().download_tensor(out);
+      const uint32_t* w = h.data<uint32_t>();
+      for (int64_t b = 0; b < c.B; b++) {
+        const float* x = logits.data() + b * c.V;
+        const uint32_t* row = w + b * kernels::beam_candidate_words(c.K);
+        float mx = -INFINITY, sum = 0.0f;
+        for (int64_t i = 0; i < c.V; i++) mx = std::max(mx, x[i]);
+        for (int64_t i = 0; i < c.V; i++) sum += std::exp(x[i] - mx);
+        float got_max, got_sum;
+        std::memcpy(&got_max, &row[0], 4);
+        std::memcpy(&got_sum, &row[1], 4);
+        EXPECT_EQ(got_max, mx) << "row " << b;
+        EXPECT_NEAR(got_sum, sum, 1e-5 * sum) << "row " << b;
+        std::vector<int64_t> order(c.V);
+        std::iota(order.begin(), order.end(), 0);
+        std::stable_sort(order.begin(), order.end(), [&](int64_t i, int64_t j) { return x[i] > x[j]; });
+        const float kth = x[order[c.K - 1]];
+        int64_t above = 0;  // candidates strictly above the K-th value: exactly determined
+        while (above < c.K && x[order[above]] > kth) above++;
+        const bool ties_fit = above + (int64_t)std::count(x, x + c.V, kth) <= c.K;
+        for (int64_t i = 0; i < c.K; i++) {
+          float v;
+          std::memcpy(&v, &row[2 + i], 4);
+          const uint32_t id = row[2 + c.K + i];
+          ASSERT_LT(id, (uint32_t)c.V) << "row " << b << " candidate " << i;
+          EXPECT_EQ(v, x[order[i]]) << "row " << b << " candidate " << i;
+          EXPECT_EQ(x[id], v) << "row " << b << " candidate " << i << ": the id does not hold its value";
+          if (i < above || ties_fit) EXPECT_EQ((int64_t)id, order[i]) << "row " << b << " candidate " << i;
+          if (i > 0 && v == x[row[2 + c.K + i - 1]]) EXPECT_GT(id, row[2 + c.K + i - 1]) << "ties: ids ascending";
+        }
+      }
+    }
 }
 
 }  // namespace
