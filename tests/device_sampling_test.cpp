@@ -173,12 +173,18 @@ TEST_F(DeviceSampling, vulkan_greedy_batch_picks_every_row_on_the_device) {
 // back, not its logits): the same sequences and scores as beam search from the logits read back — the CPU provider's
 // (the statistics are summed in another order on the device: scores within 1e-5; the fp32 model has no near-ties
 // here) — at batch 1 and 2, 4 beams, 2 returned, length penalty 0.5; every step after the prompt's picks on the
-// device (host_picks 1: the first), and none does with a repetition penalty (processed on the host).
+// device (host_picks 1: the first), also below min_length (EOS banned by a token mask on the device), and none does
+// with a repetition penalty (processed on the host).
 TEST_F(DeviceSampling, vulkan_beam_search_takes_candidates_from_the_device) {
   const std::vector<std::vector<int32_t>> prompts{{1, 450, 496, 1735}, {1, 1532, 338}};
+  struct Case {
+    double penalty;
+    int min_length;
+  };
   for (int batch : {1, 2})
-    for (double penalty : {1.0, 1.3}) {
-      SCOPED_TRACE("batch " + std::to_string(batch) + " repetition penalty " + std::to_string(penalty));
+    for (const Case& c : {Case{1.0, 0}, Case{1.3, 0}, Case{1.0, 14}}) {
+      SCOPED_TRACE("batch " + std::to_string(batch) + " repetition penalty " + std::to_string(c.penalty) +
+                   " min_length " + std::to_string(c.min_length));
       int64_t steps = 0;
       auto run = [&](const std::shared_ptr<genai::Model>& m, int64_t* host_picks, bool* on_device) {
         genai::GeneratorParams p(*m);
@@ -186,7 +192,8 @@ TEST_F(DeviceSampling, vulkan_beam_search_takes_candidates_from_the_device) {
         p.search.num_beams = 4;
         p.search.num_return_sequences = 2;
         p.search.length_penalty = 0.5;
-        p.search.repetition_penalty = penalty;
+        p.search.repetition_penalty = c.penalty;
+        p.search.min_length = c.min_length;
         p.search.max_length = 20;
         genai::Generator g(m, p);
         if (on_device) *on_device = g.samples_on_device();
@@ -200,7 +207,7 @@ TEST_F(DeviceSampling, vulkan_beam_search_takes_candidates_from_the_device) {
       int64_t host_picks = -1;
       bool on_device = false;
       auto got = run(vk_, &host_picks, &on_device);
-      EXPECT_EQ(host_picks, penalty == 1.0 ? 1 : steps) << "steps picked from logits read back, of " << steps;
+      EXPECT_EQ(host_picks, c.penalty == 1.0 ? 1 : steps) << "steps picked from logits read back, of " << steps;
       auto want = run(cpu_, nullptr, nullptr);
       EXPECT_TRUE(on_device);
       ASSERT_EQ(got.size(), want.size());

@@ -127,7 +127,11 @@ Generator::Generator(std::shared_ptr<const Model> model, const GeneratorParams& 
     }
     DeviceSampling ds;
     ds.beam_candidates = 2 * beams_;
-    if (kv_.decoder() && kv_.decoder()->can_sample(ds, rows())) beam_sampling_ = ds;
+    if (kv_.decoder() && kv_.decoder()->can_sample(ds, rows())) {
+      beam_sampling_ = ds;
+      ds.token_mask = true;
+      if (search_.min_length > 0 && vocab_ > 0 && kv_.decoder()->can_sample(ds, rows())) beam_mask_sampling_ = ds;
+    }
   }
   // Logit processing that needs the sequence stays on the host; EOS suppression before min_length is handled per
   // step (such steps read the logits back). One row, or greedy rows of a batch (beams need the log-probs).
@@ -585,11 +589,11 @@ void Generator::generate_next_token() {
 }
 
 bool Generator::beam_step_on_device() {
-  if (pending_.empty() || guidance_) return false;  // (guidance masks each row on the host)
-  for (int r = 0; r < rows(); r++)
-    if (sampler_.processes_logits(seqs_[r])) return false;  // penalties, n-gram bans, EOS below min_length
+  if (pending_.empty() || guidance_ || penalizes_sequence(search_)) return false;  // (those process logits on the host)
+  const bool below_min = (int)token_count() < search_.min_length;  // EOS is banned: by a token mask on the device
+  if (below_min && !(beam_mask_sampling_ && upload_token_mask(true))) return false;
   drop_queued();
-  step_sampling_ = &*beam_sampling_;
+  step_sampling_ = below_min ? &*beam_mask_sampling_ : &*beam_sampling_;
   try {
     run_pending(/*want_logits=*/false);
   } catch (...) {

@@ -193,6 +193,7 @@ class Generator {
   // Beam search with the model on a device that makes beam candidates (DeviceSampling::beam_candidates): steps whose
   // logits need no processing on the host read back only each row's statistics and 2 x num_beams best logits.
   std::optional<DeviceSampling> beam_sampling_;
+  std::optional<DeviceSampling> beam_mask_sampling_;  // the same with a token mask: steps below min_length ban EOS
   bool beam_step_on_device();  // runs the pending step so, and takes its beams' tokens; false: not this step
   mutable int queued_ = 0;   // 1: the pending token's forward pass is queued (DecodeSession::queue_next)
   bool queue_ahead_ = true;  // a device step queues its successor (off for a draft model's last draft of a round)

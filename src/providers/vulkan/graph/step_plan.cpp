@@ -313,7 +313,13 @@ void VulkanGraphSession::record_sampling(Plan& p, int64_t batch) {
     const int64_t K = std::min<int64_t>(sampling_params_.beam_candidates, V);
     const int64_t words = B * kernels::beam_candidate_words(K);
     p.token_host = HostVisibleBuffer(ctx_->memory(), "beam candidates (host)", std::max<VkDeviceSize>(words * 4, 256), true);
-    kernels::beam_candidates(p.tail(), rows, K, p.token_host.view(DType::i32, {words}));
+    TensorView mask;
+    if (sampling_params_.token_mask) {  // (below min_length: EOS banned)
+      ensure_token_mask((V + 31) / 32);
+      mask = token_mask_.view(DType::i32, {B, token_mask_words_});
+    }
+    kernels::beam_candidates(p.tail(), rows, K, p.token_host.view(DType::i32, {words}),
+                             sampling_params_.token_mask ? &mask : nullptr);
     p.samples = true;
     p.sample_rows = B;
     p.beam_k = K;

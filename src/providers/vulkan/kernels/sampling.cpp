@@ -66,7 +66,8 @@ void sample_tokens(CommandRecorder& rec, const SamplingParams& params, const Ten
     rec.dispatch(pl, &p, sizeof(p), (uint32_t)B, chunks, 1, reads, writes);
 }
 
-void beam_candidates(CommandRecorder& rec, const TensorView& logits, int64_t K, const TensorView& out) {
+void beam_candidates(CommandRecorder& rec, const TensorView& logits, int64_t K, const TensorView& out,
+                     const TensorView* token_mask) {
   const char* t = storage_suffix(logits.dtype, "beam candidates");
   OGX_CHECK(logits.shape.size() >= 1 && logits.shape.back() > 0, "beam candidates: logits must be [B, V]");
   const int64_t V = logits.shape.back(), B = logits.numel() / V;
@@ -75,12 +76,16 @@ void beam_candidates(CommandRecorder& rec, const TensorView& logits, int64_t K, 
   OGX_CHECK(dtype_size(out.dtype) == 4 && out.numel() >= B * beam_candidate_words(K),
             "beam candidates: out must be uint32 [", B, ", ", beam_candidate_words(K), "]");
   OGX_CHECK(B >= 1 && B <= 65535, "beam candidates: ", B, " rows (1..65535)");
+  OGX_CHECK(!token_mask || (dtype_size(token_mask->dtype) == 4 && token_mask->numel() >= B * ((V + 31) / 32)),
+            "beam candidates: the token mask must be uint32 [", B, ", ", (V + 31) / 32, "]");
   struct {
-    uint64_t logits, out;
-    uint32_t V, K;
-  } p{addr(logits), addr(out), (uint32_t)V, (uint32_t)K};
+    uint64_t logits, out, mask;
+    uint32_t V, K, has_mask;
+  } p{addr(logits), addr(out), token_mask ? addr(*token_mask) : 0, (uint32_t)V, (uint32_t)K, token_mask ? 1u : 0u};
+  std::vector<BufferSlice> reads{logits.mem};
+  if (token_mask) reads.push_back(token_mask->mem);
   rec.dispatch(rec.context().pipelines().get(std::string("beam_candidates_") + t), &p, sizeof(p), (uint32_t)B, 1, 1,
-               {logits.mem}, {out.mem});
+               reads, {out.mem});
 }
 
 void write_row_params(const SamplingParams& params, uint32_t out[4]) {

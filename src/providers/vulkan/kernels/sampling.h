@@ -44,8 +44,10 @@ constexpr uint32_t kRejectionRounds = 6;
 // Beam search's view of logits [B, V] (beam_candidates.comp): out, uint32 [B, 2 + 2K] (host-visible, read after the
 // submission completes), gets per row its largest logit and the sum of exp(logit - max) (float bits), then its K
 // largest logits (float bits, descending) and their token ids (ties: lower id first). 1 <= K <= kMaxBeamCandidates.
+// token_mask (optional): uint32 [B, ceil(V / 32)] as sample_tokens' (tokens whose bit is clear count as -3e38).
 constexpr int64_t kMaxBeamCandidates = 64;  // beam_candidates.comp TOPK_MAX: 2 x 32 beams
-void beam_candidates(CommandRecorder& rec, const TensorView& logits, int64_t K, const TensorView& out);
+void beam_candidates(CommandRecorder& rec, const TensorView& logits, int64_t K, const TensorView& out,
+                     const TensorView* token_mask = nullptr);
 inline int64_t beam_candidate_words(int64_t K) { return 2 + 2 * K; }  // per row of out
 
 // Host helper: initial PCG states for B rows from one seed.

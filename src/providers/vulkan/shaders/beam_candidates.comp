@@ -3,7 +3,9 @@
 // logit, the sum of exp(logit - max) over the row (fp32, in a tree order: the host's beam step sums in index order,
 // so the two agree to rounding), and its K largest logits with their token ids, by value descending then token
 // ascending (topk_select.glsl). The host turns them into log-probs ((x - max) - log(sum)) and beam scores as it does
-// from the whole row (genai/beam_search.cpp). out is host-visible: read after the submission completes.
+// from the whole row (genai/beam_search.cpp). out is host-visible: read after the submission completes. With a token
+// mask (has_mask: beam steps below min_length ban EOS) a token whose bit is clear counts as -3e38, as the host's
+// logit processing sets it to the lowest float: it adds nothing to the sum and is a candidate only after all others.
 #version 460
 #include "common.glsl"
 
@@ -13,10 +15,15 @@ const uint T = 256;
 layout(push_constant) uniform Push {
   ActBuf logits;  // [B, V]
   U32Buf out_;    // [B, 2 + 2K]
+  U32Buf mask;    // has_mask: [B, ceil(V / 32)] allowed tokens (bit i % 32 of word i / 32)
   uint V, K;      // 1 <= K <= min(V, TOPK_MAX)
+  uint has_mask;
 } p;
 
-float logit_at(uint b, uint i) { return float(p.logits.v[b * p.V + i]); }
+float logit_at(uint b, uint i) {
+  if (p.has_mask != 0 && ((p.mask.v[b * ((p.V + 31) / 32) + (i >> 5)] >> (i & 31)) & 1u) == 0) return -3.0e38;
+  return float(p.logits.v[b * p.V + i]);
+}
 
 #define TOPK_MAX 64
 #include "topk_select.glsl"

@@ -528,5 +528,43 @@ TEST_F(VulkanSamplingTest, BeamCandidatesMatchTheHost) {
     }
 }
 
+// With a token mask (beam steps below min_length ban EOS): a banned token counts as -3e38 — out of the sum and of the
+// candidates (the top logit and a tie partner banned here), exactly as the host's lowest-float ban.
+TEST_F(VulkanSamplingTest, BeamCandidatesHonourTheTokenMask) {
+  const int64_t B = 2, V = 4099, K = 8, words = (V + 31) / 32;
+  auto logits = random_values(B * V, 7, -5, 5);
+  logits[0 * V + 100] = 30, logits[0 * V + 4098] = 20, logits[0 * V + 7] = 20;  // 100 and 7 banned: 4098 first
+  std::vector<int32_t> mask((size_t)(B * words), -1);
+  auto ban = [&](int64_t b, int64_t t) { mask[(size_t)(b * words + t / 32)] &= ~(int32_t)(1u << (t % 32)); };
+  ban(0, 100), ban(0, 7), ban(1, 0), ban(1, 4098);
+  TensorView lv = upload(logits, DType::f32, {B, V}), mv = upload_i32(mask, {B * words});
+  TensorView out = empty(DType::i32, {B * kernels::beam_candidate_words(K)});
+  CommandRecorder rec(ctx());
+  rec.begin();
+  kernels::beam_candidates(rec, lv, K, out, &mv);
+  rec.end();
+  rec.run();
+  Tensor h = ctx().transfers().download_tensor(out);
+  const uint32_t* w = h.data<uint32_t>();
+  for (int64_t b = 0; b < B; b++) {
+    std::vector<float> x(logits.begin() + b * V, logits.begin() + (b + 1) * V);
+    for (int64_t t = 0; t < V; t++)
+      if (!((uint32_t)mask[(size_t)(b * words + t / 32)] >> (t % 32) & 1u)) x[(size_t)t] = -3.0e38f;
+    float mx = *std::max_element(x.begin(), x.end()), sum = 0.0f;
+    for (float v : x) sum += std::exp(v - mx);
+    std::vector<int64_t> order(V);
+    std::iota(order.begin(), order.end(), 0);
+    std::stable_sort(order.begin(), order.end(), [&](int64_t i, int64_t j) { return x[i] > x[j]; });
+    const uint32_t* row = w + b * kernels::beam_candidate_words(K);
+    float got_max, got_sum;
+    std::memcpy(&got_max, &row[0], 4);
+    std::memcpy(&got_sum, &row[1], 4);
+    EXPECT_EQ(got_max, mx) << "row " << b;
+    EXPECT_NEAR(got_sum, sum, 1e-5 * sum) << "row " << b;
+    for (int64_t i = 0; i < K; i++) EXPECT_EQ((int64_t)row[2 + K + i], order[i]) << "row " << b << " candidate " << i;
+  }
+  EXPECT_EQ(w[2 + K], 4098u) << "the banned top logits are not candidates";
+}
+
 }  // namespace
 }  // namespace ogx::vk::test
