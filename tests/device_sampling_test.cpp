@@ -173,8 +173,8 @@ TEST_F(DeviceSampling, vulkan_greedy_batch_picks_every_row_on_the_device) {
 // back, not its logits): the same sequences and scores as beam search from the logits read back — the CPU provider's
 // (the statistics are summed in another order on the device: scores within 1e-5; the fp32 model has no near-ties
 // here) — at batch 1 and 2, 4 beams, 2 returned, length penalty 0.5; every step after the prompt's picks on the
-// device (host_picks 1: the first), also below min_length (EOS banned by a token mask on the device), and none does
-// with a repetition penalty (processed on the host).
+// device (host_picks 1: the first), also below min_length (EOS banned by a token mask on the device) and with a
+// repetition penalty (the rows' logit edits applied on the device).
 TEST_F(DeviceSampling, vulkan_beam_search_takes_candidates_from_the_device) {
   const std::vector<std::vector<int32_t>> prompts{{1, 450, 496, 1735}, {1, 1532, 338}};
   struct Case {
@@ -207,7 +207,7 @@ TEST_F(DeviceSampling, vulkan_beam_search_takes_candidates_from_the_device) {
       int64_t host_picks = -1;
       bool on_device = false;
       auto got = run(vk_, &host_picks, &on_device);
-      EXPECT_EQ(host_picks, c.penalty == 1.0 ? 1 : steps) << "steps picked from logits read back, of " << steps;
+      EXPECT_EQ(host_picks, 1) << "steps picked from logits read back, of " << steps;
       auto want = run(cpu_, nullptr, nullptr);
       EXPECT_TRUE(on_device);
       ASSERT_EQ(got.size(), want.size());
@@ -216,6 +216,50 @@ TEST_F(DeviceSampling, vulkan_beam_search_takes_candidates_from_the_device) {
         EXPECT_NEAR(got[i].second, want[i].second, 1e-5) << "sequence " << i;
       }
     }
+}
+
+// Greedy decoding with penalties and bans (repetition, presence / frequency, no-repeat n-gram, min_length) picks on
+// the device from logits the rows' edits were applied to (DeviceSampling::logit_edits): the CPU's tokens, at batch 1
+// and 3, every step after the prompt's on the device (host_picks 1), and the logits the generator returns are the
+// model's own (unprocessed: equal to the CPU's raw logits).
+TEST_F(DeviceSampling, vulkan_greedy_penalties_are_applied_on_the_device) {
+  const std::vector<std::vector<int32_t>> prompts{{1, 450, 496, 1735}, {1, 1532, 338}, {1, 290, 13, 7, 450, 496}};
+  for (int batch : {1, 3}) {
+    SCOPED_TRACE("batch " + std::to_string(batch));
+    auto run = [&](const std::shared_ptr<genai::Model>& m, int64_t* host_picks, bool* on_device,
+                   std::vector<float>* last_logits) {
+      genai::GeneratorParams p(*m);
+      p.search.batch_size = batch;
+      p.search.repetition_penalty = 1.3;
+      p.search.presence_penalty = 0.4;
+      p.search.frequency_penalty = 0.3;
+      p.search.no_repeat_ngram_size = 3;
+      p.search.min_length = 12;
+      p.search.max_length = 30;
+      genai::Generator g(m, p);
+      if (on_device) *on_device = g.samples_on_device();
+      g.append_token_sequences(std::vector<std::vector<int32_t>>(prompts.begin(), prompts.begin() + batch));
+      while (!g.is_done()) {
+        g.generate_next_token();
+        if (last_logits && g.token_count() == 20) *last_logits = g.logits();
+      }
+      if (host_picks) *host_picks = g.host_picks();
+      std::vector<std::vector<int32_t>> out;
+      for (int i = 0; i < batch; i++) out.push_back(g.sequence(i));
+      return out;
+    };
+    int64_t host_picks = -1;
+    bool on_device = false;
+    std::vector<float> vk_logits, cpu_logits;
+    auto got = run(vk_, &host_picks, &on_device, &vk_logits);
+    auto want = run(cpu_, nullptr, nullptr, &cpu_logits);
+    EXPECT_TRUE(on_device);
+    EXPECT_EQ(got, want);
+    ASSERT_EQ(vk_logits.size(), cpu_logits.size());
+    EXPECT_LT(max_abs_diff(vk_logits, cpu_logits), 1e-3) << "the logits returned are the model's, not the edited ones";
+    // Reading the logits (token 20) makes that step's pick a host one: 2 host picks with it.
+    EXPECT_EQ(host_picks, 2) << "steps picked from logits read back";
+  }
 }
 
 // The Vulkan session keeps one sequence's KV cache: two generators of one model, interleaved (two chats served

@@ -66,6 +66,12 @@ class DecodeSession {
   virtual bool set_token_mask(const KvState& kv, const std::vector<uint32_t>& bits, int64_t words_per_row) {
     return false;
   }
+  // With DeviceSampling::logit_edits: each row's edits for the next run of `kv` (rows: [kv's rows], each ascending
+  // by token) and the repetition penalty they apply; false: unsupported (the caller processes logits on the host).
+  virtual bool set_logit_edits(const KvState& kv, const std::vector<std::vector<TokenEdit>>& rows,
+                               float repetition_penalty) {
+    return false;
+  }
   // The most positions one run of a prompt should take (0: no limit): the caller runs a longer prompt as chunks of
   // this many tokens in order, each seeing the keys of the ones before it, so activation memory and the size of a
   // recorded step are bounded by the chunk, not by the prompt.

@@ -32,6 +32,16 @@ struct SessionOptions {
 // How a provider may pick the next token on its device (so only token ids come back each step).
 class DecodeSession;
 
+// One token's change by a row's logit processing (genai's Sampler::logit_edits), applied in this order: with
+// `repetition` the logit is divided by the repetition penalty when positive, multiplied by it when negative;
+// `subtract` (presence / frequency penalties) is taken off in double precision; a `ban` (no-repeat n-gram, EOS before
+// min_length) makes it the lowest float instead. Tokens without an edit keep their logit.
+struct TokenEdit {
+  int32_t token = 0;
+  bool repetition = false, ban = false;
+  double subtract = 0.0;
+};
+
 struct DeviceSampling {
   bool greedy = true;        // argmax (lowest index on ties); else top-k / top-p / temperature
   int top_k = 0;             // 0: off
@@ -42,6 +52,9 @@ struct DeviceSampling {
   // > 0 (beam search): no token is picked; instead each row's log-softmax statistics and its this many largest
   // logits come back (DecodeSession::beam_candidates), so the logits stay on the device.
   int beam_candidates = 0;
+  // The picks (argmax or beam candidates) read the logits with each row's edits applied (DecodeSession::
+  // set_logit_edits before each run): penalties and bans on the device; the model's logits stay as they are.
+  bool logit_edits = false;
 };
 
 class Session {

@@ -153,7 +153,8 @@ void DecodeGroup::finish(const std::vector<Generator*>& run, bool queue_ahead) {
 
 bool DecodeGroup::queue(const std::vector<Generator*>& run, int64_t ahead) {
   for (Generator* g : run)  // every row picks on the device (the queued step's tokens come from there)
-    if (!g->device_sampling_ || (int)g->token_count() < g->search_.min_length || g->is_done() || g->guidance_ ||
+    if (!g->device_sampling_ || g->sampling_.logit_edits || (int)g->token_count() < g->search_.min_length ||
+        g->is_done() || g->guidance_ ||
         g->kv_.length() + ahead + 1 > g->max_length_)
       return false;
   std::vector<std::vector<int32_t>> placeholders;  // replaced on the device by the tokens the step before picks
@@ -221,7 +222,8 @@ void DecodeGroup::run(const std::vector<Generator*>& together, bool queue_ahead)
   for (size_t i = 0; i < run.size(); i++) {
     Generator& g = *run[i];
     rows += g.rows();
-    on_device[i] = g.device_sampling_ && (int)g.token_count() >= g.search_.min_length;
+    // (penalties: the device applies a generator's edits only in a run of its own; here its logits come back)
+    on_device[i] = g.device_sampling_ && !g.sampling_.logit_edits && (int)g.token_count() >= g.search_.min_length;
     device_rows = device_rows || on_device[i];
     host_rows = host_rows || !on_device[i];
   }

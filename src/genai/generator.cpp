@@ -127,10 +127,12 @@ Generator::Generator(std::shared_ptr<const Model> model, const GeneratorParams& 
     }
     DeviceSampling ds;
     ds.beam_candidates = 2 * beams_;
+    ds.logit_edits = penalizes_sequence(search_);  // penalties and bans: each row's edits, applied on the device
     if (kv_.decoder() && kv_.decoder()->can_sample(ds, rows())) {
       beam_sampling_ = ds;
-      ds.token_mask = true;
-      if (search_.min_length > 0 && vocab_ > 0 && kv_.decoder()->can_sample(ds, rows())) beam_mask_sampling_ = ds;
+      ds.token_mask = true;  // else EOS below min_length: a token mask
+      if (!ds.logit_edits && search_.min_length > 0 && vocab_ > 0 && kv_.decoder()->can_sample(ds, rows()))
+        beam_mask_sampling_ = ds;
     }
   }
   // Logit processing that needs the sequence stays on the host; EOS suppression before min_length is handled per
@@ -144,7 +146,11 @@ Generator::Generator(std::shared_ptr<const Model> model, const GeneratorParams& 
     OGX_CHECK(!spec_, "guidance with speculative decoding is not supported");
     guidance_ = std::make_unique<guidance::LogitMask>(params.guidance, rows());
   }
-  if (beams_ == 1 && (rows() == 1 || !search_.do_sample) && !penalizes_sequence(search_) && !spec_) {
+  // Penalties and n-gram bans: greedy rows apply them on the device (edits of the tokens they name, uploaded each
+  // step; steps are then not queued ahead), sampling ones on the host.
+  const bool edits = penalizes_sequence(search_);
+  if (beams_ == 1 && (rows() == 1 || !search_.do_sample) && !spec_ &&
+      (!edits || (!search_.do_sample && !params.guidance))) {
     DeviceSampling ds;
     ds.greedy = !search_.do_sample;
     ds.top_k = search_.top_k;
@@ -152,9 +158,10 @@ Generator::Generator(std::shared_ptr<const Model> model, const GeneratorParams& 
     ds.temperature = (float)search_.temperature;
     ds.seed = search_.random_seed >= 0 ? (uint64_t)search_.random_seed : std::random_device{}();
     ds.token_mask = guidance_ != nullptr;
+    ds.logit_edits = edits;
     device_sampling_ = kv_.decoder() && kv_.decoder()->can_sample(ds, rows());
     sampling_ = ds;
-    if (device_sampling_ && !guidance_ && search_.min_length > 0 && vocab_ > 0) {
+    if (device_sampling_ && !guidance_ && !edits && search_.min_length > 0 && vocab_ > 0) {
       ds.token_mask = true;  // the steps below min_length pick on the device with EOS masked out
       if (kv_.decoder()->can_sample(ds, rows())) eos_mask_sampling_ = ds;
     }
@@ -224,7 +231,7 @@ void Generator::set_hidden_states(const Tensor& hidden_states) {
 bool Generator::queue_step() {
   // The step of the token the next sampling returns: one position after the pending token's step.
   int64_t past = kv_.length() + (queued_ > 0 ? 1 : 0), total = past + 1;
-  if (!device_sampling_ || total > max_length_ || !kv_.on_provider() || batched_ || guidance_ ||
+  if (!device_sampling_ || total > max_length_ || !kv_.on_provider() || batched_ || guidance_ || sampling_.logit_edits ||
       (int)token_count() < search_.min_length || extra_io_.takes_hidden_states())
     return false;  // (guidance: the next step's token mask needs this step's token; below min_length: EOS masked;
                    // a hidden_states input: the caller sets it before each step)
@@ -285,6 +292,7 @@ void Generator::run(const std::vector<int32_t>& ids, int n_rows, int64_t S, bool
   kv_.bind(total, in, out);
   extra_io_.add_outputs(out);
   const DeviceSampling* picks = !sample ? nullptr : step_sampling_ ? step_sampling_ : device_sampling_ ? &sampling_ : nullptr;
+  if (picks && picks->logit_edits && want_logits) picks = nullptr;  // the host picks from these logits (no edits sent)
   kv_.run_model(in, out, total, picks);
   kv_.commit(out, total);
   extra_io_.keep(in, out);
@@ -546,7 +554,7 @@ void Generator::generate_next_token() {
   // the device (a guided generator's, or one banning only EOS), else on the host.
   const bool below_min = (int)token_count() < search_.min_length;
   const bool eos_mask = below_min && !guidance_ && eos_mask_sampling_ && !pending_.empty();
-  bool device = device_sampling_ && (!below_min || (guidance_ && !pending_.empty()) || eos_mask);
+  bool device = device_sampling_ && (sampling_.logit_edits || !below_min || (guidance_ && !pending_.empty()) || eos_mask);
   if (queued_ > 0 && device) {
     // The pending token's step is queued: queue the next one first (its token comes from the device), then wait.
     bool next = queue_ahead_ && queue_step();
@@ -562,6 +570,7 @@ void Generator::generate_next_token() {
   }
   drop_queued();
   if (device && guidance_ && !pending_.empty()) device = upload_token_mask(below_min);  // else applied on the host
+  if (device && sampling_.logit_edits) device = upload_logit_edits();  // penalties and bans of each row
   if (device && eos_mask && (device = upload_token_mask(true))) step_sampling_ = &*eos_mask_sampling_;
   if (!pending_.empty()) {
     try {
@@ -589,11 +598,15 @@ void Generator::generate_next_token() {
 }
 
 bool Generator::beam_step_on_device() {
-  if (pending_.empty() || guidance_ || penalizes_sequence(search_)) return false;  // (those process logits on the host)
-  const bool below_min = (int)token_count() < search_.min_length;  // EOS is banned: by a token mask on the device
-  if (below_min && !(beam_mask_sampling_ && upload_token_mask(true))) return false;
+  if (pending_.empty() || guidance_) return false;  // (guidance masks each row on the host)
+  const bool below_min = (int)token_count() < search_.min_length;  // EOS banned: by the edits, or a token mask
+  if (beam_sampling_->logit_edits) {
+    if (!upload_logit_edits()) return false;
+  } else if (below_min && !(beam_mask_sampling_ && upload_token_mask(true))) {
+    return false;
+  }
   drop_queued();
-  step_sampling_ = below_min ? &*beam_mask_sampling_ : &*beam_sampling_;
+  step_sampling_ = below_min && !beam_sampling_->logit_edits ? &*beam_mask_sampling_ : &*beam_sampling_;
   try {
     run_pending(/*want_logits=*/false);
   } catch (...) {
@@ -615,6 +628,14 @@ bool Generator::beam_step_on_device() {
   kv_.reorder_rows(src);  // each beam continues the cache of the row it extends
   append_row_tokens(tokens);
   return true;
+}
+
+bool Generator::upload_logit_edits() {
+  if (vocab_ <= 0) return false;  // the edits name tokens of the logits' width (genai_config.json model.vocab_size)
+  std::vector<std::vector<TokenEdit>> edits((size_t)rows());
+  for (int r = 0; r < rows(); r++)
+    if (!eos_seen_[r]) edits[(size_t)r] = sampler_.logit_edits(vocab_, seqs_[r]);  // (a row that ended: any pick)
+  return kv_.decoder() && kv_.decoder()->set_logit_edits(*kv_.state(), edits, sampler_.repetition_penalty());
 }
 
 bool Generator::upload_token_mask(bool ban_eos) {

@@ -88,20 +88,21 @@ void Sampler::process_logits(std::vector<float>& logits, const std::vector<int32
   process_logits(logits.data(), (int64_t)logits.size(), seq);
 }
 
-void Sampler::process_logits(float* logits, int64_t V, const std::vector<int32_t>& seq) const {
-  const float lowest = std::numeric_limits<float>::lowest();
-  if (s_.repetition_penalty != 1.0) {  // Hugging Face rule: divide positive scores, multiply negative ones
-    std::set<int32_t> seen(seq.begin(), seq.end());
-    float p = (float)s_.repetition_penalty;
-    for (int32_t t : seen)
-      if (t >= 0 && t < V) logits[t] = logits[t] < 0 ? logits[t] * p : logits[t] / p;
-  }
+std::vector<LogitEdit> Sampler::logit_edits(int64_t V, const std::vector<int32_t>& seq) const {
+  std::map<int32_t, LogitEdit> e;  // token -> its edit (few tokens: a map, not [vocab])
+  auto at = [&](int32_t t) -> LogitEdit& {
+    LogitEdit& x = e[t];
+    x.token = t;
+    return x;
+  };
+  if (s_.repetition_penalty != 1.0)  // Hugging Face rule: divide positive scores, multiply negative ones
+    for (int32_t t : seq)
+      if (t >= 0 && t < V) at(t).repetition = true;
   if ((s_.presence_penalty != 0.0 || s_.frequency_penalty != 0.0) && seq.size() > prompt_length_) {
-    std::map<int32_t, int64_t> count;  // generated token -> occurrences (few distinct tokens: a map, not [vocab])
+    std::map<int32_t, int64_t> count;  // generated token -> occurrences
     for (size_t i = prompt_length_; i < seq.size(); i++) count[seq[i]]++;
     for (const auto& [t, c] : count)
-      if (t >= 0 && t < V)
-        logits[t] = (float)((double)logits[t] - (s_.presence_penalty + s_.frequency_penalty * (double)c));
+      if (t >= 0 && t < V) at(t).subtract = s_.presence_penalty + s_.frequency_penalty * (double)c;
   }
   int n = s_.no_repeat_ngram_size;
   if (n > 0 && (int)seq.size() >= n) {  // ban tokens that would repeat an n-gram already in the sequence
@@ -109,12 +110,26 @@ void Sampler::process_logits(float* logits, int64_t V, const std::vector<int32_t
     for (size_t i = 0; i + n <= seq.size(); i++)
       if (std::equal(prefix.begin(), prefix.end(), seq.begin() + i)) {
         int32_t banned = seq[i + n - 1];
-        if (banned >= 0 && banned < V) logits[banned] = lowest;
+        if (banned >= 0 && banned < V) at(banned).ban = true;
       }
   }
   if ((int)seq.size() < s_.min_length)
-    for (int e : eos_)
-      if (e >= 0 && e < V) logits[e] = lowest;
+    for (int t : eos_)
+      if (t >= 0 && t < V) at(t).ban = true;
+  std::vector<LogitEdit> out;
+  out.reserve(e.size());
+  for (const auto& [t, x] : e) out.push_back(x);
+  return out;
+}
+
+void Sampler::process_logits(float* logits, int64_t V, const std::vector<int32_t>& seq) const {
+  const float lowest = std::numeric_limits<float>::lowest(), p = (float)s_.repetition_penalty;
+  for (const LogitEdit& x : logit_edits(V, seq)) {
+    float& l = logits[x.token];
+    if (x.repetition) l = l < 0 ? l * p : l / p;
+    if (x.subtract != 0.0) l = (float)((double)l - x.subtract);
+    if (x.ban) l = lowest;
+  }
 }
 
 namespace {

@@ -7,6 +7,7 @@
 #include <random>
 #include <vector>
 
+#include "exec/session.h"
 #include "genai/config.h"
 
 namespace ogx::genai {
@@ -14,6 +15,10 @@ namespace ogx::genai {
 // True when the options change logits according to the sequence so far (repetition, presence and frequency
 // penalties, n-gram bans): such a generator picks its tokens on the host.
 bool penalizes_sequence(const SearchConfig& s);
+
+// One token's change by a row's logit processing (exec/session.h TokenEdit: what process_logits does, token by
+// token, for a device to do the same).
+using LogitEdit = TokenEdit;
 
 class Sampler {
  public:
@@ -33,6 +38,11 @@ class Sampler {
   // min_length (banned tokens get the lowest float, as in ONNX Runtime GenAI).
   void process_logits(std::vector<float>& logits, const std::vector<int32_t>& sequence) const;
   void process_logits(float* logits, int64_t vocab, const std::vector<int32_t>& sequence) const;
+  // What process_logits does to a row with this sequence, as edits of single tokens (ascending token ids, each
+  // once; tokens outside [0, vocab) are left out): a device applies them to its logits (DecodeSession::
+  // set_logit_edits) and gets the logits process_logits gives.
+  std::vector<LogitEdit> logit_edits(int64_t vocab, const std::vector<int32_t>& sequence) const;
+  float repetition_penalty() const { return (float)s_.repetition_penalty; }
   bool is_eos(int32_t id) const;
   // The distribution next() draws from, dense [vocab] (logits processed in place): greedy gives 1 at the argmax;
   // sampling the softmax of logits / temperature over the top-k, cut to top-p and renormalized. Speculative

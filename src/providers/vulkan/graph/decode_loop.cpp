@@ -52,6 +52,7 @@ void VulkanGraphSession::reorder_kv(KvState& kv, const std::vector<int32_t>& src
 
 bool VulkanGraphSession::can_sample(const DeviceSampling& s, int64_t rows) const {
   if (last_position_node_ < 0 || rows > kMaxSampleRows) return false;
+  if (s.logit_edits && (s.token_mask || rows > kernels::kLogitEditMaxRows)) return false;
   if (s.beam_candidates != 0)  // beam search: candidates only (a token mask: min_length's EOS ban)
     return s.beam_candidates > 0 && s.beam_candidates <= kernels::kMaxBeamCandidates;
   return s.greedy || (s.top_p > 0 && s.top_p <= 1 && s.temperature > 0 && s.top_k >= 0);
@@ -161,6 +162,25 @@ void VulkanGraphSession::ensure_token_mask(int64_t words_per_row) {
   std::vector<uint32_t> all((size_t)(kMaxSampleRows * words_per_row), ~0u);  // every token until the first mask
   token_mask_.write(all.data(), (VkDeviceSize)(all.size() * 4));
   token_mask_words_ = words_per_row;
+}
+
+bool VulkanGraphSession::set_logit_edits(const KvState& kv, const std::vector<std::vector<TokenEdit>>& rows,
+                                        float repetition_penalty) {
+  (void)kv;  // the next run's rows start at row 0 (a generator with edits runs alone: decode_together)
+  OGX_CHECK((int64_t)rows.size() <= kMaxSampleRows, "logit edits: ", rows.size(), " rows (at most ", kMaxSampleRows,
+            ")");
+  std::vector<uint32_t> words = kernels::pack_logit_edits(rows, repetition_penalty);
+  const int64_t n = ((int64_t)words.size() - kernels::logit_edit_words(0)) / 4;
+  drop_queued();
+  ctx_->wait_idle();  // an earlier step may still read the edits
+  if (n > logit_edit_capacity_ || logit_edit_capacity_ == 0) {  // a new buffer: plans recorded with the old one are not
+    int64_t cap = std::max<int64_t>(1024, logit_edit_capacity_);  // reused (the capacity is in their signature)
+    while (cap < n) cap *= 2;
+    logit_edits_ = HostVisibleBuffer(ctx_->memory(), "logit edits", (VkDeviceSize)kernels::logit_edit_words(cap) * 4);
+    logit_edit_capacity_ = cap;
+  }
+  logit_edits_.write(words.data(), (VkDeviceSize)(words.size() * 4));
+  return true;
 }
 
 bool VulkanGraphSession::set_token_mask(const KvState& kv, const std::vector<uint32_t>& bits, int64_t words_per_row) {

@@ -118,7 +118,7 @@ VulkanGraphSession::Prepared VulkanGraphSession::prepare(const std::vector<Named
   else if (sampling_)
     sig << " sample" << sampling_params_.greedy << "," << sampling_params_.top_k << "," << sampling_params_.top_p << ","
         << sampling_params_.temperature << (sampling_params_.token_mask ? ",mask" : "") << ",beams"
-        << sampling_params_.beam_candidates;
+        << sampling_params_.beam_candidates << ",edits" << (sampling_params_.logit_edits ? logit_edit_capacity_ : -1);
   sig << weight_input_signature(host);
   for (int v : host_read_values_) {
     sig << " h" << v << shape_str(host[v]->shape()) << "=";

@@ -133,6 +133,7 @@ struct Plan {
   int64_t sample_rows = 0;       // B of token_host (samples)
   int64_t beam_k = 0;            // > 0: samples beam candidates instead, token_host uint32 [B, 2 + 2 beam_k]
   int64_t beam_vocab = 0;        // the length of the rows they come from
+  DeviceBuffer edited_logits;    // DeviceSampling::logit_edits: f32 [B, V], the logits with the rows' edits applied
   // A queued step's plan (fed_value >= 0) that samples: the session's random state as the step found it, copied on
   // the device before its sampling advances it (drop_queued puts it back: a dropped step leaves no trace).
   DeviceBuffer rng_before;
@@ -172,6 +173,8 @@ class VulkanGraphSession : public Session, public DecodeSession {
   // guidance: the next run's allowed tokens (decode_loop.cpp)
   bool set_token_mask(const KvState& kv, const std::vector<uint32_t>& bits, int64_t words_per_row) override;
   void ensure_token_mask(int64_t words_per_row);  // token_mask_ for [kMaxSampleRows x words_per_row], all allowed
+  bool set_logit_edits(const KvState& kv, const std::vector<std::vector<TokenEdit>>& rows,
+                       float repetition_penalty) override;
   // queued_steps.cpp
   bool queue_next(const std::vector<NamedTensor>& inputs, const std::string& token_input, const DecodeRun& r) override;
   bool finish_queued(const KvState& kv) override;
@@ -325,6 +328,11 @@ class VulkanGraphSession : public Session, public DecodeSession {
   DeviceBuffer argmax_scratch_;              // uint32, zero between steps: the spread argmax's chunk results
   HostVisibleBuffer token_mask_;             // DeviceSampling::token_mask: uint32 [kMaxSampleRows x token_mask_words_]
   int64_t token_mask_words_ = 0;
+  // DeviceSampling::logit_edits: the next run's edits (kernels::pack_logit_edits words; recorded steps hold its
+  // address, so a larger one is a new buffer and new plans: its size is in their signature), and the edited logits
+  // the picks read are the plan's (Plan::edited_logits).
+  HostVisibleBuffer logit_edits_;
+  int64_t logit_edit_capacity_ = 0;  // edits logit_edits_ holds
   std::vector<int64_t> last_tokens_;         // [B] the last run's device-sampled tokens (empty: none)
   std::vector<uint32_t> last_beam_;          // [B, 2 + 2K] the last run's beam candidates (empty: none)
   int64_t last_beam_k_ = 0;                  // their K

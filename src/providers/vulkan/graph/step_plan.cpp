@@ -309,6 +309,14 @@ void VulkanGraphSession::record_sampling(Plan& p, int64_t batch) {
   rows.shape = {B, V};
   rows.mem = l.mem.sub((VkDeviceSize)((S - 1) * V) * es, (VkDeviceSize)(B * V) * es);
   OGX_CHECK(B <= kMaxSampleRows, "device sampling: batch ", B, " exceeds ", kMaxSampleRows);
+  if (sampling_params_.logit_edits) {  // the picks read a copy with each row's penalties and bans applied
+    OGX_CHECK(logit_edit_capacity_ > 0, "device sampling with logit edits: set_logit_edits was not called");
+    p.edited_logits = ctx_->memory().allocate("edited logits", (VkDeviceSize)(B * V * 4));
+    TensorView edited = p.edited_logits.view(DType::f32, {B, V});
+    kernels::edit_logits(p.tail(), rows, logit_edits_.view(DType::i32, {kernels::logit_edit_words(logit_edit_capacity_)}),
+                         edited);
+    rows = edited;
+  }
   if (sampling_params_.beam_candidates > 0) {  // beam search: each row's statistics and best logits come back
     const int64_t K = std::min<int64_t>(sampling_params_.beam_candidates, V);
     const int64_t words = B * kernels::beam_candidate_words(K);

@@ -88,6 +88,47 @@ void beam_candidates(CommandRecorder& rec, const TensorView& logits, int64_t K, 
                reads, {out.mem});
 }
 
+void edit_logits(CommandRecorder& rec, const TensorView& logits, const TensorView& edits, const TensorView& out) {
+  const char* t = storage_suffix(logits.dtype, "logit edits");
+  OGX_CHECK(logits.shape.size() >= 1 && logits.shape.back() > 0, "logit edits: logits must be [B, V]");
+  const int64_t V = logits.shape.back(), B = logits.numel() / V;
+  OGX_CHECK(B >= 1 && B <= kLogitEditMaxRows, "logit edits: ", B, " rows (1..", kLogitEditMaxRows, ")");
+  OGX_CHECK(out.dtype == DType::f32 && out.numel() == B * V, "logit edits: out must be f32 [", B, ", ", V, "]");
+  OGX_CHECK(dtype_size(edits.dtype) == 4 && edits.numel() >= logit_edit_words(0), "logit edits: the edits must be ",
+            "uint32 words (at least ", logit_edit_words(0), ")");
+  struct {
+    uint64_t logits, out, edits;
+    uint32_t V;
+  } p{addr(logits), addr(out), addr(edits), (uint32_t)V};
+  rec.dispatch(rec.context().pipelines().get(std::string("logit_edits_") + t), &p, sizeof(p), (uint32_t)B, 1, 1,
+               {logits.mem, edits.mem}, {out.mem});
+}
+
+std::vector<uint32_t> pack_logit_edits(const std::vector<std::vector<TokenEdit>>& rows, float penalty) {
+  OGX_CHECK((int64_t)rows.size() <= kLogitEditMaxRows, "logit edits: ", rows.size(), " rows (at most ",
+            kLogitEditMaxRows, ")");
+  int64_t n = 0;
+  for (const auto& r : rows) n += (int64_t)r.size();
+  std::vector<uint32_t> w((size_t)logit_edit_words(n), 0u);
+  uint32_t pen;
+  std::memcpy(&pen, &penalty, 4);
+  uint32_t first = 0;
+  for (size_t b = 0; b < rows.size(); b++) {
+    w[3 * b] = first;
+    w[3 * b + 1] = (uint32_t)rows[b].size();
+    w[3 * b + 2] = pen;
+    for (const TokenEdit& e : rows[b]) {
+      const size_t at = (size_t)(3 * kLogitEditMaxRows + 4 * first++);
+      const float hi = (float)e.subtract, lo = (float)(e.subtract - (double)hi);
+      w[at] = (uint32_t)e.token;
+      w[at + 1] = (e.repetition ? 1u : 0u) | (e.ban ? 2u : 0u);
+      std::memcpy(&w[at + 2], &hi, 4);
+      std::memcpy(&w[at + 3], &lo, 4);
+    }
+  }
+  return w;
+}
+
 void write_row_params(const SamplingParams& params, uint32_t out[4]) {
   out[0] = params.greedy ? 0u : 1u;
   out[1] = params.top_k;

@@ -1,6 +1,7 @@
 // Next-token selection on the device (logits never leave it): argmax, or top-k / top-p / temperature sampling with
 // a per-row random state in a device buffer. Token ids are written as int64 [B] for the next step's Gather.
 #pragma once
+#include "exec/session.h"
 #include "providers/vulkan/command_recorder.h"
 #include "providers/vulkan/context.h"
 
@@ -49,6 +50,16 @@ constexpr int64_t kMaxBeamCandidates = 64;  // beam_candidates.comp TOPK_MAX: 2 
 void beam_candidates(CommandRecorder& rec, const TensorView& logits, int64_t K, const TensorView& out,
                      const TensorView* token_mask = nullptr);
 inline int64_t beam_candidate_words(int64_t K) { return 2 + 2 * K; }  // per row of out
+
+// Logit processing on the device (logit_edits.comp): out, f32 [B, V], gets logits [B, V] with each row's edits
+// applied (exec/session.h TokenEdit), edits being uint32 words as pack_logit_edits lays them out (host-visible, read
+// when the kernel runs). B <= kLogitEditMaxRows.
+constexpr int64_t kLogitEditMaxRows = 256;  // logit_edits.comp MAX_ROWS
+void edit_logits(CommandRecorder& rec, const TensorView& logits, const TensorView& edits, const TensorView& out);
+// The words of edits for rows[b] with repetition penalty `penalty`: 3 header words per row (kLogitEditMaxRows
+// rows), then 4 per edit. logit_edit_words(n) holds n edits.
+std::vector<uint32_t> pack_logit_edits(const std::vector<std::vector<TokenEdit>>& rows, float penalty);
+inline int64_t logit_edit_words(int64_t edits) { return 3 * kLogitEditMaxRows + 4 * edits; }
 
 // Host helper: initial PCG states for B rows from one seed.
 std::vector<uint32_t> seed_sampling_state(uint64_t seed, int64_t B);

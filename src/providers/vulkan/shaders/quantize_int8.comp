@@ -15,16 +15,7 @@ layout(push_constant) uniform Push {
 
 shared float red[64];
 
-// a / b rounded to nearest as the host's IEEE division: Vulkan lets a driver's division be off by 2.5 ulp (and one
-// is, on an NVIDIA H200), which moved every value of a block by an ulp of its scale. One residual correction step
-// of the approximate quotient gives the correctly rounded result.
-float div_rn(float a, float b) {
-  precise float y = 1.0 / b;
-  precise float q = a * y;
-  precise float r = fma(-q, b, a);
-  precise float c = fma(r, y, q);
-  return c;
-}
+#include "exact_math.glsl"
 
 void main() {
   uint blk = gl_WorkGroupID.x, m = gl_WorkGroupID.y, tid = gl_LocalInvocationID.x;

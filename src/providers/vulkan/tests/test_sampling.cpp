@@ -4,6 +4,8 @@
 #include "providers/vulkan/tests/vk_test_util.h"
 
 #include <algorithm>
+#include <random>
+#include <limits>
 #include <cmath>
 #include <cstring>
 #include <numeric>
@@ -564,6 +566,48 @@ TEST_F(VulkanSamplingTest, BeamCandidatesHonourTheTokenMask) {
     for (int64_t i = 0; i < K; i++) EXPECT_EQ((int64_t)row[2 + K + i], order[i]) << "row " << b << " candidate " << i;
   }
   EXPECT_EQ(w[2 + K], 4098u) << "the banned top logits are not candidates";
+}
+
+// Logit edits (logit_edits.comp) against the host's processing of the same logits, bit for bit: repetition (a
+// correctly rounded division for positive logits, a product for negative ones), presence / frequency subtraction in
+// double precision (values like 0.1 x 3 that no float holds), bans (the lowest float), and their combinations —
+// ~11,000 edits in row 0, a few hundred in row 2; row 1 without edits, copied; fp32 and fp16 logits.
+TEST_F(VulkanSamplingTest, LogitEditsEqualTheHostProcessing) {
+  for (DType dt : {DType::f32, DType::f16}) {
+    const int64_t B = 3, V = 50000;
+    auto logits = round_to(random_values(B * V, 11, -20, 20), dt);
+    std::vector<std::vector<TokenEdit>> rows(B);
+    std::mt19937 rng(5);
+    for (int64_t b : {0, 2})
+      for (int32_t t = (int32_t)(rng() % 50); t < V; t += 1 + (int32_t)(rng() % (b == 0 ? 8 : 400))) {
+        TokenEdit e;
+        e.token = t;
+        e.repetition = rng() % 2;
+        e.ban = rng() % 11 == 0;
+        e.subtract = rng() % 3 ? 0.0 : 0.4 + 0.1 * (double)(rng() % 7);
+        rows[b].push_back(e);
+      }
+    const float penalty = 1.3f;
+    auto words = kernels::pack_logit_edits(rows, penalty);
+    TensorView lv = upload(logits, dt, {B, V}), out = empty(DType::f32, {B, V});
+    TensorView ev = upload_i32(std::vector<int32_t>(words.begin(), words.end()), {(int64_t)words.size()});
+    CommandRecorder rec(ctx());
+    rec.begin();
+    kernels::edit_logits(rec, lv, ev, out);
+    rec.end();
+    rec.run();
+    std::vector<float> got = download(out), want = logits;
+    for (int64_t b = 0; b < B; b++)
+      for (const TokenEdit& e : rows[b]) {
+        float& l = want[b * V + e.token];
+        if (e.repetition) l = l < 0 ? l * penalty : l / penalty;
+        if (e.subtract != 0.0) l = (float)((double)l - e.subtract);
+        if (e.ban) l = std::numeric_limits<float>::lowest();
+      }
+    int64_t differ = 0;
+    for (int64_t i = 0; i < B * V; i++) differ += got[i] != want[i];
+    EXPECT_EQ(differ, 0) << dtype_name(dt) << ": logits that differ from the host's processing";
+  }
 }
 
 }  // namespace
