@@ -262,6 +262,63 @@ TEST_F(DeviceSampling, vulkan_greedy_penalties_are_applied_on_the_device) {
   }
 }
 
+// Generators decoding together (decode_together, the Engine's step) with and without penalties in one run: the
+// penalized ones' edits go with the run (rows without edits keep their logits), so every row picks on the device
+// (host_picks 1: the first); each greedy generator gets the tokens it gets alone on the CPU, and one sampling with
+// penalties (top-k, seeded: its random state on the device) the tokens it gets alone on the device.
+TEST_F(DeviceSampling, vulkan_penalized_generators_decode_together_on_the_device) {
+  const std::vector<std::vector<int32_t>> prompts{{1, 450, 496, 1735}, {1, 1532, 338}, {1, 290, 13, 7, 450, 496}};
+  auto params = [](const std::shared_ptr<genai::Model>& m, int i) {
+    genai::GeneratorParams p(*m);
+    p.search.max_length = 24;
+    if (i != 1) p.search.repetition_penalty = 1.5;  // generator 1: none
+    if (i == 2) {
+      p.search.frequency_penalty = 0.5;
+      p.search.no_repeat_ngram_size = 2;
+      p.search.min_length = 14;
+    }
+    return p;
+  };
+  std::vector<std::vector<int32_t>> want;
+  for (int i = 0; i < 3; i++) {
+    genai::Generator g(cpu_, params(cpu_, i));
+    g.append_tokens(prompts[i]);
+    while (!g.is_done()) g.generate_next_token();
+    want.push_back(g.sequence());
+  }
+  genai::GeneratorParams sampled = params(vk_, 0);
+  sampled.search.do_sample = true;
+  sampled.search.top_k = 20;
+  sampled.search.random_seed = 11;
+  sampled.search.presence_penalty = 0.7;
+  {
+    genai::Generator g(vk_, sampled);
+    g.append_tokens(prompts[1]);
+    while (!g.is_done()) g.generate_next_token();
+    want.push_back(g.sequence());
+    EXPECT_TRUE(g.samples_on_device());
+    EXPECT_EQ(g.host_picks(), 1) << "sampling with penalties alone";
+  }
+  std::vector<std::unique_ptr<genai::Generator>> gens;
+  std::vector<genai::Generator*> ptrs;
+  for (int i = 0; i < 4; i++) {
+    gens.push_back(std::make_unique<genai::Generator>(vk_, i < 3 ? params(vk_, i) : sampled));
+    gens.back()->append_tokens(prompts[i < 3 ? i : 1]);
+    ptrs.push_back(gens.back().get());
+  }
+  auto all_done = [&] { return std::all_of(ptrs.begin(), ptrs.end(), [](genai::Generator* g) { return g->is_done(); }); };
+  while (!all_done()) {
+    std::vector<genai::Generator*> active;
+    for (genai::Generator* g : ptrs)
+      if (!g->is_done()) active.push_back(g);
+    genai::decode_together(active);
+  }
+  for (int i = 0; i < 4; i++) {
+    EXPECT_EQ(gens[i]->sequence(), want[i]) << "generator " << i;
+    EXPECT_EQ(gens[i]->host_picks(), 1) << "generator " << i << ": steps picked from logits read back";
+  }
+}
+
 // The Vulkan session keeps one sequence's KV cache: two generators of one model, interleaved (two chats served
 // by one model), must each get the tokens they get alone — a generator re-runs its positions when the other used
 // the cache in between.

@@ -222,13 +222,14 @@ void DecodeGroup::run(const std::vector<Generator*>& together, bool queue_ahead)
   for (size_t i = 0; i < run.size(); i++) {
     Generator& g = *run[i];
     rows += g.rows();
-    // (penalties: the device applies a generator's edits only in a run of its own; here its logits come back)
-    on_device[i] = g.device_sampling_ && !g.sampling_.logit_edits && (int)g.token_count() >= g.search_.min_length;
+    // (penalties and bans, min_length's included: each row's logit edits, applied on the device)
+    on_device[i] = g.device_sampling_ && (g.sampling_.logit_edits || (int)g.token_count() >= g.search_.min_length);
     device_rows = device_rows || on_device[i];
     host_rows = host_rows || !on_device[i];
   }
   DeviceSampling greedy;
   greedy.greedy = true;
+  for (size_t i = 0; i < run.size(); i++) greedy.logit_edits = greedy.logit_edits || (on_device[i] && run[i]->sampling_.logit_edits);
   if (device_rows && !run[0]->kv_.decoder()->can_sample(greedy, rows)) {
     // More rows than the device picks at once: every row's logits come to the host, except those of generators
     // sampling on the device, which step alone (their random state lives there: a host pick would change their
@@ -246,6 +247,24 @@ void DecodeGroup::run(const std::vector<Generator*>& together, bool queue_ahead)
     on_device.assign(run.size(), false);
     device_rows = false;
     host_rows = true;
+  }
+  if (device_rows && greedy.logit_edits) {  // the rows' edits for this run, in its row order (none: unchanged)
+    std::vector<std::vector<TokenEdit>> edits;
+    std::vector<float> penalties;
+    for (size_t i = 0; i < run.size(); i++) {
+      if (on_device[i]) {
+        run[i]->add_logit_edits(edits, penalties);
+      } else {
+        edits.resize(edits.size() + (size_t)run[i]->rows());
+        penalties.resize(penalties.size() + (size_t)run[i]->rows(), 1.0f);
+      }
+    }
+    if (!run[0]->kv_.decoder()->set_logit_edits(edits, penalties)) {  // unsupported: those rows' logits come back
+      for (size_t i = 0; i < run.size(); i++) on_device[i] = on_device[i] && !run[i]->sampling_.logit_edits;
+      device_rows = std::find(on_device.begin(), on_device.end(), true) != on_device.end();
+      host_rows = true;
+      greedy.logit_edits = false;
+    }
   }
   // The inputs of each generator's step, stacked row after row.
   DecodeRun r;

@@ -146,11 +146,10 @@ Generator::Generator(std::shared_ptr<const Model> model, const GeneratorParams& 
     OGX_CHECK(!spec_, "guidance with speculative decoding is not supported");
     guidance_ = std::make_unique<guidance::LogitMask>(params.guidance, rows());
   }
-  // Penalties and n-gram bans: greedy rows apply them on the device (edits of the tokens they name, uploaded each
-  // step; steps are then not queued ahead), sampling ones on the host.
+  // Penalties and n-gram bans: applied on the device (edits of the tokens they name, uploaded each step; steps are
+  // then not queued ahead), except with guidance (its token mask).
   const bool edits = penalizes_sequence(search_);
-  if (beams_ == 1 && (rows() == 1 || !search_.do_sample) && !spec_ &&
-      (!edits || (!search_.do_sample && !params.guidance))) {
+  if (beams_ == 1 && (rows() == 1 || !search_.do_sample) && !spec_ && (!edits || !params.guidance)) {
     DeviceSampling ds;
     ds.greedy = !search_.do_sample;
     ds.top_k = search_.top_k;
@@ -630,12 +629,20 @@ bool Generator::beam_step_on_device() {
   return true;
 }
 
+void Generator::add_logit_edits(std::vector<std::vector<TokenEdit>>& edits, std::vector<float>& penalties) const {
+  const bool on = sampling_.logit_edits || (beam_sampling_ && beam_sampling_->logit_edits);
+  for (int r = 0; r < rows(); r++) {  // (a row that ended: any pick, no edits)
+    edits.push_back(eos_seen_[r] || !on ? std::vector<TokenEdit>{} : sampler_.logit_edits(vocab_, seqs_[r]));
+    penalties.push_back(sampler_.repetition_penalty());
+  }
+}
+
 bool Generator::upload_logit_edits() {
   if (vocab_ <= 0) return false;  // the edits name tokens of the logits' width (genai_config.json model.vocab_size)
-  std::vector<std::vector<TokenEdit>> edits((size_t)rows());
-  for (int r = 0; r < rows(); r++)
-    if (!eos_seen_[r]) edits[(size_t)r] = sampler_.logit_edits(vocab_, seqs_[r]);  // (a row that ended: any pick)
-  return kv_.decoder() && kv_.decoder()->set_logit_edits(*kv_.state(), edits, sampler_.repetition_penalty());
+  std::vector<std::vector<TokenEdit>> edits;
+  std::vector<float> penalties;
+  add_logit_edits(edits, penalties);
+  return kv_.decoder() && kv_.decoder()->set_logit_edits(edits, penalties);
 }
 
 bool Generator::upload_token_mask(bool ban_eos) {

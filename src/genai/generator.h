@@ -196,6 +196,8 @@ class Generator {
   std::optional<DeviceSampling> beam_mask_sampling_;  // the same with a token mask: steps below min_length ban EOS
   bool beam_step_on_device();  // runs the pending step so, and takes its beams' tokens; false: not this step
   bool upload_logit_edits();   // each row's penalties and bans for the next device pick (DeviceSampling::logit_edits)
+  // Appends each row's edits (none where the generator has no logit_edits or the row ended) and penalty.
+  void add_logit_edits(std::vector<std::vector<TokenEdit>>& edits, std::vector<float>& penalties) const;
   mutable int queued_ = 0;   // 1: the pending token's forward pass is queued (DecodeSession::queue_next)
   bool queue_ahead_ = true;  // a device step queues its successor (off for a draft model's last draft of a round)
   // phi3 / phimoe 4097, phi3small 8193 (one sequence, one beam; else 0): the length at which the whole sequence runs

@@ -164,12 +164,11 @@ void VulkanGraphSession::ensure_token_mask(int64_t words_per_row) {
   token_mask_words_ = words_per_row;
 }
 
-bool VulkanGraphSession::set_logit_edits(const KvState& kv, const std::vector<std::vector<TokenEdit>>& rows,
-                                        float repetition_penalty) {
-  (void)kv;  // the next run's rows start at row 0 (a generator with edits runs alone: decode_together)
+bool VulkanGraphSession::set_logit_edits(const std::vector<std::vector<TokenEdit>>& rows,
+                                        const std::vector<float>& repetition_penalties) {
   OGX_CHECK((int64_t)rows.size() <= kMaxSampleRows, "logit edits: ", rows.size(), " rows (at most ", kMaxSampleRows,
             ")");
-  std::vector<uint32_t> words = kernels::pack_logit_edits(rows, repetition_penalty);
+  std::vector<uint32_t> words = kernels::pack_logit_edits(rows, repetition_penalties);
   const int64_t n = ((int64_t)words.size() - kernels::logit_edit_words(0)) / 4;
   drop_queued();
   ctx_->wait_idle();  // an earlier step may still read the edits

@@ -173,8 +173,8 @@ class VulkanGraphSession : public Session, public DecodeSession {
   // guidance: the next run's allowed tokens (decode_loop.cpp)
   bool set_token_mask(const KvState& kv, const std::vector<uint32_t>& bits, int64_t words_per_row) override;
   void ensure_token_mask(int64_t words_per_row);  // token_mask_ for [kMaxSampleRows x words_per_row], all allowed
-  bool set_logit_edits(const KvState& kv, const std::vector<std::vector<TokenEdit>>& rows,
-                       float repetition_penalty) override;
+  bool set_logit_edits(const std::vector<std::vector<TokenEdit>>& rows,
+                       const std::vector<float>& repetition_penalties) override;
   // queued_steps.cpp
   bool queue_next(const std::vector<NamedTensor>& inputs, const std::string& token_input, const DecodeRun& r) override;
   bool finish_queued(const KvState& kv) override;

@@ -104,19 +104,18 @@ void edit_logits(CommandRecorder& rec, const TensorView& logits, const TensorVie
                {logits.mem, edits.mem}, {out.mem});
 }
 
-std::vector<uint32_t> pack_logit_edits(const std::vector<std::vector<TokenEdit>>& rows, float penalty) {
-  OGX_CHECK((int64_t)rows.size() <= kLogitEditMaxRows, "logit edits: ", rows.size(), " rows (at most ",
-            kLogitEditMaxRows, ")");
+std::vector<uint32_t> pack_logit_edits(const std::vector<std::vector<TokenEdit>>& rows,
+                                       const std::vector<float>& penalties) {
+  OGX_CHECK((int64_t)rows.size() <= kLogitEditMaxRows && penalties.size() == rows.size(), "logit edits: ",
+            rows.size(), " rows (at most ", kLogitEditMaxRows, ") and ", penalties.size(), " penalties");
   int64_t n = 0;
   for (const auto& r : rows) n += (int64_t)r.size();
   std::vector<uint32_t> w((size_t)logit_edit_words(n), 0u);
-  uint32_t pen;
-  std::memcpy(&pen, &penalty, 4);
   uint32_t first = 0;
   for (size_t b = 0; b < rows.size(); b++) {
     w[3 * b] = first;
     w[3 * b + 1] = (uint32_t)rows[b].size();
-    w[3 * b + 2] = pen;
+    std::memcpy(&w[3 * b + 2], &penalties[b], 4);
     for (const TokenEdit& e : rows[b]) {
       const size_t at = (size_t)(3 * kLogitEditMaxRows + 4 * first++);
       const float hi = (float)e.subtract, lo = (float)(e.subtract - (double)hi);

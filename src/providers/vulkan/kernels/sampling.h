@@ -56,9 +56,10 @@ inline int64_t beam_candidate_words(int64_t K) { return 2 + 2 * K; }  // per row
 // when the kernel runs). B <= kLogitEditMaxRows.
 constexpr int64_t kLogitEditMaxRows = 256;  // logit_edits.comp MAX_ROWS
 void edit_logits(CommandRecorder& rec, const TensorView& logits, const TensorView& edits, const TensorView& out);
-// The words of edits for rows[b] with repetition penalty `penalty`: 3 header words per row (kLogitEditMaxRows
+// The words of edits for rows[b] with repetition penalty penalties[b]: 3 header words per row (kLogitEditMaxRows
 // rows), then 4 per edit. logit_edit_words(n) holds n edits.
-std::vector<uint32_t> pack_logit_edits(const std::vector<std::vector<TokenEdit>>& rows, float penalty);
+std::vector<uint32_t> pack_logit_edits(const std::vector<std::vector<TokenEdit>>& rows,
+                                       const std::vector<float>& penalties);
 inline int64_t logit_edit_words(int64_t edits) { return 3 * kLogitEditMaxRows + 4 * edits; }
 
 // Host helper: initial PCG states for B rows from one seed.

@@ -588,7 +588,7 @@ TEST_F(VulkanSamplingTest, LogitEditsEqualTheHostProcessing) {
         rows[b].push_back(e);
       }
     const float penalty = 1.3f;
-    auto words = kernels::pack_logit_edits(rows, penalty);
+    auto words = kernels::pack_logit_edits(rows, std::vector<float>(B, penalty));
     TensorView lv = upload(logits, dt, {B, V}), out = empty(DType::f32, {B, V});
     TensorView ev = upload_i32(std::vector<int32_t>(words.begin(), words.end()), {(int64_t)words.size()});
     CommandRecorder rec(ctx());
