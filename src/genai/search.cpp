@@ -88,37 +88,51 @@ void Sampler::process_logits(std::vector<float>& logits, const std::vector<int32
   process_logits(logits.data(), (int64_t)logits.size(), seq);
 }
 
+// One pass over the sequence marks each token it names in a dense per-thread array of [vocab] words (repetition
+// and ban bits, generated count), the tokens first marked listed; the edits are those tokens in order, and their
+// words are cleared again. (A std::map of edits took ~0.9 ms for a 2,048-token sequence: per row and step, longer
+// than a 1B model's decode step.)
 std::vector<LogitEdit> Sampler::logit_edits(int64_t V, const std::vector<int32_t>& seq) const {
-  std::map<int32_t, LogitEdit> e;  // token -> its edit (few tokens: a map, not [vocab])
-  auto at = [&](int32_t t) -> LogitEdit& {
-    LogitEdit& x = e[t];
-    x.token = t;
-    return x;
+  constexpr uint32_t kRepetition = 1u << 31, kBan = 1u << 30, kCount = kBan - 1;
+  thread_local std::vector<uint32_t> marks;  // [vocab], zero between calls
+  if ((int64_t)marks.size() < V) marks.assign((size_t)V, 0u);
+  std::vector<int32_t> touched;
+  auto word = [&](int32_t t) -> uint32_t* {  // nullptr outside [0, V)
+    if (t < 0 || t >= V) return nullptr;
+    if (marks[(size_t)t] == 0) touched.push_back(t);
+    return &marks[(size_t)t];
   };
   if (s_.repetition_penalty != 1.0)  // Hugging Face rule: divide positive scores, multiply negative ones
     for (int32_t t : seq)
-      if (t >= 0 && t < V) at(t).repetition = true;
-  if ((s_.presence_penalty != 0.0 || s_.frequency_penalty != 0.0) && seq.size() > prompt_length_) {
-    std::map<int32_t, int64_t> count;  // generated token -> occurrences
-    for (size_t i = prompt_length_; i < seq.size(); i++) count[seq[i]]++;
-    for (const auto& [t, c] : count)
-      if (t >= 0 && t < V) at(t).subtract = s_.presence_penalty + s_.frequency_penalty * (double)c;
-  }
+      if (uint32_t* w = word(t)) *w |= kRepetition;
+  const bool counts = s_.presence_penalty != 0.0 || s_.frequency_penalty != 0.0;
+  if (counts)  // occurrences among the generated tokens
+    for (size_t i = prompt_length_; i < seq.size(); i++)
+      if (uint32_t* w = word(seq[i]))
+        if ((*w & kCount) != kCount) *w += 1;
   int n = s_.no_repeat_ngram_size;
   if (n > 0 && (int)seq.size() >= n) {  // ban tokens that would repeat an n-gram already in the sequence
-    std::vector<int32_t> prefix(seq.end() - (n - 1), seq.end());
-    for (size_t i = 0; i + n <= seq.size(); i++)
-      if (std::equal(prefix.begin(), prefix.end(), seq.begin() + i)) {
-        int32_t banned = seq[i + n - 1];
-        if (banned >= 0 && banned < V) at(banned).ban = true;
-      }
+    const size_t k = (size_t)n - 1, end = seq.size();
+    for (size_t i = 0; i + n <= end; i++)
+      if (std::equal(seq.begin() + (std::ptrdiff_t)(end - k), seq.end(), seq.begin() + (std::ptrdiff_t)i))
+        if (uint32_t* w = word(seq[i + k])) *w |= kBan;
   }
   if ((int)seq.size() < s_.min_length)
     for (int t : eos_)
-      if (t >= 0 && t < V) at(t).ban = true;
+      if (uint32_t* w = word(t)) *w |= kBan;
+  std::sort(touched.begin(), touched.end());
   std::vector<LogitEdit> out;
-  out.reserve(e.size());
-  for (const auto& [t, x] : e) out.push_back(x);
+  out.reserve(touched.size());
+  for (int32_t t : touched) {
+    uint32_t& w = marks[(size_t)t];
+    LogitEdit e;
+    e.token = t;
+    e.repetition = (w & kRepetition) != 0;
+    e.ban = (w & kBan) != 0;
+    if (counts && (w & kCount) != 0) e.subtract = s_.presence_penalty + s_.frequency_penalty * (double)(w & kCount);
+    w = 0;
+    out.push_back(e);
+  }
   return out;
 }
 

@@ -1,7 +1,7 @@
 // ogx bench (MODEL_DIR | --synthetic SHAPE.json [--precision fp32|fp16|int4]) --prompt-len P --gen-len G
 //   [--batch B] [--num-beams N] [--repeats R] [--provider P] [--provider-option K=V]... [--threads N] [--json]
 //   [--speculative ngram|DRAFT_DIR [--draft-tokens K] [--ngram-chained]] [--prompt-period N] [--generators N] [--temperature T]
-//   [--top-k K] [--top-p P]
+//   [--top-k K] [--top-p P] [--repetition-penalty R] [--frequency-penalty F]
 // --temperature T: pick as `ogx serve` does for an OpenAI request with temperature T (T > 0: sampling with top_k 0,
 // top_p 1, seeded; 0: greedy; no repetition penalty) instead of the folder's greedy search, to compare with
 // bench/serve_load.py at the same temperature; --top-k / --top-p narrow that sampling (the device sampler's
@@ -22,6 +22,7 @@
 // tokens/s over all of them, time per step, and the KV pool's bytes per sequence.
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -75,6 +76,8 @@ struct BenchOptions {
   float temperature = -1;            // --temperature T (< 0: not given: greedy with the folder's options)
   int top_k = 0;                     // --top-k K with --temperature T > 0 (0: every token)
   float top_p = 1;                   // --top-p P with --temperature T > 0
+  float repetition_penalty = 1.0f;   // --repetition-penalty R (1: off)
+  float frequency_penalty = 0.0f;    // --frequency-penalty F (0: off)
   std::string speculative;           // --speculative ngram|DRAFT_DIR
   int draft_tokens = 4;              // --draft-tokens K
   bool ngram_chained = false;        // --ngram-chained
@@ -124,9 +127,15 @@ void set_picking(genai::GeneratorParams& params, double temperature, int seed, i
   params.search.random_seed = seed;
 }
 
+// --repetition-penalty / --frequency-penalty: every sequence's logits processed so (the cost of penalties).
+void set_penalties(genai::GeneratorParams& params, double repetition, double frequency) {
+  if (repetition != 1.0) params.search.repetition_penalty = repetition;
+  if (frequency != 0.0) params.search.frequency_penalty = frequency;
+}
+
 // --generators N: N generators of prompts P * (i + 1) / N ids, decoded together for G tokens each.
 nlohmann::json bench_generators(const std::shared_ptr<genai::Model>& model, int N, int P, int G, int R, double T,
-                                int top_k, double top_p) {
+                                int top_k, double top_p, double repetition, double frequency) {
   using Clock = std::chrono::steady_clock;
   int vocab = model->io().vocab_size > 0 ? model->io().vocab_size : 1000;
   std::mt19937 rng(1234);
@@ -147,6 +156,7 @@ nlohmann::json bench_generators(const std::shared_ptr<genai::Model>& model, int 
       genai::GeneratorParams params(*model);
       params.search.max_length = (int)p.size() + gen_len;
       set_picking(params, T, 1234 + (int)gens.size(), top_k, top_p);
+      set_penalties(params, repetition, frequency);
       gens.push_back(std::make_unique<genai::Generator>(model, params));
       gens.back()->append_tokens(p);
       ptrs.push_back(gens.back().get());
@@ -199,6 +209,9 @@ Runner define_bench(Flags& flags) {
   flags.option("--temperature", o->temperature, "pick as an OpenAI request with this temperature (0: greedy)");
   flags.option("--top-k", o->top_k, "with --temperature > 0: sample from the K most likely tokens (0: all)");
   flags.option("--top-p", o->top_p, "with --temperature > 0: sample from the smallest set with probability P");
+  flags.option("--repetition-penalty", o->repetition_penalty, "process every sequence's logits with this repetition "
+               "penalty (1: off)");
+  flags.option("--frequency-penalty", o->frequency_penalty, "... with this frequency penalty (0: off)");
   flags.option("--speculative", o->speculative, "speculative decoding: ngram or a draft model folder");
   flags.option("--draft-tokens", o->draft_tokens, "tokens drafted per round (--speculative)");
   flags.flag("--ngram-chained", o->ngram_chained, "n-gram lookups chained after each proposed token");
@@ -223,6 +236,9 @@ int run_bench(const BenchOptions& a) {
   OGX_CHECK(a.top_k >= 0 && a.top_p > 0 && a.top_p <= 1, "--top-k must be >= 0 and --top-p in (0, 1], got ", a.top_k,
             " and ", a.top_p);
   OGX_CHECK((a.top_k == 0 && a.top_p == 1) || a.temperature > 0, "--top-k / --top-p need --temperature > 0");
+  OGX_CHECK(a.repetition_penalty > 0 && a.repetition_penalty <= 10 && std::fabs(a.frequency_penalty) <= 2,
+            "--repetition-penalty must be in (0, 10] and --frequency-penalty in [-2, 2], got ", a.repetition_penalty,
+            " and ", a.frequency_penalty);
   OGX_CHECK(beams >= 1 && beams <= genai::Generator::kMaxBeams, "--num-beams must be in [1, ",
             genai::Generator::kMaxBeams, "], got ", beams);
   using Clock = std::chrono::steady_clock;
@@ -248,7 +264,8 @@ int run_bench(const BenchOptions& a) {
     const int N = a.generators;
     OGX_CHECK(N >= 1 && N <= 256, "--generators must be in [1, 256], got ", N);
     OGX_CHECK(B == 1 && beams == 1, "--generators runs one sequence per generator: no --batch or --num-beams");
-    nlohmann::json j = bench_generators(model, N, P, G, R, a.temperature, a.top_k, a.top_p);
+    nlohmann::json j = bench_generators(model, N, P, G, R, a.temperature, a.top_k, a.top_p, a.repetition_penalty,
+                                        a.frequency_penalty);
     j["model"] = dir;
     if (synthetic) j["precision"] = a.precision;
     j["provider"] = model->provider();
@@ -278,6 +295,7 @@ int run_bench(const BenchOptions& a) {
     genai::GeneratorParams params(*model);
     params.search.max_length = max_length;
     set_picking(params, a.temperature, 1234, a.top_k, a.top_p);
+    set_penalties(params, a.repetition_penalty, a.frequency_penalty);
     params.search.batch_size = B;
     params.search.num_beams = beams;
     if (spec == "ngram") params.speculative.ngram_size = 3;
@@ -325,6 +343,8 @@ int run_bench(const BenchOptions& a) {
   j["prompt_len"] = P;
   j["gen_len"] = G;
   j["batch"] = B;
+  if (a.repetition_penalty != 1.0) j["repetition_penalty"] = std::round(a.repetition_penalty * 1e6) / 1e6;
+  if (a.frequency_penalty != 0.0) j["frequency_penalty"] = std::round(a.frequency_penalty * 1e6) / 1e6;
   j["num_beams"] = beams;
   j["repeats"] = R;
   j["load_ms"] = load_ms;
