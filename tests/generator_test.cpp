@@ -161,6 +161,49 @@ TEST(Search, RepetitionPenaltyAndNgramFollowHuggingFace) {
   EXPECT_FLOAT_EQ(l[3], 3.0f);
 }
 
+// Sampler::logit_edits remembers the marks of recent sequences and extends them: across steps of several rows,
+// beams that continue other rows (the same prefix, different last tokens), a rewind to a shorter sequence, a jump of
+// many tokens and a new prompt length, every call's edits equal those of a fresh sampler (no memory).
+TEST(Search, LogitEditsFromRememberedSequencesEqualFreshOnes) {
+  genai::SearchConfig s;
+  s.repetition_penalty = 1.3;
+  s.presence_penalty = 0.25;
+  s.frequency_penalty = -0.4;
+  s.no_repeat_ngram_size = 3;
+  s.min_length = 40;
+  genai::Sampler remembering(s, {0, 5});
+  std::mt19937 rng(77);
+  const int64_t V = 300;
+  auto same = [&](const std::vector<int32_t>& seq, size_t prompt, const char* what) {
+    genai::Sampler fresh(s, {0, 5});
+    fresh.set_prompt_length(prompt);
+    remembering.set_prompt_length(prompt);
+    auto a = remembering.logit_edits(V, seq), b = fresh.logit_edits(V, seq);
+    ASSERT_EQ(a.size(), b.size()) << what << " at length " << seq.size();
+    for (size_t i = 0; i < a.size(); i++) {
+      EXPECT_EQ(a[i].token, b[i].token) << what;
+      EXPECT_EQ(a[i].repetition, b[i].repetition) << what;
+      EXPECT_EQ(a[i].ban, b[i].ban) << what;
+      EXPECT_EQ(a[i].subtract, b[i].subtract) << what;
+    }
+  };
+  std::vector<std::vector<int32_t>> rows(4);
+  for (auto& r : rows)
+    for (int i = 0; i < 20; i++) r.push_back((int32_t)(rng() % 40) - 2);  // repeats, and ids out of [0, V)
+  for (int step = 0; step < 30; step++) {
+    if (step % 5 == 4) rows[3] = rows[(size_t)(rng() % 3)];  // a beam continues another row
+    for (auto& r : rows) {
+      r.push_back((int32_t)(rng() % 40));
+      same(r, 20, "step");
+    }
+  }
+  rows[0].resize(25);  // a rewind
+  same(rows[0], 20, "rewind");
+  for (int i = 0; i < 100; i++) rows[1].push_back((int32_t)(rng() % 60));  // many new tokens at once
+  same(rows[1], 20, "jump");
+  same(rows[1], 30, "another prompt length");
+}
+
 // OpenAI's rule on random logits: logit[t] -= presence * (count[t] > 0) + frequency * count[t], counts over the
 // generated tokens only (after set_prompt_length), penalties of both signs; a token only in the prompt is untouched.
 TEST(Search, PresenceAndFrequencyPenaltiesFollowOpenAI) {

@@ -88,51 +88,108 @@ void Sampler::process_logits(std::vector<float>& logits, const std::vector<int32
   process_logits(logits.data(), (int64_t)logits.size(), seq);
 }
 
-// One pass over the sequence marks each token it names in a dense per-thread array of [vocab] words (repetition
-// and ban bits, generated count), the tokens first marked listed; the edits are those tokens in order, and their
-// words are cleared again. (A std::map of edits took ~0.9 ms for a 2,048-token sequence: per row and step, longer
-// than a 1B model's decode step.)
-std::vector<LogitEdit> Sampler::logit_edits(int64_t V, const std::vector<int32_t>& seq) const {
-  constexpr uint32_t kRepetition = 1u << 31, kBan = 1u << 30, kCount = kBan - 1;
-  thread_local std::vector<uint32_t> marks;  // [vocab], zero between calls
-  if ((int64_t)marks.size() < V) marks.assign((size_t)V, 0u);
-  std::vector<int32_t> touched;
-  auto word = [&](int32_t t) -> uint32_t* {  // nullptr outside [0, V)
-    if (t < 0 || t >= V) return nullptr;
-    if (marks[(size_t)t] == 0) touched.push_back(t);
-    return &marks[(size_t)t];
+namespace {
+
+constexpr uint32_t kRepetition = 1u << 31, kCount = (1u << 30) - 1;
+
+}  // namespace
+
+// The marks of `seq` (tokens in [0, V)): extended from the longest sequence seen before that is a prefix of it when
+// it adds at most a few tokens (inserts into the sorted list), else made in one pass over a dense per-thread [vocab]
+// array (the tokens first marked listed, then sorted). Sequences of a batch differ from their first tokens on and
+// beams only after the prompt, so the prefix search compares little. (A std::map per call took ~0.9 ms for a
+// 2,048-token sequence: per row and step, longer than a 1B model's decode step.)
+const Sampler::Marks& Sampler::marks_of(int64_t V, const std::vector<int32_t>& seq) const {
+  const bool rep = s_.repetition_penalty != 1.0, counts = s_.presence_penalty != 0.0 || s_.frequency_penalty != 0.0;
+  auto add = [&](uint32_t& w, size_t i) {  // token at position i
+    if (rep) w |= kRepetition;
+    if (counts && i >= prompt_length_ && (w & kCount) != kCount) w += 1;
   };
-  if (s_.repetition_penalty != 1.0)  // Hugging Face rule: divide positive scores, multiply negative ones
-    for (int32_t t : seq)
-      if (uint32_t* w = word(t)) *w |= kRepetition;
-  const bool counts = s_.presence_penalty != 0.0 || s_.frequency_penalty != 0.0;
-  if (counts)  // occurrences among the generated tokens
-    for (size_t i = prompt_length_; i < seq.size(); i++)
-      if (uint32_t* w = word(seq[i]))
-        if ((*w & kCount) != kCount) *w += 1;
+  const Marks* best = nullptr;
+  for (const Marks& m : marks_)
+    if (m.prompt_length == prompt_length_ && m.seq.size() <= seq.size() && (!best || m.seq.size() > best->seq.size()) &&
+        std::equal(m.seq.begin(), m.seq.end(), seq.begin()))
+      best = &m;
+  Marks cur;
+  constexpr size_t kMaxExtend = 64;  // beyond: one dense pass
+  if (best && seq.size() - best->seq.size() <= kMaxExtend) {
+    cur.marks = best->marks;
+    for (size_t i = best->seq.size(); i < seq.size(); i++) {
+      const int32_t t = seq[i];
+      if (t < 0 || t >= V || (!rep && !(counts && i >= prompt_length_))) continue;  // (nothing to mark)
+      auto it = std::lower_bound(cur.marks.begin(), cur.marks.end(), std::make_pair(t, 0u));
+      if (it == cur.marks.end() || it->first != t) it = cur.marks.insert(it, {t, 0u});
+      add(it->second, i);
+    }
+  } else {
+    thread_local std::vector<uint32_t> dense;  // [vocab], zero between calls
+    if ((int64_t)dense.size() < V) dense.assign((size_t)V, 0u);
+    std::vector<int32_t> touched;
+    for (size_t i = 0; i < seq.size(); i++) {
+      const int32_t t = seq[i];
+      if (t < 0 || t >= V) continue;
+      if (dense[(size_t)t] == 0) touched.push_back(t);
+      add(dense[(size_t)t], i);
+      if (dense[(size_t)t] == 0) touched.pop_back();  // (neither penalty: nothing marked)
+    }
+    std::sort(touched.begin(), touched.end());
+    cur.marks.reserve(touched.size());
+    for (int32_t t : touched) {
+      cur.marks.emplace_back(t, dense[(size_t)t]);
+      dense[(size_t)t] = 0;
+    }
+  }
+  cur.seq = seq;
+  cur.prompt_length = prompt_length_;
+  cur.used = ++marks_clock_;
+  constexpr size_t kMaxMarks = 64;  // sequences remembered (rows, beams)
+  if (marks_.size() < kMaxMarks) {
+    marks_.push_back(std::move(cur));
+    return marks_.back();
+  }
+  Marks& oldest = *std::min_element(marks_.begin(), marks_.end(),
+                                    [](const Marks& a, const Marks& b) { return a.used < b.used; });
+  oldest = std::move(cur);
+  return oldest;
+}
+
+std::vector<LogitEdit> Sampler::logit_edits(int64_t V, const std::vector<int32_t>& seq) const {
+  std::vector<int32_t> bans;
   int n = s_.no_repeat_ngram_size;
   if (n > 0 && (int)seq.size() >= n) {  // ban tokens that would repeat an n-gram already in the sequence
     const size_t k = (size_t)n - 1, end = seq.size();
     for (size_t i = 0; i + n <= end; i++)
-      if (std::equal(seq.begin() + (std::ptrdiff_t)(end - k), seq.end(), seq.begin() + (std::ptrdiff_t)i))
-        if (uint32_t* w = word(seq[i + k])) *w |= kBan;
+      if (std::equal(seq.begin() + (std::ptrdiff_t)(end - k), seq.end(), seq.begin() + (std::ptrdiff_t)i) &&
+          seq[i + k] >= 0 && seq[i + k] < V)
+        bans.push_back(seq[i + k]);
   }
   if ((int)seq.size() < s_.min_length)
     for (int t : eos_)
-      if (uint32_t* w = word(t)) *w |= kBan;
-  std::sort(touched.begin(), touched.end());
+      if (t >= 0 && t < V) bans.push_back(t);
+  std::sort(bans.begin(), bans.end());
+  bans.erase(std::unique(bans.begin(), bans.end()), bans.end());
+  static const std::vector<std::pair<int32_t, uint32_t>> kNone;
+  const bool penalties = s_.repetition_penalty != 1.0 || s_.presence_penalty != 0.0 || s_.frequency_penalty != 0.0;
+  const auto& marks = penalties ? marks_of(V, seq).marks : kNone;
   std::vector<LogitEdit> out;
-  out.reserve(touched.size());
-  for (int32_t t : touched) {
-    uint32_t& w = marks[(size_t)t];
+  out.reserve(marks.size() + bans.size());
+  size_t b = 0;
+  auto ban = [&](int32_t t) {
+    LogitEdit e;
+    e.token = t;
+    e.ban = true;
+    out.push_back(e);
+  };
+  for (const auto& [t, w] : marks) {
+    for (; b < bans.size() && bans[b] < t; b++) ban(bans[b]);
     LogitEdit e;
     e.token = t;
     e.repetition = (w & kRepetition) != 0;
-    e.ban = (w & kBan) != 0;
-    if (counts && (w & kCount) != 0) e.subtract = s_.presence_penalty + s_.frequency_penalty * (double)(w & kCount);
-    w = 0;
+    if ((w & kCount) != 0) e.subtract = s_.presence_penalty + s_.frequency_penalty * (double)(w & kCount);
+    if (b < bans.size() && bans[b] == t) e.ban = true, b++;
     out.push_back(e);
   }
+  for (; b < bans.size(); b++) ban(bans[b]);
   return out;
 }
 

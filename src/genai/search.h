@@ -61,6 +61,18 @@ class Sampler {
   std::vector<int> eos_;
   std::mt19937_64 rng_;
   size_t prompt_length_ = 0;
+  // logit_edits' marks of recent sequences (repetition bit | generated count per token), so that a sequence one
+  // step longer than one seen before (the next step of a row, or of a beam that extends another row) costs the new
+  // token, not the whole sequence.
+  struct Marks {
+    std::vector<int32_t> seq;                          // the sequence they reflect
+    size_t prompt_length = 0;                          // (counts start after it)
+    std::vector<std::pair<int32_t, uint32_t>> marks;  // ascending token: repetition bit | generated count
+    uint64_t used = 0;                                 // recency (the least recent is replaced)
+  };
+  const Marks& marks_of(int64_t vocab, const std::vector<int32_t>& seq) const;
+  mutable std::vector<Marks> marks_;
+  mutable uint64_t marks_clock_ = 0;
 };
 
 // Index of the largest value; the first one on ties (as torch.argmax). AVX2 when present.
