@@ -4,7 +4,8 @@
 # first token and latency), then stops the server. Python standard library only on the client side.
 # usage: bench/serve_bench.sh OGX_BINARY (SHAPE.json PRECISION | MODEL_DIR) [CLIENTS=1,8,32,64] [MAX_TOKENS=128]
 #        [PROMPT_TOKENS=128]   (environment: OUT=dir for the JSON and logs, SERVE_ARGS=extra ogx serve arguments,
-#        TEMPERATURE=0.8: the requests' temperature, 0 = greedy; TOP_P=1: their top_p)
+#        TEMPERATURE=0.8: the requests' temperature, 0 = greedy; TOP_P=1: their top_p; FREQUENCY_PENALTY=0: their
+#        frequency_penalty)
 # e.g. bash bench/serve_bench.sh .devrun/ogx .devrun/shapes/llama-3.2-1b.json fp16 1,8,32,64
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -36,7 +37,8 @@ done
 [ -n "$url" ] || { echo "ogx serve did not start" >&2; exit 1; }
 echo "serve $tag at $url (clients $clients, prompt $prompt_tokens, max_tokens $max_tokens)"
 python3 "$here/serve_load.py" --url "$url" --clients "$clients" --max-tokens "$max_tokens" \
-  --prompt-tokens "$prompt_tokens" --temperature "${TEMPERATURE:-0.8}" --top-p "${TOP_P:-1}" --json "$out/serve-$tag.json"
+  --prompt-tokens "$prompt_tokens" --temperature "${TEMPERATURE:-0.8}" --top-p "${TOP_P:-1}" \
+  --frequency-penalty "${FREQUENCY_PENALTY:-0}" --json "$out/serve-$tag.json"
 # Where the time per generated token went (the engine's phases) and whether decode steps were queued ahead.
 python3 - "$url" "$out/metrics-$tag.txt" <<'PY'
 import re, sys, urllib.request

@@ -28,7 +28,7 @@ def percentile(values, p):
     return s[min(len(s) - 1, max(0, int(-(-p * len(s) // 100)) - 1))]
 
 
-def one_request(url, prompt, max_tokens, api_key, seed, temperature=0.8, top_p=1.0):
+def one_request(url, prompt, max_tokens, api_key, seed, temperature=0.8, top_p=1.0, frequency_penalty=0.0):
     """Streams one completion; returns (ttft_s, latency_s, completion_tokens, finish_reason)."""
     u = urllib.parse.urlparse(url)
     conn = http.client.HTTPConnection(u.hostname, u.port or 80, timeout=600)
@@ -36,6 +36,8 @@ def one_request(url, prompt, max_tokens, api_key, seed, temperature=0.8, top_p=1
            "seed": seed, "stream": True, "stream_options": {"include_usage": True}}
     if top_p != 1.0:
         req["top_p"] = top_p
+    if frequency_penalty != 0.0:
+        req["frequency_penalty"] = frequency_penalty
     body = json.dumps(req)
     headers = {"Content-Type": "application/json"}
     if api_key:
@@ -85,7 +87,7 @@ def run_level(args, clients):
             prompt = [rng.randrange(10, args.vocab) for _ in range(args.prompt_tokens)]
             try:
                 t, l, n, _ = one_request(args.url, prompt, args.max_tokens, args.api_key, c * 1000 + k,
-                                         args.temperature, args.top_p)
+                                         args.temperature, args.top_p, args.frequency_penalty)
                 with lock:
                     ttfts.append(t)
                     latencies.append(l)
@@ -122,6 +124,7 @@ def main():
     ap.add_argument("--api-key", default="")
     ap.add_argument("--temperature", type=float, default=0.8, help="0: greedy (argmax)")
     ap.add_argument("--top-p", type=float, default=1.0, help="the requests' top_p (1: not sent)")
+    ap.add_argument("--frequency-penalty", type=float, default=0.0, help="the requests' frequency_penalty (0: not sent)")
     ap.add_argument("--json", default="", help="also write the results here")
     args = ap.parse_args()
     results = []

@@ -37,9 +37,10 @@
 #                                for spaces (e.g. 'llamacpp:--no-8b'); needs .devrun/llamacpp/ (a copy of that folder
 #                                with its work/ payload); its environment overrides pass through, e.g. decode at
 #                                depth: QUANTS=F16 PP=0 TG=64 REPS=1 BENCH_ARGS='-d 8192,32768' run.sh llamacpp
-#   serve:SHAPE:PREC[:CLIENTS[:MAX_TOKENS[:TEMPERATURE[:TOP_P]]]]
+#   serve:SHAPE:PREC[:CLIENTS[:MAX_TOKENS[:TEMPERATURE[:TOP_P[:FREQUENCY_PENALTY]]]]]
 #                                bench/serve_bench.sh on a random-weight folder of SHAPE (CLIENTS default 1,8,32,64,
-#                                128 new tokens, 128-token prompts; TEMPERATURE default 0.8, 0 = greedy)
+#                                128 new tokens, 128-token prompts; TEMPERATURE default 0.8, 0 = greedy;
+#                                FREQUENCY_PENALTY default 0: the requests' penalty, applied on the device)
 #   generators:SHAPE:PREC[:COUNTS[:P[:G[:BIN]]]]
 #                                `ogx bench --generators N` on a real folder for each N of COUNTS (default 16,64):
 #                                N sequences of different prompt lengths decoded together (P=128, G=64)
@@ -156,7 +157,9 @@ folder_of() {  # folder_of SHAPE PREC [repeating]: a random-weight dml folder in
 
 step_serve() {
   local shape=$1 prec=$2 clients=${3:-1,8,32,64} max_tokens=${4:-128} temperature=${5:-0.8} top_p=${6:-1}
-  OUT=$OUT TEMPERATURE=$temperature TOP_P=$top_p timeout 500 bash bench/serve_bench.sh .devrun/ogx "$(folder_of $shape $prec)" \
+  local frequency_penalty=${7:-0}
+  OUT=$OUT TEMPERATURE=$temperature TOP_P=$top_p FREQUENCY_PENALTY=$frequency_penalty timeout 500 \
+    bash bench/serve_bench.sh .devrun/ogx "$(folder_of $shape $prec)" \
     "$clients" "$max_tokens" 128 2>&1 | tail -$(( $(echo $clients | tr ',' '\n' | wc -l) + 3 )) | tee -a "$SUMMARY"
 }
 
