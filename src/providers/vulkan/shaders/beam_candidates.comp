@@ -2,8 +2,9 @@
 // row b writes out[b] = [max bits, sum bits, K logit bits, K token ids] (uint32, 2 + 2K words): the row's largest
 // logit, the sum of exp(logit - max) over the row (fp32, in a tree order: the host's beam step sums in index order,
 // so the two agree to rounding), and its K largest logits with their token ids, by value descending then token
-// ascending (topk_select.glsl). The host turns them into log-probs ((x - max) - log(sum)) and beam scores as it does
-// from the whole row (genai/beam_search.cpp). out is host-visible: read after the submission completes. With a token
+// ascending (a threshold pass, below; the radix select of topk_select.glsl where it overflows). The host turns them
+// into log-probs ((x - max) - log(sum)) and beam scores as it does from the whole row (genai/beam_search.cpp). out
+// is host-visible: read after the submission completes. With a token
 // mask (has_mask: beam steps below min_length ban EOS) a token whose bit is clear counts as -3e38, as the host's
 // logit processing sets it to the lowest float: it adds nothing to the sum and is a candidate only after all others.
 #version 460
@@ -43,6 +44,38 @@ float reduce(float v, bool take_max) {
   return red[0];
 }
 
+const uint CAP = 1024;  // candidates the threshold pass keeps (more: the radix select instead)
+shared float tmax[T];     // each thread's largest logit (its tokens: tid, tid + T, ...), sorted descending
+shared float pool_val[CAP];
+shared uint pool_idx[CAP];
+shared uint pool_count;
+
+// Bitonic sort of n (a power of two, <= CAP) (value, index) pairs of the pool: value descending, index ascending.
+void sort_pool(uint n) {
+  uint tid = gl_LocalInvocationID.x;
+  for (uint size = 2; size <= n; size *= 2)
+    for (uint stride = size / 2; stride > 0; stride /= 2) {
+      for (uint i = tid; i < n; i += T) {
+        uint j = i ^ stride;
+        if (j > i) {
+          bool desc = (i & size) == 0;
+          float vi = pool_val[i], vj = pool_val[j];
+          uint ii = pool_idx[i], ij = pool_idx[j];
+          bool i_first = vi > vj || (vi == vj && ii < ij);
+          if (i_first != desc) {
+            pool_val[i] = vj; pool_val[j] = vi;
+            pool_idx[i] = ij; pool_idx[j] = ii;
+          }
+        }
+      }
+      barrier();
+    }
+}
+
+// Two passes over the row: its max and each thread's max; then the sum of exp(x - max) and, into the pool, every
+// logit >= tau, the K-th largest of the threads' maxima (K distinct logits are >= tau, so the K largest are all in
+// the pool, ties at the K-th value included). The pool sorted gives the K largest, equal values by lower token. A
+// pool that overflows (more than CAP logits >= tau: masses of equal values) takes the radix select instead.
 void main() {
   uint b = gl_WorkGroupID.x, tid = gl_LocalInvocationID.x;
   float m = -1.0 / 0.0;
@@ -51,22 +84,50 @@ void main() {
     load8(b, i0, x);
     for (uint u = 0; u < UNROLL; u++) m = max(m, x[u]);
   }
-  float row_max = reduce(m, true);
+  tmax[tid] = m;
+  if (tid == 0) pool_count = 0;
+  float row_max = reduce(m, true);  // (its barriers: tmax written)
+  for (uint size = 2; size <= T; size *= 2)  // tmax descending
+    for (uint stride = size / 2; stride > 0; stride /= 2) {
+      uint j = tid ^ stride;
+      if (j > tid) {
+        float vi = tmax[tid], vj = tmax[j];
+        if ((vi < vj) == ((tid & size) == 0)) { tmax[tid] = vj; tmax[j] = vi; }
+      }
+      barrier();
+    }
+  float tau = tmax[p.K - 1];
   float s = 0.0;
   for (uint i0 = tid; i0 < p.V; i0 += UNROLL * T) {
     float x[UNROLL];
     load8(b, i0, x);
-    for (uint u = 0; u < UNROLL; u++) s += exp(x[u] - row_max);  // (-inf past the row: 0)
+    for (uint u = 0; u < UNROLL; u++) {
+      s += exp(x[u] - row_max);  // (-inf past the row: 0)
+      if (i0 + u * T < p.V && x[u] >= tau) {
+        uint slot = atomicAdd(pool_count, 1u);
+        if (slot < CAP) { pool_val[slot] = x[u]; pool_idx[slot] = i0 + u * T; }
+      }
+    }
   }
-  float row_sum = reduce(s, false);
-  top_candidates(b, p.K);
+  float row_sum = reduce(s, false);  // (its barriers: the pool complete)
+  uint count = pool_count;
+  bool pooled = count <= CAP;
+  if (pooled) {
+    uint n = 1;
+    while (n < count) n *= 2;
+    for (uint i = count + tid; i < n; i += T) { pool_val[i] = -1.0 / 0.0; pool_idx[i] = 0xffffffffu; }
+    barrier();
+    sort_pool(n);
+  } else {
+    top_candidates(b, p.K);
+  }
   uint at = b * (2 + 2 * p.K);
   if (tid == 0) {
     p.out_.v[at] = floatBitsToUint(row_max);
     p.out_.v[at + 1] = floatBitsToUint(row_sum);
   }
   for (uint i = tid; i < p.K; i += T) {
-    p.out_.v[at + 2 + i] = floatBitsToUint(cand_val[i]);
-    p.out_.v[at + 2 + p.K + i] = cand_idx[i];
+    p.out_.v[at + 2 + i] = floatBitsToUint(pooled ? pool_val[i] : cand_val[i]);
+    p.out_.v[at + 2 + p.K + i] = pooled ? pool_idx[i] : cand_idx[i];
   }
 }

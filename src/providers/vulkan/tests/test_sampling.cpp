@@ -489,6 +489,8 @@ TEST_F(VulkanSamplingTest, BeamCandidatesMatchTheHost) {
       }
       if (c.B >= 2 && c.V >= 300)  // row 1: more ties at one value than fit after the K - 2 larger ones
         for (int64_t i = 0; i < c.V; i += c.V / (c.K + 3)) logits[1 * c.V + i] = i < c.V / 3 ? 30 : 25;
+      if (c.B >= 3 && c.V >= 2048)  // row 2: every logit equal (more than the threshold pass keeps: the radix select)
+        std::fill(logits.begin() + 2 * c.V, logits.begin() + 3 * c.V, 1.5f);
       TensorView lv = upload(logits, dt, {c.B, c.V});
       TensorView out = empty(DType::i32, {c.B * kernels::beam_candidate_words(c.K)});
       CommandRecorder rec(ctx());
