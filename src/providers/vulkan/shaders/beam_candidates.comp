@@ -26,7 +26,7 @@ float logit_at(uint b, uint i) {
   return float(p.logits.v[b * p.V + i]);
 }
 
-#define TOPK_MAX 64
+#define TOPK_MAX 1024  // the threshold pool (2 x 32 beams at most are kept)
 #include "topk_select.glsl"
 
 shared float red[T];
@@ -44,38 +44,9 @@ float reduce(float v, bool take_max) {
   return red[0];
 }
 
-const uint CAP = 1024;  // candidates the threshold pass keeps (more: the radix select instead)
-shared float tmax[T];     // each thread's largest logit (its tokens: tid, tid + T, ...), sorted descending
-shared float pool_val[CAP];
-shared uint pool_idx[CAP];
-shared uint pool_count;
-
-// Bitonic sort of n (a power of two, <= CAP) (value, index) pairs of the pool: value descending, index ascending.
-void sort_pool(uint n) {
-  uint tid = gl_LocalInvocationID.x;
-  for (uint size = 2; size <= n; size *= 2)
-    for (uint stride = size / 2; stride > 0; stride /= 2) {
-      for (uint i = tid; i < n; i += T) {
-        uint j = i ^ stride;
-        if (j > i) {
-          bool desc = (i & size) == 0;
-          float vi = pool_val[i], vj = pool_val[j];
-          uint ii = pool_idx[i], ij = pool_idx[j];
-          bool i_first = vi > vj || (vi == vj && ii < ij);
-          if (i_first != desc) {
-            pool_val[i] = vj; pool_val[j] = vi;
-            pool_idx[i] = ij; pool_idx[j] = ii;
-          }
-        }
-      }
-      barrier();
-    }
-}
-
-// Two passes over the row: its max and each thread's max; then the sum of exp(x - max) and, into the pool, every
-// logit >= tau, the K-th largest of the threads' maxima (K distinct logits are >= tau, so the K largest are all in
-// the pool, ties at the K-th value included). The pool sorted gives the K largest, equal values by lower token. A
-// pool that overflows (more than CAP logits >= tau: masses of equal values) takes the radix select instead.
+// Two passes over the row (topk_select.glsl's threshold pool fused with the statistics): its max and each thread's
+// max; then the sum of exp(x - max) and, into the pool, every logit >= tau. A pool that overflows (more than
+// TOPK_MAX logits >= tau: masses of equal values) takes the radix select instead.
 void main() {
   uint b = gl_WorkGroupID.x, tid = gl_LocalInvocationID.x;
   float m = -1.0 / 0.0;
@@ -84,50 +55,26 @@ void main() {
     load8(b, i0, x);
     for (uint u = 0; u < UNROLL; u++) m = max(m, x[u]);
   }
-  tmax[tid] = m;
-  if (tid == 0) pool_count = 0;
-  float row_max = reduce(m, true);  // (its barriers: tmax written)
-  for (uint size = 2; size <= T; size *= 2)  // tmax descending
-    for (uint stride = size / 2; stride > 0; stride /= 2) {
-      uint j = tid ^ stride;
-      if (j > tid) {
-        float vi = tmax[tid], vj = tmax[j];
-        if ((vi < vj) == ((tid & size) == 0)) { tmax[tid] = vj; tmax[j] = vi; }
-      }
-      barrier();
-    }
-  float tau = tmax[p.K - 1];
+  float tau = pool_threshold(m, p.K);
+  float row_max = reduce(m, true);
   float s = 0.0;
   for (uint i0 = tid; i0 < p.V; i0 += UNROLL * T) {
     float x[UNROLL];
     load8(b, i0, x);
     for (uint u = 0; u < UNROLL; u++) {
       s += exp(x[u] - row_max);  // (-inf past the row: 0)
-      if (i0 + u * T < p.V && x[u] >= tau) {
-        uint slot = atomicAdd(pool_count, 1u);
-        if (slot < CAP) { pool_val[slot] = x[u]; pool_idx[slot] = i0 + u * T; }
-      }
+      if (i0 + u * T < p.V) pool_take(x[u], i0 + u * T, tau);
     }
   }
   float row_sum = reduce(s, false);  // (its barriers: the pool complete)
-  uint count = pool_count;
-  bool pooled = count <= CAP;
-  if (pooled) {
-    uint n = 1;
-    while (n < count) n *= 2;
-    for (uint i = count + tid; i < n; i += T) { pool_val[i] = -1.0 / 0.0; pool_idx[i] = 0xffffffffu; }
-    barrier();
-    sort_pool(n);
-  } else {
-    top_candidates(b, p.K);
-  }
+  if (!pool_sort()) radix_candidates(b, p.K);
   uint at = b * (2 + 2 * p.K);
   if (tid == 0) {
     p.out_.v[at] = floatBitsToUint(row_max);
     p.out_.v[at + 1] = floatBitsToUint(row_sum);
   }
   for (uint i = tid; i < p.K; i += T) {
-    p.out_.v[at + 2 + i] = floatBitsToUint(pooled ? pool_val[i] : cand_val[i]);
-    p.out_.v[at + 2 + p.K + i] = pooled ? pool_idx[i] : cand_idx[i];
+    p.out_.v[at + 2 + i] = floatBitsToUint(cand_val[i]);
+    p.out_.v[at + 2 + p.K + i] = cand_idx[i];
   }
 }
