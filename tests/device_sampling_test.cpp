@@ -306,7 +306,9 @@ TEST_F(DeviceSampling, vulkan_penalized_generators_decode_together_on_the_device
     gens.back()->append_tokens(prompts[i < 3 ? i : 1]);
     ptrs.push_back(gens.back().get());
   }
-  auto all_done = [&] { return std::all_of(ptrs.begin(), ptrs.end(), [](genai::Generator* g) { return g->is_done(); }); };
+  auto all_done = [&] {
+    return std::all_of(ptrs.begin(), ptrs.end(), [](genai::Generator* g) { return g->is_done(); });
+  };
   while (!all_done()) {
     std::vector<genai::Generator*> active;
     for (genai::Generator* g : ptrs)

@@ -229,7 +229,8 @@ void DecodeGroup::run(const std::vector<Generator*>& together, bool queue_ahead)
   }
   DeviceSampling greedy;
   greedy.greedy = true;
-  for (size_t i = 0; i < run.size(); i++) greedy.logit_edits = greedy.logit_edits || (on_device[i] && run[i]->sampling_.logit_edits);
+  for (size_t i = 0; i < run.size(); i++)
+    greedy.logit_edits = greedy.logit_edits || (on_device[i] && run[i]->sampling_.logit_edits);
   if (device_rows && !run[0]->kv_.decoder()->can_sample(greedy, rows)) {
     // More rows than the device picks at once: every row's logits come to the host, except those of generators
     // sampling on the device, which step alone (their random state lives there: a host pick would change their

@@ -264,8 +264,8 @@ void Generator::run(const std::vector<int32_t>& ids, int n_rows, int64_t S, bool
   }
   kv_.bind(total, in, out);
   extra_io_.add_outputs(out);
-  const DeviceSampling* picks = !sample ? nullptr : step_sampling_ ? step_sampling_ : device_sampling_ ? &sampling_ : nullptr;
-  if (picks && picks->logit_edits && want_logits) picks = nullptr;  // the host picks from these logits (no edits sent)
+  const DeviceSampling* picks = step_sampling_ ? step_sampling_ : device_sampling_ ? &sampling_ : nullptr;
+  if (!sample || (picks && picks->logit_edits && want_logits)) picks = nullptr;  // (edits: the host picks from these)
   kv_.run_model(in, out, total, picks);
   kv_.commit(out, total);
   extra_io_.keep(in, out);
@@ -469,7 +469,8 @@ void Generator::generate_next_token() {
   // the device (a guided generator's, or one banning only EOS), else on the host.
   const bool below_min = (int)token_count() < search_.min_length;
   const bool eos_mask = below_min && !guidance_ && eos_mask_sampling_ && !pending_.empty();
-  bool device = device_sampling_ && (sampling_.logit_edits || !below_min || (guidance_ && !pending_.empty()) || eos_mask);
+  bool device =
+      device_sampling_ && (sampling_.logit_edits || !below_min || (guidance_ && !pending_.empty()) || eos_mask);
   if (queued_ > 0 && device) {
     // The pending token's step is queued: queue the next one first (its token comes from the device), then wait.
     bool next = queue_ahead_ && queue_step();

@@ -195,6 +195,8 @@ class Generator {
   std::optional<DeviceSampling> beam_sampling_;
   std::optional<DeviceSampling> beam_mask_sampling_;  // the same with a token mask: steps below min_length ban EOS
   bool beam_step_on_device();  // runs the pending step so, and takes its beams' tokens; false: not this step
+  // After a beam step: row r continues row src[r]'s sequence and KV cache with tokens[r].
+  void continue_beams(const std::vector<int32_t>& tokens, const std::vector<int32_t>& src);
   bool upload_logit_edits();   // each row's penalties and bans for the next device pick (DeviceSampling::logit_edits)
   // Appends each row's edits (none where the generator has no logit_edits or the row ended) and penalty.
   void add_logit_edits(std::vector<std::vector<TokenEdit>>& edits, std::vector<float>& penalties) const;

@@ -18,8 +18,8 @@ void Generator::drop_queued() const {
 bool Generator::queue_step() {
   // The step of the token the next sampling returns: one position after the pending token's step.
   int64_t past = kv_.length() + (queued_ > 0 ? 1 : 0), total = past + 1;
-  if (!device_sampling_ || total > max_length_ || !kv_.on_provider() || batched_ || guidance_ || sampling_.logit_edits ||
-      (int)token_count() < search_.min_length || extra_io_.takes_hidden_states())
+  if (!device_sampling_ || total > max_length_ || !kv_.on_provider() || batched_ || guidance_ ||
+      sampling_.logit_edits || (int)token_count() < search_.min_length || extra_io_.takes_hidden_states())
     return false;  // (guidance: the next step's token mask needs this step's token; below min_length: EOS masked;
                    // a hidden_states input: the caller sets it before each step)
   std::vector<int32_t> placeholder(rows(), 0);  // replaced on the device by the sampled tokens
@@ -67,11 +67,7 @@ void Generator::pick_host() {
       guidance_->reorder(src);
       guidance_->consume(tokens, {}, false);
     }
-    std::vector<std::vector<int32_t>> next(R);
-    for (int r = 0; r < R; r++) next[r] = seqs_[src[r]];
-    seqs_ = std::move(next);
-    kv_.reorder_rows(src);  // each beam continues the cache of the row it extends
-    append_row_tokens(tokens);
+    continue_beams(tokens, src);
     return;
   }
   std::vector<int32_t> tokens(R);
@@ -117,12 +113,16 @@ bool Generator::beam_step_on_device() {
   }
   std::vector<int32_t> tokens, src;
   beam_->step(rows_best, rows_best[0].vocab, seqs_, tokens, src);
+  continue_beams(tokens, src);
+  return true;
+}
+
+void Generator::continue_beams(const std::vector<int32_t>& tokens, const std::vector<int32_t>& src) {
   std::vector<std::vector<int32_t>> next(rows());
   for (int r = 0; r < rows(); r++) next[r] = seqs_[src[r]];
   seqs_ = std::move(next);
   kv_.reorder_rows(src);  // each beam continues the cache of the row it extends
   append_row_tokens(tokens);
-  return true;
 }
 
 void Generator::add_logit_edits(std::vector<std::vector<TokenEdit>>& edits, std::vector<float>& penalties) const {

@@ -5,9 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
-#include <map>
 #include <numeric>
-#include <set>
 
 #include "common/error.h"
 

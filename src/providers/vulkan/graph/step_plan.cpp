@@ -313,14 +313,15 @@ void VulkanGraphSession::record_sampling(Plan& p, int64_t batch) {
     OGX_CHECK(logit_edit_capacity_ > 0, "device sampling with logit edits: set_logit_edits was not called");
     p.edited_logits = ctx_->memory().allocate("edited logits", (VkDeviceSize)(B * V * 4));
     TensorView edited = p.edited_logits.view(DType::f32, {B, V});
-    kernels::edit_logits(p.tail(), rows, logit_edits_.view(DType::i32, {kernels::logit_edit_words(logit_edit_capacity_)}),
-                         edited);
+    const TensorView edits = logit_edits_.view(DType::i32, {kernels::logit_edit_words(logit_edit_capacity_)});
+    kernels::edit_logits(p.tail(), rows, edits, edited);
     rows = edited;
   }
   if (sampling_params_.beam_candidates > 0) {  // beam search: each row's statistics and best logits come back
     const int64_t K = std::min<int64_t>(sampling_params_.beam_candidates, V);
     const int64_t words = B * kernels::beam_candidate_words(K);
-    p.token_host = HostVisibleBuffer(ctx_->memory(), "beam candidates (host)", std::max<VkDeviceSize>(words * 4, 256), true);
+    p.token_host =
+        HostVisibleBuffer(ctx_->memory(), "beam candidates (host)", std::max<VkDeviceSize>(words * 4, 256), true);
     TensorView mask;
     if (sampling_params_.token_mask) {  // (below min_length: EOS banned)
       ensure_token_mask((V + 31) / 32);
