@@ -262,6 +262,99 @@ TEST_F(DeviceSampling, vulkan_greedy_penalties_are_applied_on_the_device) {
   }
 }
 
+// Penalties and min_length's EOS ban (no n-gram bans) run queued like plain steps: a queued step's edits reflect the
+// sequence without the token the step before it is still picking, and the device adds that token (RowEdits::
+// pending: the repetition penalty, one more count for presence / frequency). Greedy at batch 1 and 3 gives the CPU's
+// tokens with most steps queued; a seeded sampling generator with penalties gives the tokens it gives never queued
+// (decode_together: one step at a time), across a rewind and an appended turn; three penalized generators decoding
+// together with their steps queued (decode_together's queue_ahead, the pending tokens of several generators' rows)
+// give the CPU's tokens.
+TEST_F(DeviceSampling, vulkan_penalized_steps_run_queued) {
+  const std::vector<std::vector<int32_t>> prompts{{1, 450, 496, 1735}, {1, 1532, 338}, {1, 290, 13, 7, 450, 496}};
+  bool encourage = false;  // penalties that make repeats likelier: the pending token's own edit then decides picks
+  auto params = [&](const std::shared_ptr<genai::Model>& m, int batch) {
+    genai::GeneratorParams p(*m);
+    p.search.batch_size = batch;
+    p.search.repetition_penalty = encourage ? 0.9 : 1.3;
+    p.search.presence_penalty = encourage ? -1.0 : 0.4;
+    p.search.frequency_penalty = encourage ? -2.0 : 0.3;
+    p.search.min_length = 12;
+    p.search.max_length = 32;
+    return p;
+  };
+  for (int batch : {1, 3, -1}) {
+    encourage = batch < 0;
+    batch = std::abs(batch);
+    SCOPED_TRACE("batch " + std::to_string(batch) + (encourage ? ", penalties encouraging repeats" : ""));
+    auto run = [&](const std::shared_ptr<genai::Model>& m) {
+      genai::Generator g(m, params(m, batch));
+      g.append_token_sequences(std::vector<std::vector<int32_t>>(prompts.begin(), prompts.begin() + batch));
+      while (!g.is_done()) g.generate_next_token();
+      std::vector<std::vector<int32_t>> out;
+      for (int i = 0; i < batch; i++) out.push_back(g.sequence(i));
+      EXPECT_EQ(g.host_picks(), m == vk_ ? 1 : 0);
+      return out;
+    };
+    const double queued0 = stat(*vk_, "queued_runs");
+    EXPECT_EQ(run(vk_), run(cpu_));
+    EXPECT_GT(stat(*vk_, "queued_runs"), queued0 + 15) << "the penalized decode steps should run queued";
+  }
+  encourage = true;
+  {  // sampling with penalties: queued against never queued, across drops
+    genai::GeneratorParams p = params(vk_, 1);
+    p.search.max_length = 44;
+    p.search.do_sample = true;
+    p.search.temperature = 0.9;
+    p.search.top_k = 30;
+    p.search.random_seed = 5;
+    genai::Generator queued(vk_, p), alone(vk_, p);
+    ASSERT_TRUE(queued.samples_on_device());
+    const double queued0 = stat(*vk_, "queued_runs");
+    auto step = [&](int n) {
+      for (int i = 0; i < n && !queued.is_done(); i++) queued.generate_next_token();
+      for (int i = 0; i < n && !alone.is_done(); i++) genai::decode_together({&alone});  // no step queued ahead
+      ASSERT_EQ(queued.sequence(), alone.sequence());
+    };
+    for (auto* g : {&queued, &alone}) g->append_tokens(prompts[0]);
+    step(9);
+    for (auto* g : {&queued, &alone}) g->rewind_to(g->token_count() - 3);
+    step(6);
+    for (auto* g : {&queued, &alone}) g->append_tokens({322, 1139});
+    step(44);
+    EXPECT_TRUE(queued.is_done());
+    EXPECT_GT(stat(*vk_, "queued_runs"), queued0 + 15) << "the sampled penalized steps should run queued";
+  }
+  {  // generators together, queued ahead
+    std::vector<std::vector<int32_t>> want;
+    for (int i = 0; i < 3; i++) {
+      genai::GeneratorParams p = params(cpu_, 1);
+      if (i == 1) p.search.repetition_penalty = 1.0;  // generator 1: presence / frequency only
+      genai::Generator g(cpu_, p);
+      g.append_tokens(prompts[i]);
+      while (!g.is_done()) g.generate_next_token();
+      want.push_back(g.sequence());
+    }
+    std::vector<std::unique_ptr<genai::Generator>> gens;
+    std::vector<genai::Generator*> ptrs;
+    for (int i = 0; i < 3; i++) {
+      genai::GeneratorParams p = params(vk_, 1);
+      if (i == 1) p.search.repetition_penalty = 1.0;
+      gens.push_back(std::make_unique<genai::Generator>(vk_, p));
+      gens.back()->append_tokens(prompts[i]);
+      ptrs.push_back(gens.back().get());
+    }
+    const double queued0 = stat(*vk_, "queued_runs");
+    while (std::any_of(ptrs.begin(), ptrs.end(), [](genai::Generator* g) { return !g->is_done(); })) {
+      std::vector<genai::Generator*> active;
+      for (genai::Generator* g : ptrs)
+        if (!g->is_done()) active.push_back(g);
+      genai::decode_together(active, /*queue_ahead=*/true);
+    }
+    for (int i = 0; i < 3; i++) EXPECT_EQ(gens[i]->sequence(), want[i]) << "generator " << i;
+    EXPECT_GT(stat(*vk_, "queued_runs"), queued0 + 10) << "the group's penalized steps should run queued";
+  }
+}
+
 // Generators decoding together (decode_together, the Engine's step) with and without penalties in one run: the
 // penalized ones' edits go with the run (rows without edits keep their logits), so every row picks on the device
 // (host_picks 1: the first); each greedy generator gets the tokens it gets alone on the CPU, and one sampling with

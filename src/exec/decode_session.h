@@ -66,13 +66,10 @@ class DecodeSession {
   virtual bool set_token_mask(const KvState& kv, const std::vector<uint32_t>& bits, int64_t words_per_row) {
     return false;
   }
-  // With DeviceSampling::logit_edits: each row's edits for the next run (rows: the run's rows in order, each
-  // ascending by token; a row without edits keeps its logits) and the repetition penalty each row's edits apply;
-  // false: unsupported (the caller processes logits on the host).
-  virtual bool set_logit_edits(const std::vector<std::vector<TokenEdit>>& rows,
-                               const std::vector<float>& repetition_penalties) {
-    return false;
-  }
+  // With DeviceSampling::logit_edits: each row's edits for the next run or queued step (rows: the run's rows in
+  // order; a row without edits keeps its logits). A queued step's rows may be `pending` (their input tokens come
+  // from the device). False: unsupported (the caller processes logits on the host).
+  virtual bool set_logit_edits(const std::vector<RowEdits>& rows) { return false; }
   // The most positions one run of a prompt should take (0: no limit): the caller runs a longer prompt as chunks of
   // this many tokens in order, each seeing the keys of the ones before it, so activation memory and the size of a
   // recorded step are bounded by the chunk, not by the prompt.

@@ -40,6 +40,20 @@ struct TokenEdit {
   int32_t token = 0;
   bool repetition = false, ban = false;
   double subtract = 0.0;
+  // With RowEdits::pending, when the pending token is this one: its edit with that occurrence counted as well.
+  bool pending_repetition = false;
+  double pending_subtract = 0.0;
+};
+
+// One row's edits for a run (DecodeSession::set_logit_edits). `pending`: the edits reflect the row's sequence without
+// its latest token, which the device picked in the step before and the run takes as its input (a step queued before
+// the host has that token); the device adds it: the edit naming it applies its pending_* values instead, or, when no
+// edit names it, `fresh` applies to it (fresh.token is not read).
+struct RowEdits {
+  std::vector<TokenEdit> edits;  // ascending by token, each token once
+  float repetition_penalty = 1.0f;
+  bool pending = false;
+  TokenEdit fresh;
 };
 
 struct DeviceSampling {

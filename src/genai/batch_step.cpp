@@ -152,19 +152,26 @@ void DecodeGroup::finish(const std::vector<Generator*>& run, bool queue_ahead) {
 }
 
 bool DecodeGroup::queue(const std::vector<Generator*>& run, int64_t ahead) {
-  for (Generator* g : run)  // every row picks on the device (the queued step's tokens come from there)
-    if (!g->device_sampling_ || g->sampling_.logit_edits || (int)g->token_count() < g->search_.min_length ||
-        g->is_done() || g->guidance_ ||
+  DeviceSampling greedy;
+  greedy.greedy = true;
+  for (Generator* g : run) {  // every row picks on the device (the queued step's tokens come from there)
+    if (!g->device_sampling_ || !g->edits_allow_queue() || g->is_done() || g->guidance_ ||
+        (!g->sampling_.logit_edits && (int)g->token_count() < g->search_.min_length) ||
         g->kv_.length() + ahead + 1 > g->max_length_)
       return false;
+    greedy.logit_edits = greedy.logit_edits || g->sampling_.logit_edits;
+  }
   std::vector<std::vector<int32_t>> placeholders;  // replaced on the device by the tokens the step before picks
   for (Generator* g : run) placeholders.emplace_back(g->rows(), 0);
   DecodeRun r;
   std::vector<NamedTensor> in = inputs(run, std::vector<bool>(run.size(), true), placeholders, ahead, r);
-  DeviceSampling greedy;
-  greedy.greedy = true;
   r.sampling = &greedy;
   try {
+    if (greedy.logit_edits) {  // penalties and bans of the sequences the host has (ahead: the device adds its token)
+      std::vector<RowEdits> edits;
+      for (Generator* g : run) g->add_logit_edits(edits, ahead > 0);
+      if (!run[0]->kv_.decoder()->set_logit_edits(edits)) return false;
+    }
     return run[0]->kv_.decoder()->queue_next(in, run[0]->model().config().model.decoder.input_ids, r);
   } catch (const Error&) {  // e.g. the KV pool is full: the step runs synchronously and reports it there
     return false;
@@ -250,17 +257,12 @@ void DecodeGroup::run(const std::vector<Generator*>& together, bool queue_ahead)
     host_rows = true;
   }
   if (device_rows && greedy.logit_edits) {  // the rows' edits for this run, in its row order (none: unchanged)
-    std::vector<std::vector<TokenEdit>> edits;
-    std::vector<float> penalties;
+    std::vector<RowEdits> edits;
     for (size_t i = 0; i < run.size(); i++) {
-      if (on_device[i]) {
-        run[i]->add_logit_edits(edits, penalties);
-      } else {
-        edits.resize(edits.size() + (size_t)run[i]->rows());
-        penalties.resize(penalties.size() + (size_t)run[i]->rows(), 1.0f);
-      }
+      if (on_device[i]) run[i]->add_logit_edits(edits, false);
+      else edits.resize(edits.size() + (size_t)run[i]->rows());
     }
-    if (!run[0]->kv_.decoder()->set_logit_edits(edits, penalties)) {  // unsupported: those rows' logits come back
+    if (!run[0]->kv_.decoder()->set_logit_edits(edits)) {  // unsupported: those rows' logits come back
       for (size_t i = 0; i < run.size(); i++) on_device[i] = on_device[i] && !run[i]->sampling_.logit_edits;
       device_rows = std::find(on_device.begin(), on_device.end(), true) != on_device.end();
       host_rows = true;

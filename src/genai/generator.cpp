@@ -147,7 +147,7 @@ Generator::Generator(std::shared_ptr<const Model> model, const GeneratorParams& 
     guidance_ = std::make_unique<guidance::LogitMask>(params.guidance, rows());
   }
   // Penalties and n-gram bans: applied on the device (edits of the tokens they name, uploaded each step; steps are
-  // then not queued ahead), except with guidance (its token mask).
+  // queued ahead but with n-gram bans, which need the latest token), except with guidance (its token mask).
   const bool edits = penalizes_sequence(search_);
   if (beams_ == 1 && (rows() == 1 || !search_.do_sample) && !spec_ && (!edits || !params.guidance)) {
     DeviceSampling ds;

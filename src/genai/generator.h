@@ -197,9 +197,13 @@ class Generator {
   bool beam_step_on_device();  // runs the pending step so, and takes its beams' tokens; false: not this step
   // After a beam step: row r continues row src[r]'s sequence and KV cache with tokens[r].
   void continue_beams(const std::vector<int32_t>& tokens, const std::vector<int32_t>& src);
-  bool upload_logit_edits();   // each row's penalties and bans for the next device pick (DeviceSampling::logit_edits)
-  // Appends each row's edits (none where the generator has no logit_edits or the row ended) and penalty.
-  void add_logit_edits(std::vector<std::vector<TokenEdit>>& edits, std::vector<float>& penalties) const;
+  // Each row's penalties and bans for the next device pick (DeviceSampling::logit_edits); `pending`: for a queued
+  // step whose input tokens the host does not have yet (the step before it, still running, picks them).
+  bool upload_logit_edits(bool pending = false);
+  // Appends each row's edits (none where the generator has no logit_edits or the row ended).
+  void add_logit_edits(std::vector<RowEdits>& rows, bool pending) const;
+  // Whether a step can be queued ahead of the host with this generator's logit edits (all but no-repeat n-gram).
+  bool edits_allow_queue() const { return !sampling_.logit_edits || sampler_.edits_take_pending(); }
   mutable int queued_ = 0;   // 1: the pending token's forward pass is queued (DecodeSession::queue_next)
   bool queue_ahead_ = true;  // a device step queues its successor (off for a draft model's last draft of a round)
   // phi3 / phimoe 4097, phi3small 8193 (one sequence, one beam; else 0): the length at which the whole sequence runs

@@ -18,10 +18,13 @@ void Generator::drop_queued() const {
 bool Generator::queue_step() {
   // The step of the token the next sampling returns: one position after the pending token's step.
   int64_t past = kv_.length() + (queued_ > 0 ? 1 : 0), total = past + 1;
-  if (!device_sampling_ || total > max_length_ || !kv_.on_provider() || batched_ || guidance_ ||
-      sampling_.logit_edits || (int)token_count() < search_.min_length || extra_io_.takes_hidden_states())
-    return false;  // (guidance: the next step's token mask needs this step's token; below min_length: EOS masked;
-                   // a hidden_states input: the caller sets it before each step)
+  if (!device_sampling_ || total > max_length_ || !kv_.on_provider() || batched_ || guidance_ || !edits_allow_queue() ||
+      (!sampling_.logit_edits && (int)token_count() < search_.min_length) || extra_io_.takes_hidden_states())
+    return false;  // (guidance: the next step's token mask needs this step's token; n-gram bans too; below
+                   // min_length without edits: EOS masked; a hidden_states input: the caller sets it before each step)
+  // Penalties and bans: the edits of the sequence the host has; while a step is queued its token is not there yet,
+  // and the device adds it (RowEdits::pending).
+  if (sampling_.logit_edits && !upload_logit_edits(queued_ > 0)) return false;
   std::vector<int32_t> placeholder(rows(), 0);  // replaced on the device by the sampled tokens
   DecodeRun r;
   r.kv.push_back({kv_.state(), total});
@@ -125,20 +128,17 @@ void Generator::continue_beams(const std::vector<int32_t>& tokens, const std::ve
   append_row_tokens(tokens);
 }
 
-void Generator::add_logit_edits(std::vector<std::vector<TokenEdit>>& edits, std::vector<float>& penalties) const {
+void Generator::add_logit_edits(std::vector<RowEdits>& out, bool pending) const {
   const bool on = sampling_.logit_edits || (beam_sampling_ && beam_sampling_->logit_edits);
-  for (int r = 0; r < rows(); r++) {  // (a row that ended: any pick, no edits)
-    edits.push_back(eos_seen_[r] || !on ? std::vector<TokenEdit>{} : sampler_.logit_edits(vocab_, seqs_[r]));
-    penalties.push_back(sampler_.repetition_penalty());
-  }
+  for (int r = 0; r < rows(); r++)  // (a row that ended: any pick, no edits)
+    out.push_back(eos_seen_[r] || !on ? RowEdits{} : sampler_.row_edits(vocab_, seqs_[r], pending));
 }
 
-bool Generator::upload_logit_edits() {
+bool Generator::upload_logit_edits(bool pending) {
   if (vocab_ <= 0) return false;  // the edits name tokens of the logits' width (genai_config.json model.vocab_size)
-  std::vector<std::vector<TokenEdit>> edits;
-  std::vector<float> penalties;
-  add_logit_edits(edits, penalties);
-  return kv_.decoder() && kv_.decoder()->set_logit_edits(edits, penalties);
+  std::vector<RowEdits> rows;
+  add_logit_edits(rows, pending);
+  return kv_.decoder() && kv_.decoder()->set_logit_edits(rows);
 }
 
 bool Generator::upload_token_mask(bool ban_eos) {

@@ -152,6 +152,13 @@ const Sampler::Marks& Sampler::marks_of(int64_t V, const std::vector<int32_t>& s
 }
 
 std::vector<LogitEdit> Sampler::logit_edits(int64_t V, const std::vector<int32_t>& seq) const {
+  return row_edits(V, seq, false).edits;
+}
+
+bool Sampler::edits_take_pending() const { return s_.no_repeat_ngram_size <= 0; }
+
+RowEdits Sampler::row_edits(int64_t V, const std::vector<int32_t>& seq, bool pending) const {
+  OGX_CHECK(!pending || edits_take_pending(), "logit edits with a pending token: no-repeat n-gram bans need it");
   std::vector<int32_t> bans;
   int n = s_.no_repeat_ngram_size;
   if (n > 0 && (int)seq.size() >= n) {  // ban tokens that would repeat an n-gram already in the sequence
@@ -161,33 +168,44 @@ std::vector<LogitEdit> Sampler::logit_edits(int64_t V, const std::vector<int32_t
           seq[i + k] >= 0 && seq[i + k] < V)
         bans.push_back(seq[i + k]);
   }
-  if ((int)seq.size() < s_.min_length)
+  if ((int64_t)seq.size() + (pending ? 1 : 0) < s_.min_length)  // (the pending token counts toward the length)
     for (int t : eos_)
       if (t >= 0 && t < V) bans.push_back(t);
   std::sort(bans.begin(), bans.end());
   bans.erase(std::unique(bans.begin(), bans.end()), bans.end());
   static const std::vector<std::pair<int32_t, uint32_t>> kNone;
-  const bool penalties = s_.repetition_penalty != 1.0 || s_.presence_penalty != 0.0 || s_.frequency_penalty != 0.0;
-  const auto& marks = penalties ? marks_of(V, seq).marks : kNone;
-  std::vector<LogitEdit> out;
-  out.reserve(marks.size() + bans.size());
-  size_t b = 0;
-  auto ban = [&](int32_t t) {
-    LogitEdit e;
-    e.token = t;
-    e.ban = true;
-    out.push_back(e);
-  };
-  for (const auto& [t, w] : marks) {
-    for (; b < bans.size() && bans[b] < t; b++) ban(bans[b]);
+  const bool rep = s_.repetition_penalty != 1.0;
+  const bool counts = s_.presence_penalty != 0.0 || s_.frequency_penalty != 0.0;
+  const auto& marks = rep || counts ? marks_of(V, seq).marks : kNone;
+  // The pending token sits at position seq.size(): counted when past the prompt (it always is: the device picked it).
+  const uint32_t pending_count = counts && seq.size() >= prompt_length_ ? 1u : 0u;
+  auto subtract = [&](uint32_t count) { return count ? s_.presence_penalty + s_.frequency_penalty * count : 0.0; };
+  RowEdits out;
+  out.repetition_penalty = (float)s_.repetition_penalty;
+  out.pending = pending && (rep || counts);
+  out.fresh.repetition = rep;
+  out.fresh.subtract = subtract(pending_count);
+  out.edits.reserve(marks.size() + bans.size());
+  auto add = [&](int32_t t, uint32_t w, bool ban) {
     LogitEdit e;
     e.token = t;
     e.repetition = (w & kRepetition) != 0;
-    if ((w & kCount) != 0) e.subtract = s_.presence_penalty + s_.frequency_penalty * (double)(w & kCount);
-    if (b < bans.size() && bans[b] == t) e.ban = true, b++;
-    out.push_back(e);
+    e.subtract = subtract(w & kCount);
+    e.ban = ban;
+    if (out.pending) {
+      e.pending_repetition = rep;
+      e.pending_subtract = subtract(std::min((w & kCount) + pending_count, kCount));
+    }
+    out.edits.push_back(e);
+  };
+  size_t b = 0;
+  for (const auto& [t, w] : marks) {
+    for (; b < bans.size() && bans[b] < t; b++) add(bans[b], 0u, true);
+    const bool banned = b < bans.size() && bans[b] == t;
+    if (banned) b++;
+    add(t, w, banned);
   }
-  for (; b < bans.size(); b++) ban(bans[b]);
+  for (; b < bans.size(); b++) add(bans[b], 0u, true);
   return out;
 }
 

@@ -42,6 +42,11 @@ class Sampler {
   // once; tokens outside [0, vocab) are left out): a device applies them to its logits (DecodeSession::
   // set_logit_edits) and gets the logits process_logits gives.
   std::vector<LogitEdit> logit_edits(int64_t vocab, const std::vector<int32_t>& sequence) const;
+  // The same as one row's RowEdits; with `pending`, for a step whose token after `sequence` is picked on the device
+  // (queued before the host has it): the edits take it into account there (edits_take_pending() must hold).
+  RowEdits row_edits(int64_t vocab, const std::vector<int32_t>& sequence, bool pending) const;
+  // Whether the edits can take a pending token (not with no-repeat n-gram bans: they depend on the last tokens).
+  bool edits_take_pending() const;
   float repetition_penalty() const { return (float)s_.repetition_penalty; }
   bool is_eos(int32_t id) const;
   // The distribution next() draws from, dense [vocab] (logits processed in place): greedy gives 1 at the argmax;

@@ -164,21 +164,16 @@ void VulkanGraphSession::ensure_token_mask(int64_t words_per_row) {
   token_mask_words_ = words_per_row;
 }
 
-bool VulkanGraphSession::set_logit_edits(const std::vector<std::vector<TokenEdit>>& rows,
-                                        const std::vector<float>& repetition_penalties) {
+bool VulkanGraphSession::set_logit_edits(const std::vector<RowEdits>& rows) {
   OGX_CHECK((int64_t)rows.size() <= kMaxSampleRows, "logit edits: ", rows.size(), " rows (at most ", kMaxSampleRows,
             ")");
-  std::vector<uint32_t> words = kernels::pack_logit_edits(rows, repetition_penalties);
-  const int64_t n = ((int64_t)words.size() - kernels::logit_edit_words(0)) / 4;
-  drop_queued();
-  ctx_->wait_idle();  // an earlier step may still read the edits
-  if (n > logit_edit_capacity_ || logit_edit_capacity_ == 0) {  // a new buffer: plans recorded with the old one are not
-    int64_t cap = std::max<int64_t>(1024, logit_edit_capacity_);  // reused (the capacity is in their signature)
+  staged_edits_ = kernels::pack_logit_edits(rows);
+  const int64_t n = ((int64_t)staged_edits_.size() - kernels::logit_edit_words(0)) / 6;
+  if (n > logit_edit_capacity_ || logit_edit_capacity_ == 0) {  // (plans of the old capacity are not reused)
+    int64_t cap = std::max<int64_t>(1024, logit_edit_capacity_);
     while (cap < n) cap *= 2;
-    logit_edits_ = HostVisibleBuffer(ctx_->memory(), "logit edits", (VkDeviceSize)kernels::logit_edit_words(cap) * 4);
     logit_edit_capacity_ = cap;
   }
-  logit_edits_.write(words.data(), (VkDeviceSize)(words.size() * 4));
   return true;
 }
 

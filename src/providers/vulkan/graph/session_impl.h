@@ -134,6 +134,7 @@ struct Plan {
   int64_t beam_k = 0;            // > 0: samples beam candidates instead, token_host uint32 [B, 2 + 2 beam_k]
   int64_t beam_vocab = 0;        // the length of the rows they come from
   DeviceBuffer edited_logits;    // DeviceSampling::logit_edits: f32 [B, V], the logits with the rows' edits applied
+  HostVisibleBuffer edits;       // ... the edits (kernels::pack_logit_edits words), written before each submission
   // A queued step's plan (fed_value >= 0) that samples: the session's random state as the step found it, copied on
   // the device before its sampling advances it (drop_queued puts it back: a dropped step leaves no trace).
   DeviceBuffer rng_before;
@@ -173,8 +174,7 @@ class VulkanGraphSession : public Session, public DecodeSession {
   // guidance: the next run's allowed tokens (decode_loop.cpp)
   bool set_token_mask(const KvState& kv, const std::vector<uint32_t>& bits, int64_t words_per_row) override;
   void ensure_token_mask(int64_t words_per_row);  // token_mask_ for [kMaxSampleRows x words_per_row], all allowed
-  bool set_logit_edits(const std::vector<std::vector<TokenEdit>>& rows,
-                       const std::vector<float>& repetition_penalties) override;
+  bool set_logit_edits(const std::vector<RowEdits>& rows) override;
   // queued_steps.cpp
   bool queue_next(const std::vector<NamedTensor>& inputs, const std::string& token_input, const DecodeRun& r) override;
   bool finish_queued(const KvState& kv) override;
@@ -328,11 +328,11 @@ class VulkanGraphSession : public Session, public DecodeSession {
   DeviceBuffer argmax_scratch_;              // uint32, zero between steps: the spread argmax's chunk results
   HostVisibleBuffer token_mask_;             // DeviceSampling::token_mask: uint32 [kMaxSampleRows x token_mask_words_]
   int64_t token_mask_words_ = 0;
-  // DeviceSampling::logit_edits: the next run's edits (kernels::pack_logit_edits words; recorded steps hold its
-  // address, so a larger one is a new buffer and new plans: its size is in their signature), and the edited logits
-  // the picks read are the plan's (Plan::edited_logits).
-  HostVisibleBuffer logit_edits_;
-  int64_t logit_edit_capacity_ = 0;  // edits logit_edits_ holds
+  // DeviceSampling::logit_edits: the next run's edits (kernels::pack_logit_edits words), written into the plan's own
+  // buffer (Plan::edits) when the run is submitted, so that a queued step's edits do not touch those of the step
+  // before it. Plans hold edit buffers of logit_edit_capacity_ edits (in their signature: more edits, new plans).
+  std::vector<uint32_t> staged_edits_;
+  int64_t logit_edit_capacity_ = 0;
   std::vector<int64_t> last_tokens_;         // [B] the last run's device-sampled tokens (empty: none)
   std::vector<uint32_t> last_beam_;          // [B, 2 + 2K] the last run's beam candidates (empty: none)
   int64_t last_beam_k_ = 0;                  // their K

@@ -309,12 +309,16 @@ void VulkanGraphSession::record_sampling(Plan& p, int64_t batch) {
   rows.shape = {B, V};
   rows.mem = l.mem.sub((VkDeviceSize)((S - 1) * V) * es, (VkDeviceSize)(B * V) * es);
   OGX_CHECK(B <= kMaxSampleRows, "device sampling: batch ", B, " exceeds ", kMaxSampleRows);
+  if (!token_device_.size()) token_device_ = ctx_->memory().allocate("sampled tokens", kMaxSampleRows * 8);
   if (sampling_params_.logit_edits) {  // the picks read a copy with each row's penalties and bans applied
     OGX_CHECK(logit_edit_capacity_ > 0, "device sampling with logit edits: set_logit_edits was not called");
     p.edited_logits = ctx_->memory().allocate("edited logits", (VkDeviceSize)(B * V * 4));
     TensorView edited = p.edited_logits.view(DType::f32, {B, V});
-    const TensorView edits = logit_edits_.view(DType::i32, {kernels::logit_edit_words(logit_edit_capacity_)});
-    kernels::edit_logits(p.tail(), rows, edits, edited);
+    const int64_t words = kernels::logit_edit_words(logit_edit_capacity_);
+    p.edits = HostVisibleBuffer(ctx_->memory(), "logit edits", (VkDeviceSize)words * 4);
+    // (a pending row's token: the one the step before picked, which token_device_ holds until this step's pick)
+    kernels::edit_logits(p.tail(), rows, p.edits.view(DType::i32, {words}),
+                         token_device_.view(DType::i64, {kMaxSampleRows}), edited);
     rows = edited;
   }
   if (sampling_params_.beam_candidates > 0) {  // beam search: each row's statistics and best logits come back
@@ -336,7 +340,6 @@ void VulkanGraphSession::record_sampling(Plan& p, int64_t batch) {
     return;
   }
   if (!rng_.size()) rng_ = ctx_->memory().allocate("sampling state", kMaxSampleRows * 4);  // seeded by bind_rng
-  if (!token_device_.size()) token_device_ = ctx_->memory().allocate("sampled tokens", kMaxSampleRows * 8);
   p.token_host = HostVisibleBuffer(ctx_->memory(), "sampled tokens (host)", std::max<VkDeviceSize>(B * 8, 256), true);
   const kernels::SamplingParams sp = kernel_sampling(sampling_params_);
   TensorView tokens = token_device_.view(DType::i64, {B});
@@ -373,6 +376,12 @@ void VulkanGraphSession::record_sampling(Plan& p, int64_t batch) {
 void VulkanGraphSession::write_steps(Plan& p, const std::vector<const Tensor*>& host,
                                      const std::vector<uint64_t>& kv_table) {
   p.rec->wait();  // kernels may read step_host until the plan's previous submission completes
+  if (p.edits.slice().size) {  // this run's logit edits (set_logit_edits before it)
+    OGX_CHECK(!staged_edits_.empty(), "device sampling with logit edits: set_logit_edits was not called");
+    OGX_CHECK(staged_edits_.size() * 4 <= p.edits.slice().size, "logit edits: more than the step was recorded for");
+    p.edits.write(staged_edits_.data(), (VkDeviceSize)(staged_edits_.size() * 4));
+    staged_edits_.clear();  // (each run sets its own)
+  }
   if (!kv_table.empty()) {
     p.step_host.write(kv_table.data(), kv_table.size() * 8, p.kv_table_offset);
     kv_table_writes_++;

@@ -88,7 +88,8 @@ void beam_candidates(CommandRecorder& rec, const TensorView& logits, int64_t K, 
                reads, {out.mem});
 }
 
-void edit_logits(CommandRecorder& rec, const TensorView& logits, const TensorView& edits, const TensorView& out) {
+void edit_logits(CommandRecorder& rec, const TensorView& logits, const TensorView& edits,
+                 const TensorView& pending_tokens, const TensorView& out) {
   const char* t = storage_suffix(logits.dtype, "logit edits");
   OGX_CHECK(logits.shape.size() >= 1 && logits.shape.back() > 0, "logit edits: logits must be [B, V]");
   const int64_t V = logits.shape.back(), B = logits.numel() / V;
@@ -96,33 +97,49 @@ void edit_logits(CommandRecorder& rec, const TensorView& logits, const TensorVie
   OGX_CHECK(out.dtype == DType::f32 && out.numel() == B * V, "logit edits: out must be f32 [", B, ", ", V, "]");
   OGX_CHECK(dtype_size(edits.dtype) == 4 && edits.numel() >= logit_edit_words(0), "logit edits: the edits must be ",
             "uint32 words (at least ", logit_edit_words(0), ")");
+  OGX_CHECK(pending_tokens.dtype == DType::i64 && pending_tokens.numel() >= B, "logit edits: pending tokens must be ",
+            "int64 [>= ", B, "]");
   struct {
-    uint64_t logits, out, edits;
+    uint64_t logits, out, edits, pending;
     uint32_t V;
-  } p{addr(logits), addr(out), addr(edits), (uint32_t)V};
+  } p{addr(logits), addr(out), addr(edits), addr(pending_tokens), (uint32_t)V};
   rec.dispatch(rec.context().pipelines().get(std::string("logit_edits_") + t), &p, sizeof(p), (uint32_t)B, 1, 1,
-               {logits.mem, edits.mem}, {out.mem});
+               {logits.mem, edits.mem, pending_tokens.mem}, {out.mem});
 }
 
-std::vector<uint32_t> pack_logit_edits(const std::vector<std::vector<TokenEdit>>& rows,
-                                       const std::vector<float>& penalties) {
-  OGX_CHECK((int64_t)rows.size() <= kLogitEditMaxRows && penalties.size() == rows.size(), "logit edits: ",
-            rows.size(), " rows (at most ", kLogitEditMaxRows, ") and ", penalties.size(), " penalties");
+namespace {
+void put_double(uint32_t* w, double d) {  // as two floats: hi + lo
+  const float hi = (float)d, lo = (float)(d - (double)hi);
+  std::memcpy(&w[0], &hi, 4);
+  std::memcpy(&w[1], &lo, 4);
+}
+}  // namespace
+
+std::vector<uint32_t> pack_logit_edits(const std::vector<RowEdits>& rows) {
+  OGX_CHECK((int64_t)rows.size() <= kLogitEditMaxRows, "logit edits: ", rows.size(), " rows (at most ",
+            kLogitEditMaxRows, ")");
   int64_t n = 0;
-  for (const auto& r : rows) n += (int64_t)r.size();
+  for (const auto& r : rows) n += (int64_t)r.edits.size();
   std::vector<uint32_t> w((size_t)logit_edit_words(n), 0u);
   uint32_t first = 0;
   for (size_t b = 0; b < rows.size(); b++) {
-    w[3 * b] = first;
-    w[3 * b + 1] = (uint32_t)rows[b].size();
-    std::memcpy(&w[3 * b + 2], &penalties[b], 4);
-    for (const TokenEdit& e : rows[b]) {
-      const size_t at = (size_t)(3 * kLogitEditMaxRows + 4 * first++);
-      const float hi = (float)e.subtract, lo = (float)(e.subtract - (double)hi);
-      w[at] = (uint32_t)e.token;
-      w[at + 1] = (e.repetition ? 1u : 0u) | (e.ban ? 2u : 0u);
-      std::memcpy(&w[at + 2], &hi, 4);
-      std::memcpy(&w[at + 3], &lo, 4);
+    const RowEdits& r = rows[b];
+    uint32_t* h = &w[6 * b];
+    h[0] = first;
+    h[1] = (uint32_t)r.edits.size();
+    std::memcpy(&h[2], &r.repetition_penalty, 4);
+    h[3] = (r.pending ? 1u : 0u) | (r.fresh.repetition ? 2u : 0u);
+    put_double(&h[4], r.fresh.subtract);
+    for (size_t i = 0; i < r.edits.size(); i++) {
+      const TokenEdit& e = r.edits[i];
+      // (the kernel finds a pending token's edit by binary search)
+      OGX_CHECK(e.token >= 0 && (i == 0 || e.token > r.edits[i - 1].token), "logit edits: row ", b,
+                "'s tokens must ascend");
+      uint32_t* x = &w[(size_t)(6 * kLogitEditMaxRows + 6 * first++)];
+      x[0] = (uint32_t)e.token;
+      x[1] = (e.repetition ? 1u : 0u) | (e.ban ? 2u : 0u) | (e.pending_repetition ? 4u : 0u);
+      put_double(&x[2], e.subtract);
+      put_double(&x[4], e.pending_subtract);
     }
   }
   return w;

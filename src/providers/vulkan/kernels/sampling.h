@@ -52,15 +52,17 @@ void beam_candidates(CommandRecorder& rec, const TensorView& logits, int64_t K, 
 inline int64_t beam_candidate_words(int64_t K) { return 2 + 2 * K; }  // per row of out
 
 // Logit processing on the device (logit_edits.comp): out, f32 [B, V], gets logits [B, V] with each row's edits
-// applied (exec/session.h TokenEdit), edits being uint32 words as pack_logit_edits lays them out (host-visible, read
-// when the kernel runs). B <= kLogitEditMaxRows.
+// applied (exec/session.h RowEdits), edits being uint32 words as pack_logit_edits lays them out (host-visible, read
+// when the kernel runs). pending_tokens, int64 [>= B]: each row's pending token (RowEdits::pending; read only for
+// such rows), the tokens the step before picked. B <= kLogitEditMaxRows.
 constexpr int64_t kLogitEditMaxRows = 256;  // logit_edits.comp MAX_ROWS
-void edit_logits(CommandRecorder& rec, const TensorView& logits, const TensorView& edits, const TensorView& out);
-// The words of edits for rows[b] with repetition penalty penalties[b]: 3 header words per row (kLogitEditMaxRows
-// rows), then 4 per edit. logit_edit_words(n) holds n edits.
-std::vector<uint32_t> pack_logit_edits(const std::vector<std::vector<TokenEdit>>& rows,
-                                       const std::vector<float>& penalties);
-inline int64_t logit_edit_words(int64_t edits) { return 3 * kLogitEditMaxRows + 4 * edits; }
+void edit_logits(CommandRecorder& rec, const TensorView& logits, const TensorView& edits,
+                 const TensorView& pending_tokens, const TensorView& out);
+// The words of rows' edits: 6 header words per row (kLogitEditMaxRows rows: first edit, edit count, repetition
+// penalty, flags, the fresh edit's subtract as two floats), then 6 per edit (token, flags, subtract and pending
+// subtract as two floats each). logit_edit_words(n) holds n edits.
+std::vector<uint32_t> pack_logit_edits(const std::vector<RowEdits>& rows);
+inline int64_t logit_edit_words(int64_t edits) { return 6 * kLogitEditMaxRows + 6 * edits; }
 
 // Host helper: initial PCG states for B rows from one seed.
 std::vector<uint32_t> seed_sampling_state(uint64_t seed, int64_t B);

@@ -5,8 +5,12 @@
 // rounded, as the host's division) or multiplies a negative one; `subtract` (hi + lo: a double as two floats) is taken
 // off as the host takes it off in double precision (an exact two-sum of the float and hi, then lo: the result is the
 // host's to the last bit but for ties of the two roundings); a ban (flags & 2) gives the lowest float.
-// edits: per row 3 words (first entry, entry count, repetition penalty bits), then entries of 4 words (token, flags,
-// subtract hi bits, subtract lo bits) from word 3 * MAX_ROWS on.
+// A row may be pending (flags & 1): its latest token, read from `pending` (the tokens the step before picked on the
+// device), is not among the tokens its edits reflect. The edit naming that token applies its pending values (flags &
+// 4: repetition; the second subtract); when none names it, the row's fresh edit applies to it (flags & 2: repetition;
+// the row's subtract).
+// edits: per row 6 words (first entry, entry count, repetition penalty bits, flags, fresh subtract hi / lo bits), then
+// entries of 6 words (token, flags, subtract hi / lo bits, pending subtract hi / lo bits) from word 6 * MAX_ROWS on.
 #version 460
 #include "common.glsl"
 
@@ -18,6 +22,7 @@ layout(push_constant) uniform Push {
   ActBuf logits;  // [B, V]
   F32Buf y;       // [B, V]
   U32Buf edits;
+  U32Buf pending;  // int64 [B] as uint pairs: each row's pending token
   uint V;
 } p;
 
@@ -33,23 +38,43 @@ float subtract_rn(float x, float hi, float lo) {
   return r;
 }
 
+float edited(float v, float penalty, bool repetition, float hi, float lo) {
+  if (repetition) v = v < 0.0 ? v * penalty : div_rn(v, penalty);
+  if (hi != 0.0 || lo != 0.0) v = subtract_rn(v, hi, lo);
+  return v;
+}
+
+float word_f(uint at) { return uintBitsToFloat(p.edits.v[at]); }
+
 void main() {
   uint b = gl_WorkGroupID.x, tid = gl_LocalInvocationID.x;
   uint row = b * p.V;
   for (uint i = tid; i < p.V; i += T) p.y.v[row + i] = float(p.logits.v[row + i]);
   memoryBarrierBuffer();
   barrier();  // the edits overwrite copied values
-  uint first = p.edits.v[3 * b], count = p.edits.v[3 * b + 1];
-  float penalty = uintBitsToFloat(p.edits.v[3 * b + 2]);
+  uint first = p.edits.v[6 * b], count = p.edits.v[6 * b + 1], row_flags = p.edits.v[6 * b + 3];
+  float penalty = word_f(6 * b + 2);
+  uint pend = (row_flags & 1u) != 0 ? p.pending.v[2 * b] : 0xffffffffu;  // (a token id fits the low word)
+  const uint base = 6 * MAX_ROWS;
   for (uint e = tid; e < count; e += T) {
-    uint at = 3 * MAX_ROWS + 4 * (first + e);
+    uint at = base + 6 * (first + e);
     uint t = p.edits.v[at], flags = p.edits.v[at + 1];
     if (t >= p.V) continue;
     float v = float(p.logits.v[row + t]);
-    if ((flags & 1u) != 0) v = v < 0.0 ? v * penalty : div_rn(v, penalty);
-    float hi = uintBitsToFloat(p.edits.v[at + 2]), lo = uintBitsToFloat(p.edits.v[at + 3]);
-    if (hi != 0.0 || lo != 0.0) v = subtract_rn(v, hi, lo);
+    if (t == pend) v = edited(v, penalty, (flags & 4u) != 0, word_f(at + 4), word_f(at + 5));
+    else v = edited(v, penalty, (flags & 1u) != 0, word_f(at + 2), word_f(at + 3));
     if ((flags & 2u) != 0) v = uintBitsToFloat(0xff7fffffu);  // the lowest float
     p.y.v[row + t] = v;
+  }
+  if (tid == 0 && pend < p.V) {  // a pending token no edit names: the row's fresh edit (entries ascend by token)
+    uint lo = 0, hi = count;
+    while (lo < hi) {
+      uint mid = (lo + hi) / 2;
+      if (p.edits.v[base + 6 * (first + mid)] < pend) lo = mid + 1;
+      else hi = mid;
+    }
+    if (lo == count || p.edits.v[base + 6 * (first + lo)] != pend)
+      p.y.v[row + pend] = edited(float(p.logits.v[row + pend]), penalty, (row_flags & 2u) != 0, word_f(6 * b + 4),
+                                 word_f(6 * b + 5));
   }
 }

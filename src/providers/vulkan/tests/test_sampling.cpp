@@ -573,42 +573,72 @@ TEST_F(VulkanSamplingTest, BeamCandidatesHonourTheTokenMask) {
 // Logit edits (logit_edits.comp) against the host's processing of the same logits, bit for bit: repetition (a
 // correctly rounded division for positive logits, a product for negative ones), presence / frequency subtraction in
 // double precision (values like 0.1 x 3 that no float holds), bans (the lowest float), and their combinations —
-// ~11,000 edits in row 0, a few hundred in row 2; row 1 without edits, copied; fp32 and fp16 logits.
+// ~11,000 edits in row 0, a few hundred in rows 2 and 4; row 1 without edits, copied; fp32 and fp16 logits. Rows 3
+// to 5 are pending (a queued step's): row 3's pending token is named by an edit (its pending values apply), rows 4 and
+// 5's by none (the row's fresh edit applies; row 5 has no other edit); row 2's token slot holds a token it must not
+// read (not pending).
 TEST_F(VulkanSamplingTest, LogitEditsEqualTheHostProcessing) {
   for (DType dt : {DType::f32, DType::f16}) {
-    const int64_t B = 3, V = 50000;
+    const int64_t B = 6, V = 50000;
     auto logits = round_to(random_values(B * V, 11, -20, 20), dt);
-    std::vector<std::vector<TokenEdit>> rows(B);
+    std::vector<RowEdits> rows(B);
     std::mt19937 rng(5);
-    for (int64_t b : {0, 2})
+    auto subtract = [&] { return rng() % 3 ? 0.0 : 0.4 + 0.1 * (double)(rng() % 7); };
+    for (int64_t b : {0, 2, 3, 4})
       for (int32_t t = (int32_t)(rng() % 50); t < V; t += 1 + (int32_t)(rng() % (b == 0 ? 8 : 400))) {
         TokenEdit e;
         e.token = t;
         e.repetition = rng() % 2;
         e.ban = rng() % 11 == 0;
-        e.subtract = rng() % 3 ? 0.0 : 0.4 + 0.1 * (double)(rng() % 7);
-        rows[b].push_back(e);
+        e.subtract = subtract();
+        e.pending_repetition = rng() % 2;
+        e.pending_subtract = subtract();
+        rows[b].edits.push_back(e);
       }
-    const float penalty = 1.3f;
-    auto words = kernels::pack_logit_edits(rows, std::vector<float>(B, penalty));
+    for (int64_t b = 0; b < B; b++) rows[b].repetition_penalty = b == 4 ? 1.7f : 1.3f;
+    std::vector<int64_t> pending(B, 7);  // (row 2 is not pending: the kernel must not read its 7)
+    pending[3] = rows[3].edits[rows[3].edits.size() / 2].token;
+    pending[4] = rows[4].edits[1].token + 1;  // between two edits (their spacing is at least 1; + 1 is free when 2+)
+    if (pending[4] == rows[4].edits[2].token) rows[4].edits.erase(rows[4].edits.begin() + 2);
+    pending[5] = V - 1;
+    for (int64_t b : {3, 4, 5}) {
+      rows[b].pending = true;
+      rows[b].fresh.repetition = b != 5;
+      rows[b].fresh.subtract = 0.7;
+    }
+    auto words = kernels::pack_logit_edits(rows);
     TensorView lv = upload(logits, dt, {B, V}), out = empty(DType::f32, {B, V});
     TensorView ev = upload_i32(std::vector<int32_t>(words.begin(), words.end()), {(int64_t)words.size()});
+    TensorView pv = upload_i64(pending, {B});
     CommandRecorder rec(ctx());
     rec.begin();
-    kernels::edit_logits(rec, lv, ev, out);
+    kernels::edit_logits(rec, lv, ev, pv, out);
     rec.end();
     rec.run();
     std::vector<float> got = download(out), want = logits;
-    for (int64_t b = 0; b < B; b++)
-      for (const TokenEdit& e : rows[b]) {
-        float& l = want[b * V + e.token];
-        if (e.repetition) l = l < 0 ? l * penalty : l / penalty;
-        if (e.subtract != 0.0) l = (float)((double)l - e.subtract);
-        if (e.ban) l = std::numeric_limits<float>::lowest();
+    auto apply = [&](float& l, float penalty, bool repetition, double sub, bool ban) {
+      if (repetition) l = l < 0 ? l * penalty : l / penalty;
+      if (sub != 0.0) l = (float)((double)l - sub);
+      if (ban) l = std::numeric_limits<float>::lowest();
+    };
+    for (int64_t b = 0; b < B; b++) {
+      const RowEdits& r = rows[b];
+      bool named = false;
+      for (const TokenEdit& e : r.edits) {
+        const bool p = r.pending && e.token == pending[b];
+        named = named || p;
+        apply(want[b * V + e.token], r.repetition_penalty, p ? e.pending_repetition : e.repetition,
+              p ? e.pending_subtract : e.subtract, e.ban);
       }
+      if (r.pending && !named)
+        apply(want[b * V + pending[b]], r.repetition_penalty, r.fresh.repetition, r.fresh.subtract, false);
+      EXPECT_EQ(named, b == 3) << "row " << b;
+    }
     int64_t differ = 0;
     for (int64_t i = 0; i < B * V; i++) differ += got[i] != want[i];
     EXPECT_EQ(differ, 0) << dtype_name(dt) << ": logits that differ from the host's processing";
+    for (int64_t b : {3, 4, 5})
+      EXPECT_NE(got[b * V + pending[b]], logits[b * V + pending[b]]) << "row " << b << "'s pending token is edited";
   }
 }
 
