@@ -421,5 +421,27 @@ TEST(KvPoolChunkedPrefill_vulkan, ChunkedPromptEqualsTheWholePrompt) {
   }
 }
 
+// Prompt steps (chunks of more than 16 positions) share one activation arena: a 600-token prompt in chunks of 100
+// records several steps (block-table widths 256 to 1024 positions, the first chunk's without past keys), two of them
+// kept at a time, yet holds about one chunk's activations, as a 100-token prompt of one recorded step does (each step
+// had its own before: twice that); its tokens equal the prompt in one run.
+TEST(KvPoolChunkedPrefill_vulkan, PromptStepsShareOneActivationArena) {
+  Loaded whole = load("fp32-cpu", true, "", "0"), chunked = load("fp32-cpu", true, "", "100");
+  if (!whole.skip.empty()) GTEST_SKIP() << whole.skip;
+  auto run = [&](const std::shared_ptr<genai::Model>& m, const Request& r) {
+    genai::Generator g(m, params_of(*m, r, 8));
+    g.append_tokens(r.prompt);
+    while (!g.is_done()) g.generate_next_token();
+    return g.sequence(0);
+  };
+  const Request short_prompt{prompt(100, 3)}, long_prompt{prompt(600, 4)};
+  run(chunked.model, short_prompt);
+  const double one_step = stat(*chunked.model, "prompt_arena_bytes"), recordings = stat(*chunked.model, "recordings");
+  EXPECT_GT(one_step, 0);
+  EXPECT_EQ(run(chunked.model, long_prompt), run(whole.model, long_prompt));
+  EXPECT_GE(stat(*chunked.model, "recordings"), recordings + 2) << "steps of wider block tables";
+  EXPECT_LT(stat(*chunked.model, "prompt_arena_bytes"), 1.25 * one_step) << "one step's: " << one_step;
+}
+
 }  // namespace
 }  // namespace ogx::test

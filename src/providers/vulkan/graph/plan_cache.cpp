@@ -162,7 +162,7 @@ VulkanGraphSession::Prepared VulkanGraphSession::prepare(const std::vector<Named
         o = plans_.erase(o);
       }
     }
-    auto plan = build_plan(host, wanted, batch, capacity, fed);  // fixes the KV pool's layout (first run)
+    auto plan = build_plan(host, wanted, batch, capacity, fed, prompt_step);  // fixes the KV pool's layout (first run)
     plan->prompt_step = prompt_step;
     plan->signature = key();
     recordings_++;

@@ -100,6 +100,7 @@ struct Plan {
   std::vector<TensorView> views;  // per value id
   std::vector<char> on_device;    // views[v] is a device tensor for this plan
   std::vector<DeviceBuffer> buffers;            // activations (reused by liveness within the step)
+  std::shared_ptr<DeviceBuffer> arena;          // a prompt step's activations instead: the arena it was recorded in
   // Host values the device reads (positions, lengths, token ids), packed into step_host, which the host writes
   // before each submission. Where step_host is device-local (resizable BAR, unified memory) kernels read it in
   // place; otherwise the step starts by copying it into the device-local step_device (no PCIe reads from kernels).
@@ -236,8 +237,9 @@ class VulkanGraphSession : public Session, public DecodeSession {
                 std::chrono::steady_clock::duration wait, const std::vector<RunRows>& rows);
   // step_plan.cpp
   // capacity: the block-table width (kv_capacity()).
+  // prompt_step: the activations go in the prompt arena (prompt_arena_), else in the plan's own buffers.
   std::unique_ptr<Plan> build_plan(const std::vector<const Tensor*>& host, const std::vector<int>& wanted,
-                                   int64_t batch, int64_t capacity, int fed);
+                                   int64_t batch, int64_t capacity, int fed, bool prompt_step);
   OpArgs make_args(Plan& p, int node, const std::vector<const Tensor*>& host);
   void write_steps(Plan& p, const std::vector<const Tensor*>& host, const std::vector<uint64_t>& kv_table);
   void record_sampling(Plan& p, int64_t batch);
@@ -318,6 +320,10 @@ class VulkanGraphSession : public Session, public DecodeSession {
   bool all_positions_ = false;               // this run's caller bound it for every position (no slicing)
   std::map<std::string, std::unique_ptr<Plan>> plans_;
   std::unique_ptr<Plan> retired_plan_;       // the last run's plan when graph capture is off
+  // The activations of prompt steps (Plan::arena): one at a time runs (run() waits for each, and a run's outputs are
+  // read before the next), so the prompt steps kept share one arena of the largest one's size, not one each. A
+  // larger step makes a larger arena; plans recorded in the smaller one keep it until they are dropped.
+  std::shared_ptr<DeviceBuffer> prompt_arena_;
   Plan* last_plan_ = nullptr;                // the plan of the last run
   bool sampling_ = false;                    // the run being prepared samples (DecodeRun::sampling)
   DeviceSampling sampling_params_;           // its way of sampling

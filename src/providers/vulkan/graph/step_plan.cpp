@@ -84,7 +84,7 @@ void VulkanGraphSession::set_kv_views(Plan& p, int64_t batch, int64_t capacity) 
 
 std::unique_ptr<Plan> VulkanGraphSession::build_plan(const std::vector<const Tensor*>& host,
                                                      const std::vector<int>& wanted, int64_t batch, int64_t capacity,
-                                                     int fed) {
+                                                     int fed, bool prompt_step) {
   const Graph& g = model_->graph;
   size_t nv = g.values.size();
   auto p = std::make_unique<Plan>();
@@ -160,9 +160,13 @@ std::unique_ptr<Plan> VulkanGraphSession::build_plan(const std::vector<const Ten
   std::vector<char> pinned(nv, 0);
   for (int v : wanted) pinned[root[v]] = 1;
   if (last_position_value_ >= 0) pinned[root[last_position_value_]] = 1;  // read_last_output / sampling read it
-  std::multimap<VkDeviceSize, size_t> free_list;  // bytes -> index into p->buffers
-  std::vector<int> buf_of(nv, -1);
-  auto allocate = [&](int v) {
+  // Activation memory: slots assigned by liveness (a value takes a free slot of up to twice its size, else a new
+  // one), first without memory, so that a prompt step's slots can be laid out in the session's prompt arena.
+  std::vector<VkDeviceSize> slot_bytes;
+  std::vector<std::string> slot_name;  // the first value in each (errors name it)
+  std::multimap<VkDeviceSize, size_t> free_list;  // bytes -> slot
+  std::vector<int> buf_of(nv, -1), slot_of(nv, -1);
+  auto take_slot = [&](int v) {
     VkDeviceSize bytes = bytes_of(p->views[v]);
     auto it = free_list.lower_bound(bytes);
     size_t idx;
@@ -170,17 +174,59 @@ std::unique_ptr<Plan> VulkanGraphSession::build_plan(const std::vector<const Ten
       idx = it->second;
       free_list.erase(it);
     } else {
-      p->buffers.push_back(ctx_->memory().allocate(g.values[v].name, std::max<VkDeviceSize>(bytes, 256)));
-      idx = p->buffers.size() - 1;
+      slot_bytes.push_back((std::max<VkDeviceSize>(bytes, 256) + 255) / 256 * 256);
+      slot_name.push_back(g.values[v].name);
+      idx = slot_bytes.size() - 1;
     }
-    buf_of[v] = (int)idx;
-    p->views[v].mem = p->buffers[idx].slice().sub(0, bytes);
+    buf_of[v] = slot_of[v] = (int)idx;
   };
   auto release = [&](int r) {
     if (buf_of[r] < 0 || pinned[r]) return;
-    free_list.emplace(p->buffers[buf_of[r]].size(), (size_t)buf_of[r]);
+    free_list.emplace(slot_bytes[(size_t)buf_of[r]], (size_t)buf_of[r]);
     buf_of[r] = -1;
   };
+  {
+    size_t stage = 0;
+    auto stage_writes_before = [&](size_t pos) {
+      for (; stage < stages_.size() && stages_[stage].before == (int)pos; stage++)
+        for (int v : stages_[stage].writes) take_slot(v);
+    };
+    for (size_t pos = 0; pos < device_nodes_.size(); pos++) {
+      stage_writes_before(pos);
+      int i = device_nodes_[pos];
+      const Node& n = g.nodes[i];
+      for (size_t k = 0; k < n.outputs.size(); k++) {
+        int v = n.outputs[k];
+        if (v < 0 || kv_value_.count(v) || (alias[i] && k == 0)) continue;
+        take_slot(v);
+      }
+      for (int v : n.inputs)
+        if (v >= 0 && last_use[root[v]] == (int)pos) release(root[v]);
+      for (int v : n.outputs)
+        if (v >= 0 && root[v] == v && last_use[v] < 0) release(v);
+    }
+    stage_writes_before(device_nodes_.size());
+  }
+  std::vector<BufferSlice> slot_mem(slot_bytes.size());
+  if (prompt_step) {  // one arena for every prompt step: they run one at a time (run() waits for each)
+    VkDeviceSize total = 0;
+    for (VkDeviceSize b : slot_bytes) total += b;
+    if (!prompt_arena_ || prompt_arena_->size() < total)  // (plans recorded in a smaller one keep it alive)
+      prompt_arena_ = std::make_shared<DeviceBuffer>(
+          ctx_->memory().allocate("prompt step activations", std::max<VkDeviceSize>(total, 256)));
+    p->arena = prompt_arena_;
+    VkDeviceSize at = 0;
+    for (size_t s = 0; s < slot_bytes.size(); s++) {
+      slot_mem[s] = p->arena->slice().sub(at, slot_bytes[s]);
+      at += slot_bytes[s];
+    }
+  } else {
+    for (size_t s = 0; s < slot_bytes.size(); s++) {
+      p->buffers.push_back(ctx_->memory().allocate(slot_name[s], slot_bytes[s]));
+      slot_mem[s] = p->buffers.back().slice();
+    }
+  }
+  auto allocate = [&](int v) { p->views[v].mem = slot_mem[(size_t)slot_of[v]].sub(0, bytes_of(p->views[v])); };
   VkDeviceSize step_bytes = 0;
   for (auto& [v, use] : step_values_) {
     p->step_offsets[v] = step_bytes;
@@ -270,10 +316,6 @@ std::unique_ptr<Plan> VulkanGraphSession::build_plan(const std::vector<const Ten
       ops_[i]->record(p->tail(), a, p->scratch);
     });
     if (profile_) p->tail().write_timestamp(query_pool_.pool, (uint32_t)pos + 1);
-    for (int v : n.inputs)
-      if (v >= 0 && last_use[root[v]] == (int)pos) release(root[v]);
-    for (int v : n.outputs)
-      if (v >= 0 && root[v] == v && last_use[v] < 0) release(v);
   }
   cut_before(device_nodes_.size());
   if (sampling_ && last_position_value_ >= 0 && p->on_device[last_position_value_]) {

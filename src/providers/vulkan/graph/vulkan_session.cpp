@@ -454,7 +454,14 @@ std::unique_ptr<DeviceOp> VulkanGraphSession::build_op(int i) {
 }
 
 std::vector<std::pair<std::string, double>> VulkanGraphSession::stats() const {
+  std::set<const DeviceBuffer*> arenas;  // the prompt arena and older ones that kept plans still hold
+  if (prompt_arena_) arenas.insert(prompt_arena_.get());
+  for (const auto& [sig, plan] : plans_)
+    if (plan->arena) arenas.insert(plan->arena.get());
+  VkDeviceSize arena_bytes = 0;
+  for (const DeviceBuffer* a : arenas) arena_bytes += a->size();
   std::vector<std::pair<std::string, double>> s = {{"dispatches", (double)last_stats_.dispatches},
+          {"prompt_arena_bytes", (double)arena_bytes},
           {"barriers", (double)last_stats_.barriers},
           {"recordings", (double)recordings_},
           {"queued_runs", (double)queued_runs_},
