@@ -86,6 +86,8 @@ class DeviceBuffer {
   TensorView view(DType dtype, Shape shape) const;
   const std::string& name() const { return name_; }
   VkDeviceSize size() const { return slice_.size; }
+  // The same memory, not owned: valid while this buffer lives (nodes sharing one uploaded weight).
+  DeviceBuffer alias() const { return DeviceBuffer(nullptr, block_, slice_, name_); }
 
  private:
   DeviceAllocator* owner_ = nullptr;

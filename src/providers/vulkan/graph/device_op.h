@@ -56,6 +56,11 @@ struct OpBuildContext {
   // tied embedding: building it on the host took seconds), or nullopt when input i is not constant. May be empty
   // (callers other than the session): then constant() answers.
   std::function<std::optional<std::vector<int64_t>>(int input)> constant_shape;
+  // Constant 2-D MatMul weight input i ([K, N]) as the matmul kernels read it ([N, K], kernels::upload_matmul_weight),
+  // uploaded once per session: every node reading the weight, and a Transpose of it read as a table (a tied
+  // embedding: the same bytes), share it (its buffers are views of the session's). May be empty (callers other than
+  // the session): then the op uploads its own.
+  std::function<kernels::MatMulWeight(int input)> matmul_weight;
 };
 
 class DeviceOp {

@@ -29,7 +29,8 @@ class MatMulOp : public DeviceOp {
       has_weight_ = true;
     } else if (const Tensor* w = b.constant(1)) {
       OGX_CHECK(w->rank() == 2, node_.describe(), ": constant B must be 2-D, got ", shape_str(w->shape()));
-      weight_ = kernels::upload_matmul_weight(b.ctx, b.graph.values[node_.inputs[1]].name, *w);
+      weight_ = b.matmul_weight ? b.matmul_weight(1)
+                                : kernels::upload_matmul_weight(b.ctx, b.graph.values[node_.inputs[1]].name, *w);
       has_weight_ = true;
     }
   }
@@ -242,7 +243,7 @@ LinearCore::LinearCore(OpBuildContext& b, bool nbits, int b0) : nbits_(nbits), b
   std::string name = b.graph.values[input(b0)].name;
   if (!nbits) {
     OGX_CHECK(w->rank() == 2, n.describe(), ": constant B must be 2-D, got ", shape_str(w->shape()));
-    w_ = kernels::upload_matmul_weight(b.ctx, name, *w);
+    w_ = b.matmul_weight ? b.matmul_weight(b0) : kernels::upload_matmul_weight(b.ctx, name, *w);
     return;
   }
   int64_t bits = n.attr_int("bits", 4);

@@ -286,6 +286,10 @@ class VulkanGraphSession : public Session, public DecodeSession {
   std::unique_ptr<HostSubgraph> host_;       // the host part, run each step
   std::vector<int> host_outputs_;            // values it returns
   std::map<int, DeviceBuffer> const_bufs_;   // constants uploaded for device ops
+  // MatMul weights in the kernels' layout by the value they come from (OpBuildContext::matmul_weight): uploaded once
+  // however many nodes read them, a tied table's Transpose included.
+  std::map<int, kernels::MatMulWeight> matmul_weights_;
+  kernels::MatMulWeight matmul_weight(int v);  // a view of matmul_weights_[v] (uploaded on first use)
   std::map<int, TensorView> const_views_;
   std::vector<std::pair<int, std::pair<int, int>>> step_values_;  // host value read on the device: (value, (node, input))
   // Every (value, (node, input)) use of a step value, checked on the host before each run (DeviceOp::check_step_input).

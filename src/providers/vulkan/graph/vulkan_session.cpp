@@ -161,6 +161,7 @@ VulkanGraphSession::~VulkanGraphSession() {
   kv_.clear();
   ops_.clear();
   const_bufs_.clear();
+  matmul_weights_.clear();  // (after the views of them)
 }
 
 const Tensor* VulkanGraphSession::known_constant(int v) const {
@@ -196,12 +197,11 @@ const TensorView& VulkanGraphSession::device_constant(int v) {
   auto it = const_views_.find(v);
   if (it != const_views_.end()) return it->second;
   if (auto tr = device_transposed_.find(v); tr != device_transposed_.end()) {
-    // W^T of a 2-D weight W: the layout upload_matmul_weight makes on the device (the lm_head's, for a table tied
-    // to it), so the host never transposes it.
-    const Tensor* w = constant(tr->second);
-    kernels::MatMulWeight up = kernels::upload_matmul_weight(*ctx_, model_->graph.values[v].name, *w);
-    TensorView view = up.data.view(w->dtype(), {w->dim(1), w->dim(0)});
-    const_bufs_[v] = std::move(up.data);
+    // W^T of a 2-D weight W: the layout upload_matmul_weight makes on the device, so the host never transposes it;
+    // and the lm_head's own for a table tied to it (the same bytes, held once).
+    kernels::MatMulWeight w = matmul_weight(tr->second);
+    TensorView view = w.data.view(w.dtype, {w.N, w.K});
+    const_bufs_[v] = std::move(w.data);  // (a view)
     return const_views_[v] = view;
   }
   const Tensor* t = constant(v);
@@ -212,6 +212,24 @@ const TensorView& VulkanGraphSession::device_constant(int v) {
   if (t->bytes() > kHostConstantBytes) MappedFile::release_if_mapped(t->raw(), t->bytes());  // on the device now
   const_bufs_[v] = std::move(buf);
   return const_views_[v] = view;
+}
+
+kernels::MatMulWeight VulkanGraphSession::matmul_weight(int v) {
+  auto it = matmul_weights_.find(v);
+  if (it == matmul_weights_.end()) {
+    const Tensor* w = constant(v);
+    OGX_CHECK(w, "value '", model_->graph.values[v].name, "' is not a constant");
+    OGX_CHECK(w->rank() == 2, "MatMul weight '", model_->graph.values[v].name, "' must be 2-D, got ",
+              shape_str(w->shape()));
+    it = matmul_weights_.emplace(v, kernels::upload_matmul_weight(*ctx_, model_->graph.values[v].name, *w)).first;
+  }
+  const kernels::MatMulWeight& w = it->second;
+  kernels::MatMulWeight view;
+  view.dtype = w.dtype;
+  view.K = w.K;
+  view.N = w.N;
+  view.data = w.data.alias();
+  return view;
 }
 
 std::vector<kernels::WeightColumns> VulkanGraphSession::weight_parts(int v) const {
@@ -440,7 +458,11 @@ std::unique_ptr<DeviceOp> VulkanGraphSession::build_op(int i) {
   OpBuildContext b{*ctx_, g, n, [&](int k) { return k < (int)n.inputs.size() ? constant(n.inputs[k]) : nullptr; },
                    [&](int k) -> const TensorView& { return device_constant(n.inputs[k]); },
                    [&](int k) { return weight_parts(k < (int)n.inputs.size() ? n.inputs[k] : -1); },
-                   [&](int k) { return constant_shape(k < (int)n.inputs.size() ? n.inputs[k] : -1); }};
+                   [&](int k) { return constant_shape(k < (int)n.inputs.size() ? n.inputs[k] : -1); },
+                   [&](int k) {
+                     OGX_CHECK(k < (int)n.inputs.size() && n.inputs[k] >= 0, n.describe(), ": no weight input ", k);
+                     return matmul_weight(n.inputs[k]);
+                   }};
   std::unique_ptr<DeviceOp> op;
   try {
     op = device_op_table().at({n.domain, n.op_type})(b);
