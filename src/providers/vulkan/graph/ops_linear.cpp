@@ -156,10 +156,48 @@ class GatherBlockQuantizedOp : public DeviceOp {
   static constexpr int64_t kRowsPerChunk = 4096;  // rows dequantized on the host at a time (16 MB of a 1B's table)
 
  public:
+  // 4-bit values a row along the last axis with float16 / float32 scales: the table stays quantized on the device
+  // (views of the session's uploads of data, scales and zero points) and rows are dequantized as they are gathered
+  // (a 1B's tied 128k x 2048 table: 131 MB instead of 525 MB in fp16, and no host dequantization at load).
+  bool quantized_on_device(OpBuildContext& b, const Tensor& data) {
+    const Tensor* scales = b.constant(2);
+    const Tensor* zp = node_.inputs.size() > 3 && node_.inputs[3] >= 0 ? b.constant(3) : nullptr;
+    const int64_t rank = data.rank(), block = node_.attr_int("block_size", 128);
+    int64_t qaxis = node_.attr_int("quantize_axis", 1);
+    if (qaxis < 0) qaxis += rank;
+    if (!b.device_constant || node_.attr_int("bits", 4) != 4 || data.dtype() != DType::u8 || rank < 2 ||
+        qaxis != rank - 1 || (scales->dtype() != DType::f16 && scales->dtype() != DType::f32) || block < 16 ||
+        (block & (block - 1)) != 0 || (node_.inputs.size() > 3 && node_.inputs[3] >= 0 && (!zp || zp->dtype() != DType::u8)))
+      return false;
+    const int64_t rows = data.dim(0), K = data.numel() / std::max<int64_t>(rows, 1) * 2, qdim = data.dim(-1) * 2;
+    if (rows == 0 || qdim % block != 0 || K % qdim != 0) return false;  // (whole blocks along every quantized row)
+    const int64_t nblocks = K / block;
+    if (scales->numel() != rows * nblocks || (zp && zp->numel() != rows * (K / qdim) * ((qdim / block + 1) / 2)))
+      return false;
+    if (zp && (qdim / block) % 2 != 0 && K != qdim) return false;  // (packed zero points per quantized row)
+    q4_data_ = b.device_constant(0);
+    q4_data_.shape = {rows, K / 2};
+    q4_scales_ = b.device_constant(2);
+    q4_scales_.shape = {rows, nblocks};
+    if (zp) {
+      q4_zp_ = b.device_constant(3);
+      q4_zp_.shape = {rows, (nblocks + 1) / 2};
+      q4_has_zp_ = true;
+    }
+    q4_block_ = block;
+    q4_ = true;
+    Shape row(data.shape().begin() + 1, data.shape().end());
+    row.back() *= 2;
+    row_shape_ = row;
+    table_ = TensorView{{}, scales->dtype(), {rows, K}};  // (the output's row width and dtype)
+    return true;
+  }
+
   explicit GatherBlockQuantizedOp(OpBuildContext& b) : node_(b.node) {
     OGX_CHECK(node_.attr_int("gather_axis", 0) == 0, node_.describe(), ": only gather_axis 0 is supported");
     const Tensor* data = b.constant(0);
     OGX_CHECK(data && b.constant(2), node_.describe(), ": data and scales must be constants");
+    if (quantized_on_device(b, *data)) return;
     int64_t rows = data->dim(0);
     Graph g;
     g.values = b.graph.values;
@@ -214,13 +252,18 @@ class GatherBlockQuantizedOp : public DeviceOp {
     TensorView flat = *a.out[0];
     flat.shape = a.in[1]->shape;
     flat.shape.push_back(table_.shape[1]);
-    kernels::gather_rows(rec, table_, *a.in[1], flat);
+    if (q4_) kernels::gather_block_quantized(rec, q4_data_, q4_scales_, q4_has_zp_ ? &q4_zp_ : nullptr, q4_block_,
+                                             *a.in[1], flat);
+    else kernels::gather_rows(rec, table_, *a.in[1], flat);
   }
 
  private:
   const Node& node_;
   DeviceBuffer buf_;
-  TensorView table_;  // [rows, D] of the scales' dtype
+  TensorView table_;  // [rows, D] of the scales' dtype (q4_: only its shape and dtype)
+  bool q4_ = false, q4_has_zp_ = false;  // quantized_on_device
+  TensorView q4_data_, q4_scales_, q4_zp_;
+  int64_t q4_block_ = 0;
   Shape row_shape_;   // the CPU kernel's shape of one gathered row (D, or e.g. [blocks, block])
 };
 

@@ -242,4 +242,32 @@ void gather_rows(CommandRecorder& rec, const TensorView& table, const TensorView
   rec.dispatch(pl, &p, sizeof(p), div_up(D, 256), (uint32_t)ids.numel(), 1, {table.mem, ids.mem}, {out.mem});
 }
 
+void gather_block_quantized(CommandRecorder& rec, const TensorView& data, const TensorView& scales,
+                            const TensorView* zero_points, int64_t block_size, const TensorView& ids,
+                            const TensorView& out) {
+  const char* t = storage_suffix(scales.dtype, "GatherBlockQuantized");
+  check_same_dtype(scales, out, "GatherBlockQuantized");
+  OGX_CHECK(ids.dtype == DType::i64, "GatherBlockQuantized: indices must be int64, got ", dtype_name(ids.dtype));
+  OGX_CHECK(data.dtype == DType::u8 && data.shape.size() == 2, "GatherBlockQuantized: data must be uint8 [V, K / 2]");
+  const int64_t V = data.shape[0], K = data.shape[1] * 2;
+  OGX_CHECK(block_size >= 2 && K % block_size == 0, "GatherBlockQuantized: ", K, " values a row in blocks of ",
+            block_size);
+  const int64_t nblocks = K / block_size, zp_row = (nblocks + 1) / 2;
+  OGX_CHECK(scales.numel() == V * nblocks, "GatherBlockQuantized: scales must hold ", V * nblocks, " values");
+  OGX_CHECK(!zero_points || (zero_points->dtype == DType::u8 && zero_points->numel() == V * zp_row),
+            "GatherBlockQuantized: zero points must be uint8 [", V, ", ", zp_row, "]");
+  OGX_CHECK(out.numel() == ids.numel() * K, "GatherBlockQuantized: output ", shape_str(out.shape), " must hold ",
+            ids.numel(), " rows of ", K);
+  struct {
+    uint64_t data, scales, zp, ids, out;
+    uint32_t n, V, K, block_size, nblocks, zp_row, has_zp;
+  } p{addr(data), addr(scales), zero_points ? addr(*zero_points) : addr(data), addr(ids), addr(out),
+      (uint32_t)ids.numel(), (uint32_t)V, (uint32_t)K, (uint32_t)block_size, (uint32_t)nblocks, (uint32_t)zp_row,
+      zero_points ? 1u : 0u};
+  std::vector<BufferSlice> reads{data.mem, scales.mem, ids.mem};
+  if (zero_points) reads.push_back(zero_points->mem);
+  const Pipeline& pl = rec.context().pipelines().get(std::string("gather_q4_") + t);
+  rec.dispatch(pl, &p, sizeof(p), div_up(K, 256), (uint32_t)ids.numel(), 1, reads, {out.mem});
+}
+
 }  // namespace ogx::vk::kernels

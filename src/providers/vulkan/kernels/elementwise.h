@@ -44,6 +44,12 @@ void silu_mul_interleaved(CommandRecorder& rec, const TensorView& gate_up, const
 
 // out[i, :] = table[ids[i], :]. table: [V, D] f32/f16; ids: int64 [..]; out: [.., D].
 void gather_rows(CommandRecorder& rec, const TensorView& table, const TensorView& ids, const TensorView& out);
+// GatherBlockQuantized with 4-bit values (gather_q4.comp): out[i, k] = float(q - zp) * scale of row ids[i] of data,
+// uint8 [V, K / 2] (low nibble first); scales [V, K / block_size] f32/f16 (out's dtype); zero_points (null: 8) uint8
+// [V, ceil(K / block_size / 2)] packed alike; ids int64; out [.., K]. The CPU kernel's values exactly.
+void gather_block_quantized(CommandRecorder& rec, const TensorView& data, const TensorView& scales,
+                            const TensorView* zero_points, int64_t block_size, const TensorView& ids,
+                            const TensorView& out);
 
 // Cast between float32 and float16 (same element count).
 void cast(CommandRecorder& rec, const TensorView& in, const TensorView& out);

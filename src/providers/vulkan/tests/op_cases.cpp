@@ -268,6 +268,16 @@ std::vector<OpCase> linear_cases(Rng& rng, const std::string& op) {
                                                                {edge},
                                                                {rng.floats(dt, {4100, 1}, 0.01f, 0.2f), true}},
                       {{"block_size", (int64_t)32}, {"bits", (int64_t)4}, {"quantize_axis", (int64_t)1}}));
+      // zero points (3 blocks a row: the last byte's high nibble unused), and a [rows, blocks, block / 2] table
+      c.push_back(one(t + " zero points", "com.microsoft", op, {{rng.ints(DType::u8, {12, 24}, 0, 255), true},
+                                                                {rng.ints(DType::i64, {5}, -12, 11)},
+                                                                {rng.floats(dt, {12, 3}, -0.2f, 0.2f), true},
+                                                                {rng.ints(DType::u8, {12, 2}, 0, 255), true}},
+                      {{"block_size", (int64_t)16}, {"bits", (int64_t)4}, {"quantize_axis", (int64_t)1}}));
+      c.push_back(one(t + " 3-D table", "com.microsoft", op, {{rng.ints(DType::u8, {9, 4, 8}, 0, 255), true},
+                                                             {rng.ints(DType::i64, {1, 4}, 0, 8)},
+                                                             {rng.floats(dt, {9, 4, 1}, 0.01f, 0.2f), true}},
+                      {{"block_size", (int64_t)16}, {"bits", (int64_t)4}, {"quantize_axis", (int64_t)2}}));
     }
   }
   return c;
