@@ -302,8 +302,12 @@ LinearCore::LinearCore(OpBuildContext& b, bool nbits, int b0) : nbits_(nbits), b
   // accuracy_level 4 with integer (or no) zero points: ONNX Runtime's CPU quantizes A to int8 per block; doing
   // the same keeps int4 models exported for the CPU on the CPU's tokens.
   int8_ = n.attr_int("accuracy_level", 0) == 4 && (!zp || zp->dtype() == DType::u8);
+  // The session's uploads (device_constant): shared with other nodes reading them, such as a tied int4 table's
+  // GatherBlockQuantized.
+  std::function<TensorView(int)> uploaded;
+  if (b.device_constant) uploaded = [&](int i) { return b.device_constant(b0 + i); };
   w_ = kernels::upload_matmul_nbits(b.ctx, name, *w, *scales, zp, n.attr_int("K", 0), n.attr_int("N", 0),
-                                    n.attr_int("block_size", 0));
+                                    n.attr_int("block_size", 0), uploaded);
 }
 
 void LinearCore::record(CommandRecorder& rec, const TensorView& x, const TensorView* bias, const TensorView& y,

@@ -275,6 +275,7 @@ class VulkanGraphSession : public Session, public DecodeSession {
   std::map<std::string, std::string> context_options_;  // what ctx_ was created from (a sharer must match)
   bool graph_capture_ = true;
   std::map<int, Tensor> folded_;             // values computed from constants at load
+  std::map<int, int> same_bytes_;            // folded reshapes of constants -> the constant whose bytes they hold
   LazyConstants lazy_;                       // weights concatenated by the rewrites, built on demand
   std::map<int, int> device_transposed_;     // value -> the 2-D initializer it transposes (made on the device)
   WeightLayouts weight_layouts_;             // fused MatMul weights -> their parts (placed on the device)

@@ -211,10 +211,12 @@ std::unique_ptr<Plan> VulkanGraphSession::build_plan(const std::vector<const Ten
   if (prompt_step) {  // one arena for every prompt step: they run one at a time (run() waits for each)
     VkDeviceSize total = 0;
     for (VkDeviceSize b : slot_bytes) total += b;
-    if (!prompt_arena_ || prompt_arena_->size() < total)  // (plans recorded in a smaller one keep it alive)
-      prompt_arena_ = std::make_shared<DeviceBuffer>(
-          ctx_->memory().allocate("prompt step activations", std::max<VkDeviceSize>(total, 256)));
-    p->arena = prompt_arena_;
+    // A larger step: a larger arena, the session's once the step is recorded (a step that fails to record, e.g.
+    // out of device memory, leaves none behind); plans recorded in the smaller one keep it alive.
+    p->arena = prompt_arena_ && prompt_arena_->size() >= total
+                   ? prompt_arena_
+                   : std::make_shared<DeviceBuffer>(
+                         ctx_->memory().allocate("prompt step activations", std::max<VkDeviceSize>(total, 256)));
     VkDeviceSize at = 0;
     for (size_t s = 0; s < slot_bytes.size(); s++) {
       slot_mem[s] = p->arena->slice().sub(at, slot_bytes[s]);
@@ -330,6 +332,7 @@ std::unique_ptr<Plan> VulkanGraphSession::build_plan(const std::vector<const Ten
     p->readbacks.push_back({v, std::move(rb)});
   }
   if (p->step_pool.pool) p->tail().write_timestamp(p->step_pool.pool, 1);
+  if (p->arena) prompt_arena_ = p->arena;  // (recorded: the arena of the next prompt steps)
   p->tail().end();
   if (!p->stages.empty()) {  // the cost in bytes, once as a warning (with the load-time one), then per recording
     std::string msg = "vulkan: CPU fallback copies " + std::to_string(p->fallback_bytes) + " bytes per run of a step "

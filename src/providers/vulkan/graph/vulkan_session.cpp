@@ -206,6 +206,14 @@ const TensorView& VulkanGraphSession::device_constant(int v) {
   }
   const Tensor* t = constant(v);
   OGX_CHECK(t, "value '", model_->graph.values[v].name, "' is not a constant");
+  if (auto same = same_bytes_.find(v); same != same_bytes_.end() && t->bytes() > kHostConstantBytes) {
+    const TensorView& src = device_constant(same->second);  // (the same bytes: a view of its upload)
+    if (src.dtype == t->dtype() && src.numel() == t->numel()) {
+      TensorView view = src;
+      view.shape = t->shape();
+      return const_views_[v] = view;
+    }
+  }
   DeviceBuffer buf = ctx_->memory().allocate(model_->graph.values[v].name, std::max<size_t>(t->bytes(), 4));
   TensorView view = buf.view(t->dtype(), t->shape());
   if (t->bytes()) ctx_->transfers().upload_tensor(view, *t);
@@ -266,11 +274,25 @@ void VulkanGraphSession::fold_constants() {
         is_const[v] = 1;
         outs.push_back(v);
       }
+    // A reshaped constant has its input's bytes: on the device, a view of the input's upload (a tied int4 table's
+    // GatherBlockQuantized reads the lm_head's quantized weight through a Reshape).
+    const bool reshapes = n.domain.empty() && (n.op_type == "Reshape" || n.op_type == "Flatten" ||
+                                               n.op_type == "Squeeze" || n.op_type == "Unsqueeze");
+    if (reshapes && n.inputs[0] >= 0 && n.outputs[0] >= 0) {
+      auto src = same_bytes_.find(n.inputs[0]);
+      same_bytes_[n.outputs[0]] = src == same_bytes_.end() ? n.inputs[0] : src->second;
+    }
   }
   if (nodes.empty()) return;
   HostSubgraph fold(g, nodes, outs);
   std::vector<Tensor> r = fold.run({});
   for (size_t i = 0; i < outs.size(); i++) folded_[outs[i]] = r[i];
+  for (auto& [v, src] : same_bytes_) {  // reshapes: views of their source's memory, not copies held beside it
+    auto it = folded_.find(v);
+    const Tensor* from = known_constant(src);
+    if (it != folded_.end() && from && from->dtype() == it->second.dtype() && from->numel() == it->second.numel())
+      it->second = from->reshaped(it->second.shape());
+  }
 }
 
 // Transpose (perm [1, 0]) of a 2-D fp32/fp16 initializer larger than a host constant (an lm_head weight read as the

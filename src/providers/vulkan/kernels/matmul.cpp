@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -224,7 +225,8 @@ MatMulWeight upload_matmul_weight_parts(Context& ctx, const std::string& name, c
 }
 
 MatMulWeight upload_matmul_nbits(Context& ctx, const std::string& name, const Tensor& b, const Tensor& scales,
-                                 const Tensor* zero_points, int64_t K, int64_t N, int64_t block_size) {
+                                 const Tensor* zero_points, int64_t K, int64_t N, int64_t block_size,
+                                 const std::function<TensorView(int)>& uploaded) {
   OGX_CHECK(block_size >= 16 && (block_size & (block_size - 1)) == 0, "MatMulNBits ", name,
             ": block_size must be a power of two >= 16, got ", block_size);
   int64_t nblocks = (K + block_size - 1) / block_size;
@@ -241,13 +243,18 @@ MatMulWeight upload_matmul_nbits(Context& ctx, const std::string& name, const Te
   w.N = N;
   w.block_size = block_size;
   w.nblocks = nblocks;
-  w.data = upload_plain(ctx, name, b);
-  w.scales = upload_plain(ctx, name + ".scales", scales, 16);  // also read as dummy zero points (matvec_fused)
-  if (zero_points) {
+  if (zero_points)
     OGX_CHECK(zero_points->dtype() == DType::u8 && zero_points->numel() == N * ((nblocks + 1) / 2), "MatMulNBits ",
               name, ": zero_points must be uint8 [N * ceil(K/block / 2)], got ", dtype_name(zero_points->dtype()),
               shape_str(zero_points->shape()));
-    w.zero_points = upload_plain(ctx, name + ".zero_points", *zero_points);
+  // Views of uploads the caller shares (their allocations are 256-byte aligned, so the scales' dummy zero-point
+  // reads stay inside them), else the weight's own.
+  auto view_of = [&](int i) { TensorView v = uploaded(i); return DeviceBuffer(nullptr, -1, v.mem, name); };
+  w.data = uploaded ? view_of(0) : upload_plain(ctx, name, b);
+  w.scales = uploaded ? view_of(1) : upload_plain(ctx, name + ".scales", scales, 16);  // also read as dummy zero
+                                                                                       // points (matvec_fused)
+  if (zero_points) {
+    w.zero_points = uploaded ? view_of(2) : upload_plain(ctx, name + ".zero_points", *zero_points);
     w.has_zero_points = true;
   }
   return w;

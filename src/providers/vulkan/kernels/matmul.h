@@ -1,6 +1,7 @@
 // MatMul [.., M, K] x [K, N] and MatMulNBits (int4) on the Vulkan provider: matvec for decode (M = 1), the skinny
 // matmul for batched decode (2 <= M <= 16), tiled matmul for prompts; fp32/fp16 storage, fp32 accumulation.
 #pragma once
+#include <functional>
 #include <optional>
 #include <vector>
 
@@ -33,9 +34,11 @@ MatMulWeight upload_matmul_weight_parts(Context& ctx, const std::string& name, c
                                         int64_t N);
 
 // Uploads MatMulNBits (bits = 4) inputs: b [N, nblocks, bs/2] uint8, scales [N * nblocks] f32/f16, optional
-// zero_points [N * ceil(nblocks/2)] uint8.
+// zero_points [N * ceil(nblocks/2)] uint8. With `uploaded`, the weight takes views of the caller's device copies of
+// input i (0 b, 1 scales, 2 zero_points) instead (shared with other nodes reading them).
 MatMulWeight upload_matmul_nbits(Context& ctx, const std::string& name, const Tensor& b, const Tensor& scales,
-                                 const Tensor* zero_points, int64_t K, int64_t N, int64_t block_size);
+                                 const Tensor* zero_points, int64_t K, int64_t N, int64_t block_size,
+                                 const std::function<TensorView(int)>& uploaded = nullptr);
 
 // What a projection of a by w (+ bias) reads, for the recorder's hazard tracking: a, the weight data, the int4
 // scales and zero points when present, the bias when given.
