@@ -90,6 +90,24 @@ double stat(const genai::Model& m, const std::string& name) {
   return -1;
 }
 
+// Drives `queued` (generate_next_token: each step queues the next) and `alone` (decode_together one step at a time:
+// never queued) through the same turns — the prompt and `first` tokens, a rewind of 3 and 6 tokens, an appended turn
+// and the rest up to max_length — with equal sequences after each (a dropped queued step leaves no trace).
+void expect_queued_equals_unqueued(genai::Generator& queued, genai::Generator& alone, const std::vector<int32_t>& prompt,
+                                   int first) {
+  auto step = [&](int n) {
+    for (int i = 0; i < n && !queued.is_done(); i++) queued.generate_next_token();
+    for (int i = 0; i < n && !alone.is_done(); i++) genai::decode_together({&alone});  // no step queued ahead
+    ASSERT_EQ(queued.sequence(), alone.sequence());
+  };
+  for (auto* g : {&queued, &alone}) g->append_tokens(prompt);
+  step(first);
+  for (auto* g : {&queued, &alone}) g->rewind_to(g->token_count() - 3);
+  step(6);
+  for (auto* g : {&queued, &alone}) g->append_tokens({322, 1139});
+  step(1 << 20);
+}
+
 // Greedy steps queued one ahead (Session::queue_next): the tokens must not change when the caller rewinds,
 // appends tokens or reaches max_length while a step is queued (the queued step is dropped and its token re-run).
 TEST_F(DeviceSampling, vulkan_queued_steps_keep_the_tokens_across_rewind_append_and_max_length) {
@@ -129,17 +147,7 @@ TEST_F(DeviceSampling, vulkan_queued_sampled_steps_equal_unqueued_ones_across_dr
   genai::Generator queued(vk_, p), alone(vk_, p);
   ASSERT_TRUE(queued.samples_on_device());
   double queued0 = stat(*vk_, "queued_runs"), dropped0 = stat(*vk_, "dropped_runs");
-  auto step = [&](int n) {
-    for (int i = 0; i < n && !queued.is_done(); i++) queued.generate_next_token();
-    for (int i = 0; i < n && !alone.is_done(); i++) genai::decode_together({&alone});  // no step queued ahead
-    ASSERT_EQ(queued.sequence(), alone.sequence());
-  };
-  for (auto* g : {&queued, &alone}) g->append_tokens({1, 450, 496, 1735});
-  step(8);
-  for (auto* g : {&queued, &alone}) g->rewind_to(g->token_count() - 3);
-  step(6);
-  for (auto* g : {&queued, &alone}) g->append_tokens({322, 1139});
-  step(40);
+  expect_queued_equals_unqueued(queued, alone, {1, 450, 496, 1735}, 8);
   EXPECT_TRUE(queued.is_done());
   EXPECT_GT(stat(*vk_, "queued_runs"), queued0 + 10) << "the sampled decode steps should run queued";
   EXPECT_GE(stat(*vk_, "dropped_runs"), dropped0 + 2) << "the rewind and the append each drop a queued step";
@@ -310,17 +318,7 @@ TEST_F(DeviceSampling, vulkan_penalized_steps_run_queued) {
     genai::Generator queued(vk_, p), alone(vk_, p);
     ASSERT_TRUE(queued.samples_on_device());
     const double queued0 = stat(*vk_, "queued_runs");
-    auto step = [&](int n) {
-      for (int i = 0; i < n && !queued.is_done(); i++) queued.generate_next_token();
-      for (int i = 0; i < n && !alone.is_done(); i++) genai::decode_together({&alone});  // no step queued ahead
-      ASSERT_EQ(queued.sequence(), alone.sequence());
-    };
-    for (auto* g : {&queued, &alone}) g->append_tokens(prompts[0]);
-    step(9);
-    for (auto* g : {&queued, &alone}) g->rewind_to(g->token_count() - 3);
-    step(6);
-    for (auto* g : {&queued, &alone}) g->append_tokens({322, 1139});
-    step(44);
+    expect_queued_equals_unqueued(queued, alone, prompts[0], 9);
     EXPECT_TRUE(queued.is_done());
     EXPECT_GT(stat(*vk_, "queued_runs"), queued0 + 15) << "the sampled penalized steps should run queued";
   }

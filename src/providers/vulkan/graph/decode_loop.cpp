@@ -168,7 +168,8 @@ bool VulkanGraphSession::set_logit_edits(const std::vector<RowEdits>& rows) {
   OGX_CHECK((int64_t)rows.size() <= kMaxSampleRows, "logit edits: ", rows.size(), " rows (at most ", kMaxSampleRows,
             ")");
   staged_edits_ = kernels::pack_logit_edits(rows);
-  const int64_t n = ((int64_t)staged_edits_.size() - kernels::logit_edit_words(0)) / 6;
+  int64_t n = 0;
+  for (const RowEdits& r : rows) n += (int64_t)r.edits.size();
   if (n > logit_edit_capacity_ || logit_edit_capacity_ == 0) {  // (plans of the old capacity are not reused)
     int64_t cap = std::max<int64_t>(1024, logit_edit_capacity_);
     while (cap < n) cap *= 2;

@@ -161,13 +161,14 @@ class GatherBlockQuantizedOp : public DeviceOp {
   // (a 1B's tied 128k x 2048 table: 131 MB instead of 525 MB in fp16, and no host dequantization at load).
   bool quantized_on_device(OpBuildContext& b, const Tensor& data) {
     const Tensor* scales = b.constant(2);
-    const Tensor* zp = node_.inputs.size() > 3 && node_.inputs[3] >= 0 ? b.constant(3) : nullptr;
+    const bool zp_input = node_.inputs.size() > 3 && node_.inputs[3] >= 0;
+    const Tensor* zp = zp_input ? b.constant(3) : nullptr;
     const int64_t rank = data.rank(), block = node_.attr_int("block_size", 128);
     int64_t qaxis = node_.attr_int("quantize_axis", 1);
     if (qaxis < 0) qaxis += rank;
     if (!b.device_constant || node_.attr_int("bits", 4) != 4 || data.dtype() != DType::u8 || rank < 2 ||
         qaxis != rank - 1 || (scales->dtype() != DType::f16 && scales->dtype() != DType::f32) || block < 16 ||
-        (block & (block - 1)) != 0 || (node_.inputs.size() > 3 && node_.inputs[3] >= 0 && (!zp || zp->dtype() != DType::u8)))
+        (block & (block - 1)) != 0 || (zp_input && (!zp || zp->dtype() != DType::u8)))
       return false;
     const int64_t rows = data.dim(0), K = data.numel() / std::max<int64_t>(rows, 1) * 2, qdim = data.dim(-1) * 2;
     if (rows == 0 || qdim % block != 0 || K % qdim != 0) return false;  // (whole blocks along every quantized row)

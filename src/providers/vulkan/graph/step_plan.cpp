@@ -228,7 +228,8 @@ std::unique_ptr<Plan> VulkanGraphSession::build_plan(const std::vector<const Ten
       slot_mem[s] = p->buffers.back().slice();
     }
   }
-  auto allocate = [&](int v) { p->views[v].mem = slot_mem[(size_t)slot_of[v]].sub(0, bytes_of(p->views[v])); };
+  for (size_t v = 0; v < nv; v++)  // (views of an alias op's output are its input's, set as the step is recorded)
+    if (slot_of[v] >= 0) p->views[v].mem = slot_mem[(size_t)slot_of[v]].sub(0, bytes_of(p->views[v]));
   VkDeviceSize step_bytes = 0;
   for (auto& [v, use] : step_values_) {
     p->step_offsets[v] = step_bytes;
@@ -288,7 +289,6 @@ std::unique_ptr<Plan> VulkanGraphSession::build_plan(const std::vector<const Ten
       io.rec = std::make_unique<CommandRecorder>(*ctx_);
       io.rec->begin();
       for (int v : st.writes) {
-        allocate(v);
         VkDeviceSize bytes = bytes_of(p->views[v]);
         HostVisibleBuffer up(ctx_->memory(), "fallback write of " + g.values[v].name, std::max<VkDeviceSize>(bytes, 16));
         if (bytes) io.rec->copy(up.slice().sub(0, bytes), p->views[v].mem);
@@ -302,16 +302,10 @@ std::unique_ptr<Plan> VulkanGraphSession::build_plan(const std::vector<const Ten
     cut_before(pos);
     int i = device_nodes_[pos];
     const Node& n = g.nodes[i];
-    for (size_t k = 0; k < n.outputs.size(); k++) {
-      int v = n.outputs[k];
-      if (v < 0 || kv_value_.count(v)) continue;
-      if (alias[i] && k == 0) {
-        const TensorView& src = p->views[n.inputs[0]];
-        OGX_CHECK(bytes_of(src) == bytes_of(p->views[v]), n.describe(), ": view changes the byte size");
-        p->views[v].mem = src.mem;
-        continue;
-      }
-      allocate(v);
+    if (const int v = n.outputs.empty() ? -1 : n.outputs[0]; alias[i] && v >= 0 && !kv_value_.count(v)) {
+      const TensorView& src = p->views[n.inputs[0]];
+      OGX_CHECK(bytes_of(src) == bytes_of(p->views[v]), n.describe(), ": view changes the byte size");
+      p->views[v].mem = src.mem;
     }
     with_node_context(n, [&] {
       OpArgs a = make_args(*p, i, host);
