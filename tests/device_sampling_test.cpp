@@ -412,6 +412,62 @@ TEST_F(DeviceSampling, vulkan_penalized_generators_decode_together_on_the_device
   }
 }
 
+// Generators sampling with their own settings decode together (per-row settings read when the step runs, as ogx
+// serve's requests do), with penalties: the recorded step must carry the logit edits kernel and room for the run's
+// edits. Four sampled generators without penalties first record a step of their batch; four with penalties after
+// them (prompts of 240 distinct tokens each: ~960 edits, past 1,024 as they generate, so the edits' room grows) must
+// each give the tokens they give alone. (The steps of per-row settings were recorded without the edits in their key:
+// the penalized group reused the unpenalized step and sampled unedited logits, and once the edits grew past the
+// step's room, decode_together threw and ogx serve stepped each request alone: half the throughput at 32 clients.)
+TEST_F(DeviceSampling, vulkan_sampled_generators_with_penalties_decode_together_with_their_edits) {
+  auto params = [&](bool penalized, int i) {
+    genai::GeneratorParams p(*vk_);
+    p.search.max_length = 240 + 40;
+    p.search.do_sample = true;
+    p.search.top_k = 20;
+    p.search.temperature = 0.8;
+    p.search.random_seed = 100 + i;
+    if (penalized) {
+      p.search.repetition_penalty = 1.3;
+      p.search.frequency_penalty = 0.8;
+    }
+    return p;
+  };
+  auto prompt = [](int i) {
+    std::vector<int32_t> ids{1};
+    for (int k = 0; k < 239; k++) ids.push_back(2 + (i * 239 + k * 7) % 2040);  // distinct within a prompt
+    return ids;
+  };
+  auto together = [&](bool penalized, int steps) {
+    std::vector<std::unique_ptr<genai::Generator>> gens;
+    std::vector<genai::Generator*> ptrs;
+    for (int i = 0; i < 4; i++) {
+      gens.push_back(std::make_unique<genai::Generator>(vk_, params(penalized, i)));
+      gens.back()->append_tokens(prompt(i));
+      ptrs.push_back(gens.back().get());
+    }
+    for (int s = 0; s < steps; s++) {
+      std::vector<genai::Generator*> active;
+      for (genai::Generator* g : ptrs)
+        if (!g->is_done()) active.push_back(g);
+      if (active.empty()) break;
+      genai::decode_together(active, /*queue_ahead=*/true);
+    }
+    std::vector<std::vector<int32_t>> out;
+    for (auto& g : gens) out.push_back(g->sequence());
+    return out;
+  };
+  together(false, 6);  // records the sampled step of batch 4 without edits
+  const std::vector<std::vector<int32_t>> got = together(true, 1000);
+  for (int i = 0; i < 4; i++) {
+    genai::Generator alone(vk_, params(true, i));
+    ASSERT_TRUE(alone.samples_on_device());
+    alone.append_tokens(prompt(i));
+    while (!alone.is_done()) alone.generate_next_token();
+    EXPECT_EQ(got[i], alone.sequence()) << "generator " << i;
+  }
+}
+
 // The Vulkan session keeps one sequence's KV cache: two generators of one model, interleaved (two chats served
 // by one model), must each get the tokens they get alone — a generator re-runs its positions when the other used
 // the cache in between.

@@ -212,11 +212,11 @@ step_spec() {
 }
 
 for step in "$@"; do
-  IFS=: read -r name a1 a2 a3 a4 a5 a6 <<< "$step"
+  IFS=: read -r name a1 a2 a3 a4 a5 a6 a7 <<< "$step"
   log "== $step ($(date +%T))"
   case $name in
     gpu | tests | check | bench | batch | folder | ab | abopt | kbench | llamacpp | serve | generators | spec | guidance | sample)
-      step_$name "$a1" "$a2" "$a3" "$a4" "$a5" "$a6" ;;
+      step_$name "$a1" "$a2" "$a3" "$a4" "$a5" "$a6" "$a7" ;;
     *) log "unknown step '$name'" ;;
   esac
 done

@@ -3,8 +3,12 @@
 #include <algorithm>
 #include <chrono>
 #include <exception>
+#include <mutex>
+#include <set>
+#include <string>
 
 #include "common/error.h"
+#include "common/log.h"
 #include "genai/batch_step.h"
 #include "genai/engine.h"
 
@@ -22,7 +26,12 @@ void step_generators(const std::vector<Generator*>& active, std::vector<std::str
   try {
     decode_together(active, queue_ahead);
     return;
-  } catch (const std::exception&) {
+  } catch (const std::exception& e) {  // (said once per message: stepping alone costs a run per generator)
+    static std::mutex mu;
+    static std::set<std::string> said;
+    std::lock_guard<std::mutex> lock(mu);
+    if (said.size() < 16 && said.insert(e.what()).second)
+      log_warning(std::string("engine: the batched step failed, its generators step alone: ") + e.what());
   }
   for (size_t i = 0; i < active.size(); i++) {
     if (active[i]->token_count() > before[i]) continue;

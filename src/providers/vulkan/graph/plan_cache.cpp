@@ -113,12 +113,16 @@ VulkanGraphSession::Prepared VulkanGraphSession::prepare(const std::vector<Named
   // Host values are checked where the op needs it (token ids against the table), as the CPU kernels check them.
   for (auto& [v, use] : step_value_uses_)
     if (host[v]) ops_[use.first]->check_step_input(use.second, *host[v]);
-  if (sampling_ && row_sampling_)
-    sig << " sample_rows";
-  else if (sampling_)
-    sig << " sample" << sampling_params_.greedy << "," << sampling_params_.top_k << "," << sampling_params_.top_p << ","
-        << sampling_params_.temperature << (sampling_params_.token_mask ? ",mask" : "") << ",beams"
-        << sampling_params_.beam_candidates << ",edits" << (sampling_params_.logit_edits ? logit_edit_capacity_ : -1);
+  if (sampling_) {  // (per-row settings are read when the step runs; whether it edits logits, and for how many
+                    // edits, is recorded: a plan without the edits kernel would sample unedited logits)
+    if (row_sampling_)
+      sig << " sample_rows";
+    else
+      sig << " sample" << sampling_params_.greedy << "," << sampling_params_.top_k << "," << sampling_params_.top_p
+          << "," << sampling_params_.temperature << (sampling_params_.token_mask ? ",mask" : "") << ",beams"
+          << sampling_params_.beam_candidates;
+    sig << ",edits" << (sampling_params_.logit_edits ? logit_edit_capacity_ : -1);
+  }
   sig << weight_input_signature(host);
   for (int v : host_read_values_) {
     sig << " h" << v << shape_str(host[v]->shape()) << "=";

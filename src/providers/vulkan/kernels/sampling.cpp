@@ -103,8 +103,10 @@ void edit_logits(CommandRecorder& rec, const TensorView& logits, const TensorVie
     uint64_t logits, out, edits, pending;
     uint32_t V;
   } p{addr(logits), addr(out), addr(edits), addr(pending_tokens), (uint32_t)V};
-  rec.dispatch(rec.context().pipelines().get(std::string("logit_edits_") + t), &p, sizeof(p), (uint32_t)B, 1, 1,
-               {logits.mem, edits.mem, pending_tokens.mem}, {out.mem});
+  const int64_t slices = (V + kLogitEditSlice - 1) / kLogitEditSlice;
+  OGX_CHECK(slices <= 65535, "logit edits: a vocabulary of ", V, " tokens is more than ", 65535 * kLogitEditSlice);
+  rec.dispatch(rec.context().pipelines().get(std::string("logit_edits_") + t), &p, sizeof(p), (uint32_t)B,
+               (uint32_t)slices, 1, {logits.mem, edits.mem, pending_tokens.mem}, {out.mem});
 }
 
 namespace {

@@ -56,6 +56,7 @@ inline int64_t beam_candidate_words(int64_t K) { return 2 + 2 * K; }  // per row
 // when the kernel runs). pending_tokens, int64 [>= B]: each row's pending token (RowEdits::pending; read only for
 // such rows), the tokens the step before picked. B <= kLogitEditMaxRows.
 constexpr int64_t kLogitEditMaxRows = 256;  // logit_edits.comp MAX_ROWS
+constexpr int64_t kLogitEditSlice = 2048;   // logit_edits.comp SLICE: the tokens of a row one workgroup copies
 void edit_logits(CommandRecorder& rec, const TensorView& logits, const TensorView& edits,
                  const TensorView& pending_tokens, const TensorView& out);
 // The words of rows' edits: 6 header words per row (kLogitEditMaxRows rows: first edit, edit count, repetition

@@ -16,6 +16,8 @@
 
 layout(local_size_x = 256) in;
 const uint T = 256;
+const uint PER = 8;
+const uint SLICE = T * PER;  // kernels::kLogitEditSlice
 const uint MAX_ROWS = 256;  // kernels::kLogitEditMaxRows
 
 layout(push_constant) uniform Push {
@@ -46,34 +48,53 @@ float edited(float v, float penalty, bool repetition, float hi, float lo) {
 
 float word_f(uint at) { return uintBitsToFloat(p.edits.v[at]); }
 
+shared uint first_in_slice;
+
 void main() {
   uint b = gl_WorkGroupID.x, tid = gl_LocalInvocationID.x;
-  uint row = b * p.V;
-  for (uint i = tid; i < p.V; i += T) p.y.v[row + i] = float(p.logits.v[row + i]);
-  memoryBarrierBuffer();
-  barrier();  // the edits overwrite copied values
+  uint row = b * p.V, lo = gl_WorkGroupID.y * SLICE, hi = min(p.V, lo + SLICE);
+  float v[PER];
+  for (uint k = 0; k < PER; k++) {
+    uint i = lo + tid + k * T;
+    v[k] = i < hi ? float(p.logits.v[row + i]) : 0.0;
+  }
+  for (uint k = 0; k < PER; k++) {
+    uint i = lo + tid + k * T;
+    if (i < hi) p.y.v[row + i] = v[k];
+  }
   uint first = p.edits.v[6 * b], count = p.edits.v[6 * b + 1], row_flags = p.edits.v[6 * b + 3];
   float penalty = word_f(6 * b + 2);
-  uint pend = (row_flags & 1u) != 0 ? p.pending.v[2 * b] : 0xffffffffu;  // (a token id fits the low word)
   const uint base = 6 * MAX_ROWS;
-  for (uint e = tid; e < count; e += T) {
+  if (tid == 0) {  // the row's first entry naming a token of the slice (entries ascend by token)
+    uint a = 0, z = count;
+    while (a < z) {
+      uint mid = (a + z) / 2;
+      if (p.edits.v[base + 6 * (first + mid)] < lo) a = mid + 1;
+      else z = mid;
+    }
+    first_in_slice = a;
+  }
+  memoryBarrierBuffer();
+  barrier();  // the edits overwrite copied values
+  uint pend = (row_flags & 1u) != 0 ? p.pending.v[2 * b] : 0xffffffffu;  // (a token id fits the low word)
+  for (uint e = first_in_slice + tid; e < count; e += T) {
     uint at = base + 6 * (first + e);
     uint t = p.edits.v[at], flags = p.edits.v[at + 1];
-    if (t >= p.V) continue;
-    float v = float(p.logits.v[row + t]);
-    if (t == pend) v = edited(v, penalty, (flags & 4u) != 0, word_f(at + 4), word_f(at + 5));
-    else v = edited(v, penalty, (flags & 1u) != 0, word_f(at + 2), word_f(at + 3));
-    if ((flags & 2u) != 0) v = uintBitsToFloat(0xff7fffffu);  // the lowest float
-    p.y.v[row + t] = v;
+    if (t >= hi) break;
+    float x = float(p.logits.v[row + t]);
+    if (t == pend) x = edited(x, penalty, (flags & 4u) != 0, word_f(at + 4), word_f(at + 5));
+    else x = edited(x, penalty, (flags & 1u) != 0, word_f(at + 2), word_f(at + 3));
+    if ((flags & 2u) != 0) x = uintBitsToFloat(0xff7fffffu);  // the lowest float
+    p.y.v[row + t] = x;
   }
-  if (tid == 0 && pend < p.V) {  // a pending token no edit names: the row's fresh edit (entries ascend by token)
-    uint lo = 0, hi = count;
-    while (lo < hi) {
-      uint mid = (lo + hi) / 2;
-      if (p.edits.v[base + 6 * (first + mid)] < pend) lo = mid + 1;
-      else hi = mid;
+  if (tid == 0 && pend >= lo && pend < hi) {  // a pending token no edit names: the row's fresh edit
+    uint a = first_in_slice, z = count;
+    while (a < z) {
+      uint mid = (a + z) / 2;
+      if (p.edits.v[base + 6 * (first + mid)] < pend) a = mid + 1;
+      else z = mid;
     }
-    if (lo == count || p.edits.v[base + 6 * (first + lo)] != pend)
+    if (a == count || p.edits.v[base + 6 * (first + a)] != pend)
       p.y.v[row + pend] = edited(float(p.logits.v[row + pend]), penalty, (row_flags & 2u) != 0, word_f(6 * b + 4),
                                  word_f(6 * b + 5));
   }
