@@ -421,12 +421,14 @@ TEST(KvPoolChunkedPrefill_vulkan, ChunkedPromptEqualsTheWholePrompt) {
   }
 }
 
-// Prompt steps (chunks of more than 16 positions) share one activation arena: a 600-token prompt in chunks of 100
+// Prompt steps (chunks of more than 16 positions) share one activation arena: a 600-token prompt in chunks of 150
 // records several steps (block-table widths 256 to 1024 positions, the first chunk's without past keys), two of them
-// kept at a time, yet holds about one chunk's activations, as a 100-token prompt of one recorded step does (each step
-// had its own before: twice that); its tokens equal the prompt in one run.
-TEST(KvPoolChunkedPrefill_vulkan, PromptStepsShareOneActivationArena) {
-  Loaded whole = load("fp32-cpu", true, "", "0"), chunked = load("fp32-cpu", true, "", "100");
+// kept at a time, yet holds about one chunk's activations, as a 150-token prompt of one recorded step does (each step
+// had its own before: twice that), and about one chunk's scratch (norm outputs, gate/up products, the attention
+// workspace: its split counts change with the block table, its buffers need not; chunks of more rows than the most
+// splits, as the 2,048-token chunks of long prompts); its tokens equal the prompt in one run.
+TEST(KvPoolChunkedPrefill_vulkan, PromptStepsShareOneActivationArenaAndScratch) {
+  Loaded whole = load("fp32-cpu", true, "", "0"), chunked = load("fp32-cpu", true, "", "150");
   if (!whole.skip.empty()) GTEST_SKIP() << whole.skip;
   auto run = [&](const std::shared_ptr<genai::Model>& m, const Request& r) {
     genai::Generator g(m, params_of(*m, r, 8));
@@ -434,13 +436,16 @@ TEST(KvPoolChunkedPrefill_vulkan, PromptStepsShareOneActivationArena) {
     while (!g.is_done()) g.generate_next_token();
     return g.sequence(0);
   };
-  const Request short_prompt{prompt(100, 3)}, long_prompt{prompt(600, 4)};
+  const Request short_prompt{prompt(150, 3)}, long_prompt{prompt(600, 4)};
   run(chunked.model, short_prompt);
   const double one_step = stat(*chunked.model, "prompt_arena_bytes"), recordings = stat(*chunked.model, "recordings");
+  const double one_scratch = stat(*chunked.model, "prompt_scratch_bytes");
   EXPECT_GT(one_step, 0);
+  EXPECT_GT(one_scratch, 0);
   EXPECT_EQ(run(chunked.model, long_prompt), run(whole.model, long_prompt));
   EXPECT_GE(stat(*chunked.model, "recordings"), recordings + 2) << "steps of wider block tables";
   EXPECT_LT(stat(*chunked.model, "prompt_arena_bytes"), 1.25 * one_step) << "one step's: " << one_step;
+  EXPECT_LT(stat(*chunked.model, "prompt_scratch_bytes"), 1.25 * one_scratch) << "one step's: " << one_scratch;
 }
 
 }  // namespace

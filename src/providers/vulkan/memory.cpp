@@ -69,6 +69,7 @@ DeviceBuffer& DeviceBuffer::operator=(DeviceBuffer&& o) noexcept {
     slice_ = o.slice_;
     name_ = std::move(o.name_);
     o.owner_ = nullptr;
+    o.slice_ = BufferSlice{};  // (a moved-from buffer is empty: size() 0)
   }
   return *this;
 }

@@ -42,8 +42,11 @@ kernels::GqaWorkspace& StepScratch::gqa_workspace(Context& ctx, int64_t B, int64
   for (int i = 0; i < 5; i++) fits &= want[i] <= dims_[i];
   if (!fits) {
     for (int i = 0; i < 5; i++) dims_[i] = std::max(dims_[i], want[i]);
-    if (gqa_.q_rotated.size()) retired_.push_back(std::move(gqa_));
-    gqa_ = kernels::make_gqa_workspace(ctx, dims_[0], dims_[1], dims_[2], dims_[3], dims_[4]);
+    // Buffers large enough carry over; the others stay with the commands recorded earlier.
+    kernels::GqaWorkspace grown = kernels::regrow_gqa_workspace(ctx, gqa_, dims_[0], dims_[1], dims_[2], dims_[3],
+                                                                dims_[4]);
+    if (gqa_.q_rotated.size() || gqa_.partials.size() || gqa_.counters.size()) retired_.push_back(std::move(gqa_));
+    gqa_ = std::move(grown);
   }
   return gqa_;
 }
@@ -58,5 +61,14 @@ const DeviceBuffer& StepScratch::buffer(Context& ctx, const std::string& key, Vk
     b = ctx.memory().allocate("scratch " + key, bytes);
   }
   return b;
+}
+
+VkDeviceSize StepScratch::bytes() const {
+  auto of = [](const kernels::GqaWorkspace& w) { return w.q_rotated.size() + w.partials.size() + w.counters.size(); };
+  VkDeviceSize n = of(gqa_);
+  for (const auto& w : retired_) n += of(w);
+  for (const auto& [key, b] : buffers_) n += b.size();
+  for (const auto& b : retired_buffers_) n += b.size();
+  return n;
 }
 }  // namespace ogx::vk::graph

@@ -31,6 +31,7 @@ struct StepScratch {
   // A device buffer of at least `bytes` under `key`, shared by the nodes of the step (each use is ordered by the
   // recorder's hazard tracking).
   const DeviceBuffer& buffer(Context& ctx, const std::string& key, VkDeviceSize bytes);
+  VkDeviceSize bytes() const;  // device memory held (outgrown buffers included)
 
  private:
   kernels::GqaWorkspace gqa_;

@@ -152,6 +152,7 @@ VulkanGraphSession::Prepared VulkanGraphSession::prepare(const std::vector<Named
       if (oldest->second.get() == last_plan_) last_plan_ = nullptr;
       plans_.erase(oldest);
       if (prompt_arena_ && prompt_arena_.use_count() == 1) prompt_arena_.reset();  // no prompt step left in it
+      if (prompt_scratch_ && prompt_scratch_.use_count() == 1) prompt_scratch_.reset();
     }
     if (prompt_step) {  // prompt steps hold the largest activations: besides the new one, only the most
       Plan* keep = nullptr;  // recently used (another prompt whose chunks interleave with this one's, as ogx serve runs)

@@ -141,7 +141,9 @@ struct Plan {
   DeviceBuffer rng_before;
   TensorView sliced_input;    // its input 0 restricted to that position
   TensorView sliced_skip;     // a folded norm's skip (input 1) restricted to that position
-  StepScratch scratch;
+  // Its nodes' scratch (norm outputs, fused gate/up products, attention workspaces): its own, or for a prompt step
+  // the session's prompt scratch, shared as the prompt arena is (prompt steps run one at a time).
+  std::shared_ptr<StepScratch> scratch;
   // The block table of the run's rows, uint64 [B, pool heads, max_blocks] (kv_pool.h): a step value at this offset
   // of step_host; per KV slot the pages the GQA node reads through it.
   VkDeviceSize kv_table_offset = 0;
@@ -329,6 +331,7 @@ class VulkanGraphSession : public Session, public DecodeSession {
   // read before the next), so the prompt steps kept share one arena of the largest one's size, not one each. A
   // larger step makes a larger arena; plans recorded in the smaller one keep it until they are dropped.
   std::shared_ptr<DeviceBuffer> prompt_arena_;
+  std::shared_ptr<StepScratch> prompt_scratch_;  // the prompt steps' scratch (Plan::scratch), kept with them
   Plan* last_plan_ = nullptr;                // the plan of the last run
   bool sampling_ = false;                    // the run being prepared samples (DecodeRun::sampling)
   DeviceSampling sampling_params_;           // its way of sampling

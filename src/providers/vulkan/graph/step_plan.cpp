@@ -208,6 +208,10 @@ std::unique_ptr<Plan> VulkanGraphSession::build_plan(const std::vector<const Ten
     stage_writes_before(device_nodes_.size());
   }
   std::vector<BufferSlice> slot_mem(slot_bytes.size());
+  // Prompt steps share the session's scratch (a 2,048-token chunk of the 1B: ~110 MB of norm outputs, gate/up
+  // products and attention workspace, held by each prompt plan before); like the arena, a new one is the session's
+  // once the step is recorded.
+  p->scratch = prompt_step && prompt_scratch_ ? prompt_scratch_ : std::make_shared<StepScratch>();
   if (prompt_step) {  // one arena for every prompt step: they run one at a time (run() waits for each)
     VkDeviceSize total = 0;
     for (VkDeviceSize b : slot_bytes) total += b;
@@ -309,7 +313,7 @@ std::unique_ptr<Plan> VulkanGraphSession::build_plan(const std::vector<const Ten
     }
     with_node_context(n, [&] {
       OpArgs a = make_args(*p, i, host);
-      ops_[i]->record(p->tail(), a, p->scratch);
+      ops_[i]->record(p->tail(), a, *p->scratch);
     });
     if (profile_) p->tail().write_timestamp(query_pool_.pool, (uint32_t)pos + 1);
   }
@@ -327,6 +331,7 @@ std::unique_ptr<Plan> VulkanGraphSession::build_plan(const std::vector<const Ten
   }
   if (p->step_pool.pool) p->tail().write_timestamp(p->step_pool.pool, 1);
   if (p->arena) prompt_arena_ = p->arena;  // (recorded: the arena of the next prompt steps)
+  if (prompt_step) prompt_scratch_ = p->scratch;
   p->tail().end();
   if (!p->stages.empty()) {  // the cost in bytes, once as a warning (with the load-time one), then per recording
     std::string msg = "vulkan: CPU fallback copies " + std::to_string(p->fallback_bytes) + " bytes per run of a step "

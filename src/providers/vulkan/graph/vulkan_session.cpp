@@ -504,8 +504,14 @@ std::vector<std::pair<std::string, double>> VulkanGraphSession::stats() const {
     if (plan->arena) arenas.insert(plan->arena.get());
   VkDeviceSize arena_bytes = 0;
   for (const DeviceBuffer* a : arenas) arena_bytes += a->size();
+  std::set<const StepScratch*> scratches;  // the prompt steps' scratch (shared) as the kept plans hold it
+  for (const auto& [sig, plan] : plans_)
+    if (plan->prompt_step && plan->scratch) scratches.insert(plan->scratch.get());
+  VkDeviceSize scratch_bytes = 0;
+  for (const StepScratch* x : scratches) scratch_bytes += x->bytes();
   std::vector<std::pair<std::string, double>> s = {{"dispatches", (double)last_stats_.dispatches},
           {"prompt_arena_bytes", (double)arena_bytes},
+          {"prompt_scratch_bytes", (double)scratch_bytes},
           {"barriers", (double)last_stats_.barriers},
           {"recordings", (double)recordings_},
           {"queued_runs", (double)queued_runs_},

@@ -126,26 +126,57 @@ int64_t chunk_capacity(const Context& ctx, int64_t pairs, int64_t max_seq) {
 
 }  // namespace
 
-GqaWorkspace make_gqa_workspace(Context& ctx, int64_t B, int64_t S_max, int64_t Hq, int64_t D, int64_t max_seq) {
-  GqaWorkspace ws;
-  ws.nsplit = std::clamp<int64_t>((max_seq + ctx.tuning().attention_split - 1) / ctx.tuning().attention_split, 1, 16);
-  ws.group_nsplit = decode_group_splits(ctx, max_seq, D);
+namespace {
+struct GqaWorkspaceSizes {
+  int64_t nsplit, group_nsplit;
+  VkDeviceSize q_rotated, partials, counters;  // bytes
+};
+
+GqaWorkspaceSizes gqa_workspace_sizes(Context& ctx, int64_t B, int64_t S_max, int64_t Hq, int64_t D,
+                                      int64_t max_seq) {
+  GqaWorkspaceSizes z;
+  z.nsplit = std::clamp<int64_t>((max_seq + ctx.tuning().attention_split - 1) / ctx.tuning().attention_split, 1, 16);
+  z.group_nsplit = decode_group_splits(ctx, max_seq, D);
   // Partial results: one token's splits, a few rows' splits (up to kFewQueryRows rows), or (the split kernel over a
   // prompt, where the tiled prompt kernels do not apply: D > 128) one per query row. Never prompt x splits: a prompt
   // of 32k rows would need gigabytes.
-  const int64_t splits = std::max(ws.nsplit, ws.group_nsplit);
-  int64_t partial_rows = std::max(splits, S_max <= kFewQueryRows ? S_max * ws.nsplit : S_max);
+  const int64_t splits = std::max(z.nsplit, z.group_nsplit);
+  int64_t partial_rows = std::max(splits, S_max <= kFewQueryRows ? S_max * z.nsplit : S_max);
   // The key-chunk kernels' states (chunks per query row, up to kFewQueryRows rows a sequence).
   const int64_t S = S_max <= kFewQueryRows ? std::max<int64_t>(S_max, 1) : 1;
   if (chunks_enabled(ctx, B * S, max_seq)) partial_rows = std::max(partial_rows, S * chunk_capacity(ctx, B * S, max_seq));
-  ws.q_rotated = ctx.memory().allocate("gqa.q_rotated", (VkDeviceSize)(B * Hq * S_max * D * 4));
-  ws.partials = ctx.memory().allocate("gqa.partials", (VkDeviceSize)(B * partial_rows * Hq * (D + 2) * 4));
+  z.q_rotated = (VkDeviceSize)(B * Hq * S_max * D * 4);
+  z.partials = (VkDeviceSize)(B * partial_rows * Hq * (D + 2) * 4);
   // The group kernel's split counters: one per (row, KV head), up to kFewQueryRows rows a sequence (<= Hq per row).
-  const int64_t counters = B * Hq * std::min<int64_t>(std::max<int64_t>(S_max, 1), kFewQueryRows);
-  VkDeviceSize counter_bytes = (VkDeviceSize)(counters * 4);
-  ws.counters = ctx.memory().allocate("gqa.counters", counter_bytes);
-  std::vector<uint32_t> zeros((size_t)counters, 0u);
-  ctx.transfers().upload(ws.counters.slice(), 0, zeros.data(), counter_bytes);
+  z.counters = (VkDeviceSize)(B * Hq * std::min<int64_t>(std::max<int64_t>(S_max, 1), kFewQueryRows) * 4);
+  return z;
+}
+
+DeviceBuffer zeroed_counters(Context& ctx, VkDeviceSize bytes) {
+  DeviceBuffer b = ctx.memory().allocate("gqa.counters", bytes);
+  std::vector<uint32_t> zeros((size_t)(bytes / 4), 0u);
+  ctx.transfers().upload(b.slice(), 0, zeros.data(), bytes);
+  return b;
+}
+}  // namespace
+
+GqaWorkspace make_gqa_workspace(Context& ctx, int64_t B, int64_t S_max, int64_t Hq, int64_t D, int64_t max_seq) {
+  GqaWorkspace none;
+  return regrow_gqa_workspace(ctx, none, B, S_max, Hq, D, max_seq);
+}
+
+GqaWorkspace regrow_gqa_workspace(Context& ctx, GqaWorkspace& old, int64_t B, int64_t S_max, int64_t Hq, int64_t D,
+                                  int64_t max_seq) {
+  const GqaWorkspaceSizes z = gqa_workspace_sizes(ctx, B, S_max, Hq, D, max_seq);
+  GqaWorkspace ws;
+  ws.nsplit = z.nsplit;
+  ws.group_nsplit = z.group_nsplit;
+  ws.q_rotated = old.q_rotated.size() >= z.q_rotated ? std::move(old.q_rotated)
+                                                     : ctx.memory().allocate("gqa.q_rotated", z.q_rotated);
+  ws.partials = old.partials.size() >= z.partials ? std::move(old.partials)
+                                                  : ctx.memory().allocate("gqa.partials", z.partials);
+  // (counters are zero between steps: a reused buffer is)
+  ws.counters = old.counters.size() >= z.counters ? std::move(old.counters) : zeroed_counters(ctx, z.counters);
   return ws;
 }
 

@@ -51,6 +51,10 @@ struct GqaWorkspace {
   int64_t group_nsplit = 1;  // splits (workgroups per KV head) of gqa_decode_group.comp
 };
 GqaWorkspace make_gqa_workspace(Context& ctx, int64_t B, int64_t S_max, int64_t Hq, int64_t D, int64_t max_seq);
+// The workspace for these dimensions taking over `old`'s buffers where they are large enough (a longer cache often
+// needs only other split counts: prompt chunks of one size at growing KV capacities); `old` keeps those it gives none.
+GqaWorkspace regrow_gqa_workspace(Context& ctx, GqaWorkspace& old, int64_t B, int64_t S_max, int64_t Hq, int64_t D,
+                                  int64_t max_seq);
 
 // Pages over contiguous caches [B, Hkv, max_seq, D] (kernel tests and benchmarks): a table in `table_storage`
 // addressing their rows in place.
