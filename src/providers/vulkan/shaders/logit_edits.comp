@@ -48,6 +48,19 @@ float edited(float v, float penalty, bool repetition, float hi, float lo) {
 
 float word_f(uint at) { return uintBitsToFloat(p.edits.v[at]); }
 
+const uint BASE = 6 * MAX_ROWS;  // the first entry's word
+
+// The first of a row's entries a..count-1 (entries from `first` on, ascending by token) naming a token >= t.
+uint first_naming(uint first, uint a, uint count, uint t) {
+  uint z = count;
+  while (a < z) {
+    uint mid = (a + z) / 2;
+    if (p.edits.v[BASE + 6 * (first + mid)] < t) a = mid + 1;
+    else z = mid;
+  }
+  return a;
+}
+
 shared uint first_in_slice;
 
 void main() {
@@ -64,21 +77,12 @@ void main() {
   }
   uint first = p.edits.v[6 * b], count = p.edits.v[6 * b + 1], row_flags = p.edits.v[6 * b + 3];
   float penalty = word_f(6 * b + 2);
-  const uint base = 6 * MAX_ROWS;
-  if (tid == 0) {  // the row's first entry naming a token of the slice (entries ascend by token)
-    uint a = 0, z = count;
-    while (a < z) {
-      uint mid = (a + z) / 2;
-      if (p.edits.v[base + 6 * (first + mid)] < lo) a = mid + 1;
-      else z = mid;
-    }
-    first_in_slice = a;
-  }
+  if (tid == 0) first_in_slice = first_naming(first, 0, count, lo);  // the row's first entry in the slice
   memoryBarrierBuffer();
   barrier();  // the edits overwrite copied values
   uint pend = (row_flags & 1u) != 0 ? p.pending.v[2 * b] : 0xffffffffu;  // (a token id fits the low word)
   for (uint e = first_in_slice + tid; e < count; e += T) {
-    uint at = base + 6 * (first + e);
+    uint at = BASE + 6 * (first + e);
     uint t = p.edits.v[at], flags = p.edits.v[at + 1];
     if (t >= hi) break;
     float x = float(p.logits.v[row + t]);
@@ -88,13 +92,8 @@ void main() {
     p.y.v[row + t] = x;
   }
   if (tid == 0 && pend >= lo && pend < hi) {  // a pending token no edit names: the row's fresh edit
-    uint a = first_in_slice, z = count;
-    while (a < z) {
-      uint mid = (a + z) / 2;
-      if (p.edits.v[base + 6 * (first + mid)] < pend) a = mid + 1;
-      else z = mid;
-    }
-    if (a == count || p.edits.v[base + 6 * (first + a)] != pend)
+    uint a = first_naming(first, first_in_slice, count, pend);
+    if (a == count || p.edits.v[BASE + 6 * (first + a)] != pend)
       p.y.v[row + pend] = edited(float(p.logits.v[row + pend]), penalty, (row_flags & 2u) != 0, word_f(6 * b + 4),
                                  word_f(6 * b + 5));
   }
