@@ -389,6 +389,27 @@ TEST(KvPoolBudget_vulkan, ExhaustionIsAClearErrorAndTheProcessStaysUsable) {
   EXPECT_EQ(alone(l.model, small, 10), want);  // the same model after the error
 }
 
+// Beams of one prompt share the KV blocks of their common past instead of copying them at every reorder (blocks
+// whose every position is final: below each row's own length, a padded prompt's pads excepted), and give the CPU
+// provider's hypotheses: a batch of two prompts (40 and 29 tokens: 11 pads) x 3 beams.
+TEST(KvPoolBeams_vulkan, BeamsShareTheirFinalBlocksAndGiveTheCpuHypotheses) {
+  Loaded cpu = load("fp32-cpu", false), vk = load("fp32-cpu", true);
+  if (!vk.skip.empty()) GTEST_SKIP() << vk.skip;
+  const int N = 24, beams = 3;
+  Request r{prompt(40, 11), 1.0, beams, prompt(29, 12)};
+  const std::vector<Seq> want = alone_rows(cpu.model, r, N);
+  genai::Generator g(vk.model, params_of(*vk.model, r, N));
+  append(g, r);
+  while (!g.is_done()) g.generate_next_token();
+  EXPECT_EQ(rows_of(g), want);
+  const int64_t heads = vk.model->io().kv_heads, rows = 2 * beams, blocks = ((int64_t)g.token_count() + 15) / 16;
+  const double held = stat(*vk.model, "kv_pool_blocks_held");
+  // Copying every row's blocks would hold rows x heads x blocks; the first prompt's first block (positions 0..15,
+  // final in both prompts' rows) alone is held once per prompt instead of once per beam.
+  EXPECT_LE(held, (double)(rows * heads * blocks - 2 * (beams - 1) * heads)) << "blocks held: " << held;
+  EXPECT_GT(held, 0);
+}
+
 TEST(KvPoolChunkedPrefill_vulkan, ChunkedPromptEqualsTheWholePrompt) {
   // A 45-token prompt in chunks of 7 (six full chunks and one of 3: chunks crossing the pool's 16-position blocks
   // and the recorded steps' table widths) against the prompt in one run: the same greedy tokens, and the prompt's

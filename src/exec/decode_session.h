@@ -55,8 +55,10 @@ class DecodeSession {
   // Forgets positions from `length` on.
   virtual void rewind_kv(KvState& kv, int64_t length) = 0;
   // Row i becomes a copy of row source_rows[i]; source_rows.size() is the new row count (beam search reorders its
-  // beams each step and expands a prompt's row to its beams). On the device, no host round trip.
-  virtual void reorder_kv(KvState& kv, const std::vector<int32_t>& source_rows) = 0;
+  // beams each step and expands a prompt's row to its beams). On the device, no host round trip. Positions below
+  // final_positions are final in every row (rows write after their own positions, which may end before the state's
+  // length: a prompt's trailing pads): the provider may share them between rows instead of copying them.
+  virtual void reorder_kv(KvState& kv, const std::vector<int32_t>& source_rows, int64_t final_positions) = 0;
   // Whether runs of `rows` rows can pick next tokens on the device this way (from
   // SessionOptions::last_position_output).
   virtual bool can_sample(const DeviceSampling& s, int64_t rows) const = 0;

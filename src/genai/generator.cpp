@@ -185,6 +185,12 @@ int64_t Generator::pads_of(int row, int n_rows) const {
   return prompt_pads_[n_rows == batch_ ? row : row / beams_];
 }
 
+int64_t Generator::final_kv_positions() const {
+  int64_t most = 0;
+  for (int64_t p : prompt_pads_) most = std::max(most, p);
+  return std::max<int64_t>(0, kv_.length() - most);
+}
+
 std::vector<NamedTensor> Generator::step_inputs(const std::vector<int32_t>& ids, int n_rows, int64_t S,
                                                 int64_t past) const {
   const DecoderConfig& d = model_->config().model.decoder;
@@ -433,7 +439,7 @@ void Generator::append_token_sequences(const std::vector<std::vector<int32_t>>& 
   if (beams_ > 1) {  // each prompt's row becomes its beams: KV cache rows and logits
     std::vector<int32_t> src(rows());
     for (int r = 0; r < rows(); r++) src[r] = r / beams_;
-    kv_.reorder_rows(src);
+    kv_.reorder_rows(src, final_kv_positions());
     const size_t V = logits_.size() / batch_;
     std::vector<float> expanded(rows() * V);
     for (int r = 0; r < rows(); r++) std::copy_n(logits_.begin() + src[r] * V, V, expanded.begin() + r * V);

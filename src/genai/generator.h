@@ -149,6 +149,8 @@ class Generator {
   // again, for its logits.
   void rerun_last_real(const std::vector<int32_t>& ids, int n_rows, int64_t S);
   int64_t pads_of(int row, int n_rows) const;  // trailing pad tokens of the row's prompt
+  // Positions of the KV cache no row writes again: its length less the most trailing pads of any prompt.
+  int64_t final_kv_positions() const;
   void run_pending(bool want_logits);          // the picked tokens not yet run through the model
   void recompute_last();                       // after a rewind: the last position's logits again
   std::vector<int32_t> sequence_tails() const;  // [rows]: the last token of each row's sequence

@@ -124,7 +124,7 @@ void Generator::continue_beams(const std::vector<int32_t>& tokens, const std::ve
   std::vector<std::vector<int32_t>> next(rows());
   for (int r = 0; r < rows(); r++) next[r] = seqs_[src[r]];
   seqs_ = std::move(next);
-  kv_.reorder_rows(src);  // each beam continues the cache of the row it extends
+  kv_.reorder_rows(src, final_kv_positions());  // each beam continues the cache of the row it extends
   append_row_tokens(tokens);
 }
 

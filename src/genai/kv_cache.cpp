@@ -159,7 +159,7 @@ void KvCache::rewind(int64_t length) {
   length_ = length;
 }
 
-void KvCache::reorder_rows(const std::vector<int32_t>& src) {
+void KvCache::reorder_rows(const std::vector<int32_t>& src, int64_t final_positions) {
   const int64_t R = batch_, n = (int64_t)src.size();
   OGX_CHECK(n > 0, "KV cache reorder: no rows");
   for (int32_t s : src) OGX_CHECK(s >= 0 && s < R, "KV cache reorder: source row ", s, " outside [0, ", R, ")");
@@ -167,7 +167,7 @@ void KvCache::reorder_rows(const std::vector<int32_t>& src) {
   for (int64_t r = 0; identity && r < n; r++) identity = src[r] == r;
   if (identity) return;
   if (state_) {
-    decoder_->reorder_kv(*state_, src);
+    decoder_->reorder_kv(*state_, src, final_positions);
     batch_ = (int)n;
     return;
   }

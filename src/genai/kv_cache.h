@@ -30,8 +30,9 @@ class KvCache {
   // Row i becomes a copy of row source_rows[i] (every row index < rows()); source_rows.size() is the new row count
   // (larger: a prompt's row expanded to its beams). In place where the row count stays: only rows that change are
   // written, and only rows that are both read and overwritten are saved first. Only the `length()` positions held
-  // are copied. A cache on the provider is reordered there (DecodeSession::reorder_kv).
-  void reorder_rows(const std::vector<int32_t>& source_rows);
+  // are copied. A cache on the provider is reordered there (DecodeSession::reorder_kv), where the positions below
+  // final_positions (no row writes them again) may be shared between rows rather than copied.
+  void reorder_rows(const std::vector<int32_t>& source_rows, int64_t final_positions = 0);
   // Runs the model with this cache: on the provider with its KvState (holding `total` positions after the run,
   // `sampling`: also pick the next tokens on the device), else a plain run over the bound tensors.
   void run_model(const std::vector<NamedTensor>& inputs, std::vector<NamedTensor>& outputs, int64_t total,

@@ -29,10 +29,18 @@ void VulkanGraphSession::rewind_kv(KvState& kv, int64_t length) {
   VulkanKvState& s = own(kv);
   OGX_CHECK(length >= 0 && length <= s.length(), "cannot rewind the cache to ", length, " (it holds ", s.length(), ")");
   // Blocks stay held (the positions are overwritten by the next runs); queued steps past `length` are harmless.
+  // Blocks shared between rows that the rows will write again become each row's own first.
+  // (Queued steps never write shared blocks: they stay.)
   s.set_length(length);
+  if (!s.writable_shared()) return;
+  CommandRecorder rec(*ctx_);
+  rec.begin();
+  s.unshare_writable(rec);
+  rec.end();
+  rec.run();
 }
 
-void VulkanGraphSession::reorder_kv(KvState& kv, const std::vector<int32_t>& src) {
+void VulkanGraphSession::reorder_kv(KvState& kv, const std::vector<int32_t>& src, int64_t final_positions) {
   VulkanKvState& s = own(kv);
   OGX_CHECK(!src.empty(), "KV cache reorder: no rows");
   bool identity = (int)src.size() == s.rows();
@@ -41,7 +49,7 @@ void VulkanGraphSession::reorder_kv(KvState& kv, const std::vector<int32_t>& src
   drop_queued();
   CommandRecorder rec(*ctx_);
   rec.begin();
-  std::vector<int32_t> freed = s.reorder(src, rec);
+  std::vector<int32_t> freed = s.reorder(src, final_positions, rec);
   rec.end();
   rec.run();  // the copies ran: the blocks of rows no one continues go back
   pool_->give(freed);

@@ -52,6 +52,7 @@ void KvPool::grow(size_t at_least) {
     chunks_.push_back(std::move(chunk));
     // A chunk smaller than blocks_per_chunk_ (the budget's last) leaves ids unused: ids stay chunk * per + index.
     for (size_t i = n; i-- > 0;) free_.push_back(first + (int32_t)i);
+    refs_.resize(chunks_.size() * blocks_per_chunk_, 0);
     total_blocks_ += n;
   }
 }
@@ -61,16 +62,23 @@ std::vector<int32_t> KvPool::take(size_t n) {
   if (free_.size() < n) grow(n);
   std::vector<int32_t> out(free_.end() - (std::ptrdiff_t)n, free_.end());
   free_.resize(free_.size() - n);
+  for (int32_t b : out) refs_[(size_t)b] = 1;
   return out;
 }
 
 void KvPool::free_memory() {
   chunks_.clear();
   free_.clear();
+  refs_.clear();
   total_blocks_ = 0;
 }
 
-void KvPool::give(const std::vector<int32_t>& blocks) { free_.insert(free_.end(), blocks.begin(), blocks.end()); }
+void KvPool::give(const std::vector<int32_t>& blocks) {
+  for (int32_t b : blocks) {
+    if ((size_t)b >= refs_.size() || refs_[(size_t)b] == 0) continue;  // (ids of a pool whose memory went)
+    if (--refs_[(size_t)b] == 0) free_.push_back(b);
+  }
+}
 
 BufferSlice KvPool::slice(int32_t block) const {
   const DeviceBuffer& c = chunks_[(size_t)block / blocks_per_chunk_];
@@ -90,10 +98,11 @@ VulkanKvState::~VulkanKvState() {
   pool_->detach(this);
 }
 
-size_t VulkanKvState::bytes() const {
-  size_t n = 0;
-  for (auto& b : blocks_) n += b.size();
-  return n * (size_t)pool_->block_bytes();
+size_t VulkanKvState::bytes() const {  // each block once, however many of its rows hold it
+  std::vector<int32_t> all;
+  for (auto& b : blocks_) all.insert(all.end(), b.begin(), b.end());
+  std::sort(all.begin(), all.end());
+  return (size_t)(std::unique(all.begin(), all.end()) - all.begin()) * (size_t)pool_->block_bytes();
 }
 
 void VulkanKvState::reserve(int64_t positions) {
@@ -120,38 +129,47 @@ void VulkanKvState::write_table(uint64_t* table, int64_t max_blocks) const {
   }
 }
 
-std::vector<int32_t> VulkanKvState::reorder(const std::vector<int32_t>& src, CommandRecorder& rec) {
+std::vector<int32_t> VulkanKvState::reorder(const std::vector<int32_t>& src, int64_t final_positions,
+                                            CommandRecorder& rec) {
   for (int32_t s : src) OGX_CHECK(s >= 0 && s < rows_, "KV cache reorder: source row ", s, " outside [0, ", rows_, ")");
+  final_positions = std::clamp<int64_t>(final_positions, 0, length_);
+  unwritten_slack_ = length_ - final_positions;
   if (blocks_.empty()) {  // nothing held yet
     rows_ = (int)src.size();
     return {};
   }
   const size_t heads = (size_t)pool_->max_heads();
   std::vector<std::vector<int32_t>> next(src.size() * heads);
-  std::vector<char> moved((size_t)rows_, 0);
   const size_t n = blocks_per_row();
   const size_t used = std::min<size_t>(n, (size_t)((length_ + kKvBlock - 1) / kKvBlock));  // blocks worth copying
-  // A source row's blocks move to the first row that continues it (no copy); later ones get copies of the blocks.
-  std::vector<size_t> copies;
-  for (size_t r = 0; r < src.size(); r++)
-    if (moved[(size_t)src[r]]) copies.push_back(r);
-    else moved[(size_t)src[r]] = 1;
-  std::vector<int32_t> fresh = pool_->take(copies.size() * heads * n);  // throws before anything changed
-  size_t k = 0;
+  const size_t full = std::min<size_t>(used, (size_t)(final_positions / kKvBlock));         // blocks to share
+  // A source row's blocks move to the first row that continues it; later ones share its final blocks and get copies
+  // of the rest (fresh blocks past the positions held).
+  size_t copies = 0;
   std::vector<char> taken((size_t)rows_, 0);
+  for (int32_t s : src) copies += taken[(size_t)s]++ ? 1 : 0;
+  std::vector<int32_t> fresh = pool_->take(copies * heads * (n - full));  // throws before anything changed
+  size_t k = 0;
+  std::fill(taken.begin(), taken.end(), 0);
   for (size_t r = 0; r < src.size(); r++) {
     const size_t s = (size_t)src[r];
-    bool copy = taken[s];
+    const bool copy = taken[s];
     taken[s] = 1;
     for (size_t h = 0; h < heads; h++) {
+      const std::vector<int32_t>& from = blocks_[s * heads + h];
       if (!copy) {
-        next[r * heads + h] = blocks_[s * heads + h];
+        next[r * heads + h] = from;
         continue;
       }
       auto& dst = next[r * heads + h];
       for (size_t i = 0; i < n; i++) {
+        if (i < full) {
+          pool_->share(from[i]);
+          dst.push_back(from[i]);
+          continue;
+        }
         dst.push_back(fresh[k++]);
-        if (i < used) rec.copy(pool_->slice(blocks_[s * heads + h][i]), pool_->slice(dst.back()));
+        if (i < used) rec.copy(pool_->slice(from[i]), pool_->slice(dst.back()));
       }
     }
   }
@@ -162,6 +180,36 @@ std::vector<int32_t> VulkanKvState::reorder(const std::vector<int32_t>& src, Com
   blocks_ = std::move(next);
   rows_ = (int)src.size();
   return freed;
+}
+
+size_t VulkanKvState::first_writable_block() const {
+  // Rows write again from length_ - unwritten_slack_ on (a row's trailing prompt pads: it writes after its own
+  // positions).
+  return (size_t)(std::max<int64_t>(0, length_ - unwritten_slack_) / kKvBlock);
+}
+
+size_t VulkanKvState::writable_shared() const {
+  size_t n = 0;
+  for (auto& b : blocks_)
+    for (size_t i = first_writable_block(); i < b.size(); i++) n += pool_->shared(b[i]) ? 1 : 0;
+  return n;
+}
+
+size_t VulkanKvState::unshare_writable(CommandRecorder& rec) {
+  // From the first writable block on, every holder of a shared block but the last gets a copy.
+  const size_t first = first_writable_block(), need = writable_shared();
+  if (need == 0) return 0;
+  std::vector<int32_t> fresh = pool_->take(need);  // (at most `need`: later holders may find the block their own)
+  size_t k = 0;
+  for (auto& b : blocks_)
+    for (size_t i = first; i < b.size(); i++)
+      if (pool_->shared(b[i])) {
+        rec.copy(pool_->slice(b[i]), pool_->slice(fresh[k]));
+        pool_->give({b[i]});  // one holder fewer (others still hold it: not freed)
+        b[i] = fresh[k++];
+      }
+  pool_->give(std::vector<int32_t>(fresh.begin() + (std::ptrdiff_t)k, fresh.end()));
+  return k;
 }
 
 }  // namespace ogx::vk::graph

@@ -5,6 +5,9 @@
 // [rows, heads, max_blocks], the device address of every block) is a step value the host writes before each
 // submission (shaders/attention_common.glsl), so a recorded step replays whatever blocks the rows hold and a
 // sequence growing into a new block needs no new recording.
+// Blocks are shared between rows (beam search): a block is counted by the rows that hold it and goes back to the free
+// list when the last lets go. Only final blocks are shared — every position in them written, none written again —
+// so a run never writes a block another row reads.
 #pragma once
 #include <memory>
 #include <set>
@@ -46,8 +49,12 @@ class KvPool {
   int64_t max_heads() const { return max_heads_; }
   uint32_t key_offset(size_t layer) const { return (uint32_t)(2 * layer * layer_elems_); }  // elements
   uint32_t value_offset(size_t layer) const { return (uint32_t)((2 * layer + 1) * layer_elems_); }
-  // n free blocks (all or none); throws an ogx::Error naming the budget when the pool cannot grow.
+  // n free blocks, each held once (all or none); throws an ogx::Error naming the budget when the pool cannot grow.
   std::vector<int32_t> take(size_t n);
+  // One more holder of a held block.
+  void share(int32_t block) { refs_[(size_t)block]++; }
+  bool shared(int32_t block) const { return refs_[(size_t)block] > 1; }
+  // One holder fewer of each block; a block no one holds goes back to the free list.
   void give(const std::vector<int32_t>& blocks);
   // The session goes: its device memory with it (states that outlive it hold block ids of nothing; never run).
   void free_memory();
@@ -74,6 +81,7 @@ class KvPool {
   size_t total_blocks_ = 0;
   std::vector<DeviceBuffer> chunks_;
   std::vector<int32_t> free_;  // block ids (chunk * blocks_per_chunk + index), taken from the back
+  std::vector<uint32_t> refs_;  // [block id] how many (row, head) lists hold the block (0: free or unused id)
   std::set<VulkanKvState*> live_;
   uint64_t serials_ = 0;
 };
@@ -99,17 +107,29 @@ class VulkanKvState : public KvState {
   // the kernels never read there).
   void write_table(uint64_t* table, int64_t max_blocks) const;
   // Rows become copies of source rows (beam search); records the block copies into `rec` and returns the blocks to
-  // give back once they ran.
-  std::vector<int32_t> reorder(const std::vector<int32_t>& source_rows, CommandRecorder& rec);
+  // give back once they ran. Positions below `final_positions` are final in every row (no run writes them again):
+  // their whole blocks are shared by the rows that continue one source row, not copied; the rest is copied.
+  std::vector<int32_t> reorder(const std::vector<int32_t>& source_rows, int64_t final_positions,
+                               CommandRecorder& rec);
+  // After a rewind to length(): blocks a run may write again become the row's own, copies recorded into `rec`
+  // (run it before the next run); returns how many.
+  size_t unshare_writable(CommandRecorder& rec);
+  size_t writable_shared() const;  // (row, head) blocks a run may write that another row also holds
+  // The blocks of (row, head), in position order.
+  const std::vector<int32_t>& blocks(int row, int head) const {
+    return blocks_[(size_t)row * (size_t)pool_->max_heads() + (size_t)head];
+  }
   std::vector<uint32_t> rng;  // its rows' device random state while other rows sample (empty: not yet seeded)
 
  private:
+  size_t first_writable_block() const;
   size_t blocks_per_row() const { return rows_ == 0 || blocks_.empty() ? 0 : blocks_[0].size(); }
   std::shared_ptr<KvPool> pool_;
   const void* session_;
   int rows_;
   int64_t max_length_;
   int64_t length_ = 0;
+  int64_t unwritten_slack_ = 0;  // length_ - the final positions of the last reorder (rows' trailing prompt pads)
   uint64_t serial_;
   std::vector<std::vector<int32_t>> blocks_;  // [rows * heads][blocks]: each (row, head)'s blocks in order
 };

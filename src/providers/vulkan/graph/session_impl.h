@@ -167,7 +167,7 @@ class VulkanGraphSession : public Session, public DecodeSession {
   // DecodeSession (decode_loop.cpp)
   std::unique_ptr<KvState> create_kv(int rows, int64_t max_length) override;
   void rewind_kv(KvState& kv, int64_t length) override;
-  void reorder_kv(KvState& kv, const std::vector<int32_t>& source_rows) override;
+  void reorder_kv(KvState& kv, const std::vector<int32_t>& source_rows, int64_t final_positions) override;
   bool can_sample(const DeviceSampling& s, int64_t rows) const override;
   int64_t prefill_chunk() const override { return prefill_chunk_; }
   void run(const std::vector<NamedTensor>& inputs, std::vector<NamedTensor>& outputs, const DecodeRun& r) override;
