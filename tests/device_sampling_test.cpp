@@ -177,6 +177,38 @@ TEST_F(DeviceSampling, vulkan_greedy_batch_picks_every_row_on_the_device) {
   EXPECT_GT(stat(*vk_, "queued_runs"), queued0 + 10) << "the batch's decode steps should run queued";
 }
 
+// A batch's prompt step computes logits at each row's last real position only (the rows gathered before the
+// lm_head by the attention's lengths, not B x S x vocab logits), for prompts of one length and for right-padded ones
+// of different lengths: the CPU provider's logits (all positions there for the padded batch) and tokens, the first
+// picks also made on the device.
+TEST_F(DeviceSampling, vulkan_batch_prompt_computes_only_each_rows_last_real_logits) {
+  const std::vector<std::vector<std::vector<int32_t>>> batches{
+      {{1, 450, 496, 1735, 871, 13}, {1, 1532, 338, 263, 1243, 889}, {1, 290, 13, 7, 450, 496}},
+      {{1, 450, 496, 1735, 871, 13}, {1, 1532, 338}, {1, 290, 13, 7, 450}, {1, 29}}};
+  for (const auto& prompts : batches) {
+    auto first = [&](const std::shared_ptr<genai::Model>& m, std::vector<float>* logits) {
+      genai::GeneratorParams p(*m);
+      p.search.batch_size = (int)prompts.size();
+      p.search.max_length = 16;
+      genai::Generator g(m, p);
+      g.append_token_sequences(prompts);
+      if (logits) *logits = g.logits();
+      while (!g.is_done()) g.generate_next_token();
+      std::vector<std::vector<int32_t>> rows;
+      for (size_t i = 0; i < prompts.size(); i++) rows.push_back(g.sequence(i));
+      return rows;
+    };
+    const double gathers0 = stat(*vk_, "last_rows_gathers");
+    std::vector<float> got, want;
+    auto rows = first(vk_, &got);
+    EXPECT_GT(stat(*vk_, "last_rows_gathers"), gathers0) << "the batch's prompt step should gather its last rows";
+    EXPECT_EQ(rows, first(cpu_, &want));
+    ASSERT_EQ(got.size(), want.size());
+    EXPECT_LT(max_abs_diff(got, want), 1e-3) << "fp32 logits of each row's last real position";
+    EXPECT_EQ(first(vk_, nullptr), rows);  // without reading the logits: the prompt step's picks on the device
+  }
+}
+
 // Beam search on the device (DeviceSampling::beam_candidates: each row's log-softmax statistics and best logits come
 // back, not its logits): the same sequences and scores as beam search from the logits read back — the CPU provider's
 // (the statistics are summed in another order on the device: scores within 1e-5; the fp32 model has no near-ties

@@ -76,6 +76,10 @@ class DecodeSession {
   // this many tokens in order, each seeing the keys of the ones before it, so activation memory and the size of a
   // recorded step are bounded by the chunk, not by the prompt.
   virtual int64_t prefill_chunk() const { return 0; }
+  // True when a run of a right-padded batch (rows of different real lengths, GroupQueryAttention's seqlens_k) whose
+  // caller leaves SessionOptions::last_position_output unbound returns each row's last real position ([rows, 1,
+  // ...]), not position S - 1: the caller need not take every position's output.
+  virtual bool last_real_positions() const { return false; }
   // Session::run with the KV cache of `r.kv`. A run whose outputs do not ask for the last-position output leaves
   // it on the device (read_last_output).
   virtual void run(const std::vector<NamedTensor>& inputs, std::vector<NamedTensor>& outputs, const DecodeRun& r) = 0;

@@ -255,14 +255,17 @@ void Generator::run(const std::vector<int32_t>& ids, int n_rows, int64_t S, bool
   OGX_CHECK(total <= max_length_, "sequence of ", total, " tokens exceeds max_length ", max_length_);
   if (rope_switch_at_ > 0) long_rope_cache_ = total >= rope_switch_at_ && (past == 0 || long_rope_cache_);
   OGX_CHECK(kv_.rows() == n_rows, "internal: a run of ", n_rows, " rows on a KV cache of ", kv_.rows());
-  // A padded prompt's rows end at different positions: the session returns every position's logits.
+  // A padded prompt's rows end at different positions: the session returns every position's logits, or on a
+  // provider that finds each row's last real position itself (DecodeSession::last_real_positions) those only.
   bool padded = false;
   if (want_logits && S > 1 && total == prompt_length_)
     for (int r = 0; r < n_rows; r++) padded = padded || pads_of(r, n_rows) > 0;
+  const bool full = S > 1 && extra_io_.full_logits();
+  const bool row_ends = padded && !full && kv_.on_provider() && kv_.decoder()->last_real_positions();
   std::vector<NamedTensor> in = step_inputs(ids, n_rows, S, past), out;
   if (want_logits) {
     Tensor bound;
-    if (padded || (S > 1 && extra_io_.full_logits())) {  // every position's logits
+    if ((padded && !row_ends) || full) {  // every position's logits
       OGX_CHECK(vocab_ > 0, "genai_config.json has no model.vocab_size (needed for prompts of different lengths)");
       bound = Tensor(io.logits_dtype, {n_rows, S, vocab_});
     }
@@ -278,14 +281,14 @@ void Generator::run(const std::vector<int32_t>& ids, int n_rows, int64_t S, bool
   logits_on_device_ = !want_logits;
   if (!want_logits) return;
   const Tensor& lg = out[0].second;
-  if (padded && lg.rank() == 3 && lg.dim(1) == 1 && S > 1) return rerun_last_real(ids, n_rows, S);
+  if (padded && !row_ends && lg.rank() == 3 && lg.dim(1) == 1 && S > 1) return rerun_last_real(ids, n_rows, S);
   // A session asked for the last position only (SessionOptions::last_position_output) may return [rows, 1, vocab].
-  OGX_CHECK(lg.rank() == 3 && lg.dim(0) == n_rows && (lg.dim(1) == S || (lg.dim(1) == 1 && !padded)),
+  OGX_CHECK(lg.rank() == 3 && lg.dim(0) == n_rows && (lg.dim(1) == S || (lg.dim(1) == 1 && (!padded || row_ends))),
             "logits output has shape ", shape_str(lg.shape()), ", expected [", n_rows, ",", S, ",vocab]");
   const int64_t V = lg.dim(2), L = lg.dim(1);
   logits_.resize((size_t)(n_rows * V));
   for (int r = 0; r < n_rows; r++) {
-    int64_t at = L - 1 - (padded ? pads_of(r, n_rows) : 0);  // the row's last real position
+    int64_t at = L - 1 - (padded && L == S ? pads_of(r, n_rows) : 0);  // the row's last real position
     lg.read_f32((r * L + at) * V, V, logits_.data() + r * V);
   }
 }

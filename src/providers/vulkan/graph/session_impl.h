@@ -139,7 +139,7 @@ struct Plan {
   // A queued step's plan (fed_value >= 0) that samples: the session's random state as the step found it, copied on
   // the device before its sampling advances it (drop_queued puts it back: a dropped step leaves no trace).
   DeviceBuffer rng_before;
-  TensorView sliced_input;    // its input 0 restricted to that position
+  TensorView sliced_input;    // its input 0 restricted to that position (B > 1: the rows gathered into scratch)
   TensorView sliced_skip;     // a folded norm's skip (input 1) restricted to that position
   // Its nodes' scratch (norm outputs, fused gate/up products, attention workspaces): its own, or for a prompt step
   // the session's prompt scratch, shared as the prompt arena is (prompt steps run one at a time).
@@ -243,6 +243,10 @@ class VulkanGraphSession : public Session, public DecodeSession {
   std::unique_ptr<Plan> build_plan(const std::vector<const Tensor*>& host, const std::vector<int>& wanted,
                                    int64_t batch, int64_t capacity, int fed, bool prompt_step);
   OpArgs make_args(Plan& p, int node, const std::vector<const Tensor*>& host);
+  void gather_last_rows(Plan& p, const Node& n);
+  bool last_real_positions() const override {
+    return last_position_node_ >= 0 && seqlens_value_ >= 0 && total_len_value_ >= 0;
+  }
   void write_steps(Plan& p, const std::vector<const Tensor*>& host, const std::vector<uint64_t>& kv_table);
   void record_sampling(Plan& p, int64_t batch);
   // weight_inputs.cpp: inputs with an initializer default (LoRA adapter tensors), uploaded once per host tensor.
@@ -322,6 +326,7 @@ class VulkanGraphSession : public Session, public DecodeSession {
   std::vector<RunRows> last_rows_;           // the last run's rows (sampled_tokens, read_last_output)
   uint64_t kv_table_writes_ = 0;             // runs whose block table was written (stats)
   int total_len_value_ = -1;                 // total_sequence_length of the first GQA node
+  int seqlens_value_ = -1;                   // ... and its seqlens_k (each row's last real position: last_rows)
   int last_position_value_ = -1;             // SessionOptions::last_position_output's value id
   int last_position_node_ = -1;              // the node producing it
   bool all_positions_ = false;               // this run's caller bound it for every position (no slicing)
@@ -352,6 +357,7 @@ class VulkanGraphSession : public Session, public DecodeSession {
   int64_t last_beam_k_ = 0;                  // their K
   int64_t last_beam_vocab_ = 0;              // the rows' length
   uint64_t runs_ = 0, recordings_ = 0;
+  uint64_t last_rows_gathers_ = 0;  // recorded steps that gathered a batch's last positions for the logits
   struct LoadMs {  // wall time of the constructor's phases (stats(): load_*_ms)
     double context = 0, fuse = 0, fold = 0, place = 0, ops = 0;
     double pipelines = 0, pipeline_ms = 0, wait_ms = 0, alloc_ms = 0;  // at the end of loading: pipelines built, their time, waits

@@ -6,6 +6,7 @@
 
 #include "common/log.h"
 #include "providers/vulkan/graph/session_impl.h"
+#include "providers/vulkan/kernels/layout.h"
 #include "providers/vulkan/kernels/sampling.h"
 #include "providers/vulkan/transfer.h"
 
@@ -25,20 +26,23 @@ void with_node_context(const Node& n, F&& f) {
 VkDeviceSize bytes_of(const TensorView& t) { return (VkDeviceSize)t.numel() * dtype_size(t.dtype); }
 
 // The logits' producer may read only the last position of its input when it is a projection (applied row by row),
-// also one with a folded norm (row by row too) whose residual output nobody reads.
+// also one with a folded norm (row by row too) whose residual output nobody reads. With a batch of B rows, each
+// row's last position (every row's prompt ends at S - 1: a padded batch binds every position's logits).
 bool reads_last_position_only(const Node& n, const TensorView& a) {
   bool projection = n.op_type == "MatMul" || n.op_type == "MatMulNBits" ||
                     (n.op_type == "NormProjection" && (n.outputs.size() < 2 || n.outputs[1] < 0));
-  return projection && a.shape.size() == 3 && a.shape[0] == 1 && a.shape[1] > 1;
+  return projection && a.shape.size() == 3 && a.shape[0] >= 1 && a.shape[1] > 1;
 }
 
-// Row S - 1 of a [1, S, K] view.
-TensorView last_row(const TensorView& x) {
-  int64_t S = x.shape[1], K = x.shape[2];
+// Position S - 1 of each row of a [B, S, K] view: a view for B = 1; for B > 1 the rows are not adjacent, and
+// gather_last_rows copies them into step scratch (mem set there; here the shape only).
+TensorView last_row(const TensorView& x, const TensorView& gathered) {
+  int64_t B = x.shape[0], S = x.shape[1], K = x.shape[2];
   TensorView r = x;
-  r.shape = {1, 1, K};
+  r.shape = {B, 1, K};
   VkDeviceSize row = (VkDeviceSize)K * dtype_size(x.dtype);
-  if (x.mem.size) r.mem = x.mem.sub((VkDeviceSize)(S - 1) * row, row);
+  if (B > 1) r.mem = gathered.mem;
+  else if (x.mem.size) r.mem = x.mem.sub((VkDeviceSize)(S - 1) * row, row);
   return r;
 }
 
@@ -58,10 +62,10 @@ OpArgs VulkanGraphSession::make_args(Plan& p, int i, const std::vector<const Ten
     if (!op.prepares_input((int)k) && p.on_device[v]) a.in[k] = &p.views[v];
   }
   if (i == last_position_node_ && p.slice_last) {
-    p.sliced_input = last_row(p.views[n.inputs[0]]);
+    p.sliced_input = last_row(p.views[n.inputs[0]], p.sliced_input);
     a.in[0] = &p.sliced_input;
     if (n.op_type == "NormProjection" && a.in.size() > 1 && a.in[1]) {
-      p.sliced_skip = last_row(*a.in[1]);
+      p.sliced_skip = last_row(*a.in[1], p.sliced_skip);
       a.in[1] = &p.sliced_skip;
     }
   }
@@ -157,6 +161,11 @@ std::unique_ptr<Plan> VulkanGraphSession::build_plan(const std::vector<const Ten
   }
   for (const FallbackStage& st : stages_)  // read back at the end of the segment before the stage
     for (int v : st.reads) last_use[root[v]] = std::max(last_use[root[v]], st.before);
+  if (p->slice_last && p->views[g.nodes[last_position_node_].inputs[0]].shape[0] > 1)  // (last_rows reads them)
+    for (size_t pos = 0; pos < device_nodes_.size(); pos++)
+      if (device_nodes_[pos] == last_position_node_)
+        for (int v : {seqlens_value_, total_len_value_})
+          if (v >= 0) last_use[root[v]] = std::max(last_use[root[v]], (int)pos);
   std::vector<char> pinned(nv, 0);
   for (int v : wanted) pinned[root[v]] = 1;
   if (last_position_value_ >= 0) pinned[root[last_position_value_]] = 1;  // read_last_output / sampling read it
@@ -312,6 +321,7 @@ std::unique_ptr<Plan> VulkanGraphSession::build_plan(const std::vector<const Ten
       p->views[v].mem = src.mem;
     }
     with_node_context(n, [&] {
+      if (i == last_position_node_ && p->slice_last) gather_last_rows(*p, n);
       OpArgs a = make_args(*p, i, host);
       ops_[i]->record(p->tail(), a, *p->scratch);
     });
@@ -341,6 +351,35 @@ std::unique_ptr<Plan> VulkanGraphSession::build_plan(const std::vector<const Ten
     fallback_bytes_told_ = true;
   }
   return p;
+}
+
+// For a batch's logits from each row's last position only: those rows of the producer's input (and of a folded
+// norm's skip) copied next to each other into step scratch, recorded before the node (make_args takes them).
+void VulkanGraphSession::gather_last_rows(Plan& p, const Node& n) {
+  p.sliced_input.mem = {};
+  p.sliced_skip.mem = {};
+  const TensorView& x = p.views[n.inputs[0]];
+  if (x.shape[0] < 2) return;
+  // Each row's last real position by the attention's lengths (a right-padded prompt's rows end early), else S - 1.
+  const bool lengths = seqlens_value_ >= 0 && total_len_value_ >= 0 && p.on_device[seqlens_value_] &&
+                       p.on_device[total_len_value_];
+  auto gather = [&](const TensorView& from, const char* key) {
+    const int64_t B = from.shape[0], S = from.shape[1];
+    const VkDeviceSize row = (VkDeviceSize)from.shape[2] * dtype_size(from.dtype);
+    BufferSlice dst = p.scratch->buffer(*ctx_, key, std::max<VkDeviceSize>(B * row, 256)).slice().sub(0, B * row);
+    TensorView y{dst, from.dtype, {B, 1, from.shape[2]}};
+    if (lengths) {
+      kernels::last_rows(p.tail(), from, p.views[seqlens_value_], p.views[total_len_value_], y);
+      return y;
+    }
+    for (int64_t b = 0; b < B; b++)
+      p.tail().copy(from.mem.sub((VkDeviceSize)(b * S + S - 1) * row, row), dst.sub((VkDeviceSize)b * row, row));
+    return y;
+  };
+  p.sliced_input = gather(x, "last rows");
+  last_rows_gathers_++;
+  if (n.op_type == "NormProjection" && n.inputs.size() > 1 && n.inputs[1] >= 0 && p.on_device[n.inputs[1]])
+    p.sliced_skip = gather(p.views[n.inputs[1]], "last rows of the skip");
 }
 
 // The next token from the last position of the logits, on the device: [B, V] rows into int64 [B], copied back.

@@ -346,6 +346,7 @@ void VulkanGraphSession::place_nodes() {
     for (int v : {s.past_k, s.past_v})
       if (v >= 0) is_kv_input_[v] = 1;
     if (total_len_value_ < 0) total_len_value_ = in(6);
+    if (seqlens_value_ < 0) seqlens_value_ = in(5);
     if (kv_dtype_ == DType::undefined && s.past_k >= 0)
       if (const ValueInfo* vi = g.input_info(g.values[s.past_k].name)) kv_dtype_ = vi->dtype;
     kv_slot_of_node_[(int)i] = slot;
@@ -523,6 +524,7 @@ std::vector<std::pair<std::string, double>> VulkanGraphSession::stats() const {
           {"kv_pool_blocks_held", (double)pool_->blocks_held()},
           {"kv_pool_block_bytes", (double)pool_->block_bytes()},
           {"kv_table_writes", (double)kv_table_writes_},
+          {"last_rows_gathers", (double)last_rows_gathers_},
           {"fused_qkv", (double)fusions_.qkv},
           {"fused_rotary", (double)fusions_.rotary},
           {"fused_gate_up", (double)fusions_.gate_up},

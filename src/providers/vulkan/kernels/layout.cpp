@@ -202,4 +202,22 @@ void softmax(CommandRecorder& rec, const TensorView& x, int64_t axis, bool log_s
                gy, 1, {x.mem}, {y.mem});
 }
 
+void last_rows(CommandRecorder& rec, const TensorView& x, const TensorView& seqlens_k,
+               const TensorView& total_sequence_length, const TensorView& y) {
+  const char* t = storage_suffix(x.dtype, "last rows");
+  OGX_CHECK(x.shape.size() == 3 && y.dtype == x.dtype && y.numel() == x.shape[0] * x.shape[2], "last rows: x ",
+            shape_str(x.shape), " -> y ", shape_str(y.shape), " (", dtype_name(y.dtype), ") must be [B, S, D] -> [B, 1, D]");
+  OGX_CHECK(seqlens_k.dtype == DType::i32 && seqlens_k.numel() == x.shape[0] &&
+                total_sequence_length.dtype == DType::i32 && total_sequence_length.numel() == 1,
+            "last rows: seqlens_k must be int32 [", x.shape[0], "] and total_sequence_length int32 [1]");
+  struct {
+    uint64_t x, seqlens, total, y;
+    uint32_t B, S, D;
+  } p{addr(x), addr(seqlens_k), addr(total_sequence_length), addr(y), (uint32_t)x.shape[0], (uint32_t)x.shape[1],
+      (uint32_t)x.shape[2]};
+  const Pipeline& pl = rec.context().pipelines().get(std::string("last_rows_") + t);
+  rec.dispatch(pl, &p, sizeof(p), div_up((uint32_t)p.D, 256), p.B, 1,
+               {x.mem, seqlens_k.mem, total_sequence_length.mem}, {y.mem});
+}
+
 }  // namespace ogx::vk::kernels

@@ -44,6 +44,12 @@ void gather_nd(CommandRecorder& rec, const TensorView& data, const TensorView& i
 void scatter_nd(CommandRecorder& rec, const TensorView& data, const TensorView& idx, const TensorView& updates,
                 int reduction, const TensorView& out);
 
+// Each batch row's last real position of x [B, S, D] (float32 / float16) into y [B, 1, D]: position
+// seqlens_k[b] - (total_sequence_length - S) clamped to [0, S), GroupQueryAttention's lengths (int32 [B] and [1], on
+// the device: a recorded step replays with other lengths). S - 1 for every row but a right-padded prompt's.
+void last_rows(CommandRecorder& rec, const TensorView& x, const TensorView& seqlens_k,
+               const TensorView& total_sequence_length, const TensorView& y);
+
 // Softmax (log_softmax: LogSoftmax) of float32 / float16 x along `axis` (>= 0).
 void softmax(CommandRecorder& rec, const TensorView& x, int64_t axis, bool log_softmax, const TensorView& y);
 

@@ -1,6 +1,7 @@
 // RotaryEmbedding and GroupQueryAttention (decode and prompt, KV cache write, kv-head ratios 1/2/4, packed QKV,
 // rotary, local window, softcap, scale) against float64 references.
 #include "providers/vulkan/kernels/attention.h"
+#include "providers/vulkan/kernels/layout.h"
 #include "providers/vulkan/kernels/rotary.h"
 #include "providers/vulkan/tests/attention_reference.h"
 #include "providers/vulkan/tests/vk_test_util.h"
@@ -378,6 +379,39 @@ TEST_F(VulkanGqaLongTest, FewRowsThroughBothKernelsMatchReference) {
           }
         }
   }
+}
+
+// kernels::last_rows: each row's last real position by GroupQueryAttention's lengths, on random shapes, rows of
+// random real lengths (a right-padded prompt; the longest row fills the step) after a random past.
+class VulkanLastRowsTest : public VulkanTest {};
+
+TEST_F(VulkanLastRowsTest, EachRowsLastRealPositionMatchesTheReference) {
+  std::mt19937 rng(41);
+  for (DType dt : {DType::f32, DType::f16})
+    for (int trial = 0; trial < 6; trial++) {
+      const int64_t B = 1 + rng() % 5, S = 1 + rng() % 9, D = 1 + rng() % 300, past = rng() % 3 == 0 ? 0 : rng() % 40;
+      std::vector<int32_t> seqlens(B);
+      std::vector<int64_t> last(B);
+      for (int64_t b = 0; b < B; b++) {
+        const int64_t valid = b == 0 ? S : 1 + rng() % S;  // row 0 the longest
+        last[b] = valid - 1;
+        seqlens[b] = (int32_t)(past + valid - 1);
+      }
+      const std::vector<float> xv = round_to(random_values((size_t)(B * S * D), 7 + trial), dt);
+      TensorView x = upload(xv, dt, {B, S, D});
+      TensorView sl = upload_i32(seqlens, {B});
+      TensorView total = upload_i32({(int32_t)(past + S)}, {1});
+      TensorView y = empty(dt, {B, 1, D});
+      CommandRecorder rec(ctx());
+      rec.begin();
+      kernels::last_rows(rec, x, sl, total, y);
+      rec.end();
+      rec.run();
+      std::vector<double> want;
+      for (int64_t b = 0; b < B; b++)
+        for (int64_t d = 0; d < D; d++) want.push_back(xv[(size_t)((b * S + last[b]) * D + d)]);
+      expect_close(download(y), want, 0, 0, "last rows");  // a copy: exact
+    }
 }
 
 }  // namespace
