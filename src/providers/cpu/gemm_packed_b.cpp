@@ -1,6 +1,7 @@
 // MatMul with a constant weight repacked into 16-column panels (matmul.h): the panel layout keeps every weight
 // read sequential — decode (one row) runs 4 panels side by side, 64 columns in 8 AVX2 accumulators over all of K;
-// prompts run 4 rows x 1 panel — and no output is stored before its sum over K is complete. Per output the sum is
+// prompts run 4 rows x 1 panel, or 8 rows x 2 panels with AVX-512 — and no output is stored before its sum over K
+// is complete. Per output the sum is
 // the same ordered chain of fused multiply-adds over k as gemm_f32acc and its scalar twin.
 #include <immintrin.h>
 
@@ -89,6 +90,54 @@ PanelFn pick(int R, int W) {  // (R, W) in {1} x {1..4} or {1..4} x {1}
   }
 }
 
+// R rows x W panels (W in {1, 2}) with AVX-512: one 16-lane vector per (row, panel), the same fused multiply-add
+// chain per output as the AVX2 kernel (lane for lane), so the sums are the same bit for bit. out [R][W * P].
+template <typename S, int R, int W>
+OGX_GEMM_AVX512 void panels_avx512(const float* a, int64_t K, const S* pp, float* out) {
+  __m512 acc[R][W];
+#pragma GCC unroll 8
+  for (int r = 0; r < R; r++)
+#pragma GCC unroll 2
+    for (int w = 0; w < W; w++) acc[r][w] = _mm512_setzero_ps();
+  for (int64_t k = 0; k < K; k++) {
+    __m512 b[W];
+#pragma GCC unroll 2
+    for (int w = 0; w < W; w++) b[w] = gemm::load16(pp + w * K * P + k * P);
+#pragma GCC unroll 8
+    for (int r = 0; r < R; r++) {
+      const __m512 av = _mm512_set1_ps(a[r * K + k]);
+#pragma GCC unroll 2
+      for (int w = 0; w < W; w++) acc[r][w] = _mm512_fmadd_ps(av, b[w], acc[r][w]);
+    }
+  }
+#pragma GCC unroll 8
+  for (int r = 0; r < R; r++)
+#pragma GCC unroll 2
+    for (int w = 0; w < W; w++) _mm512_storeu_ps(out + r * W * P + w * P, acc[r][w]);
+}
+
+template <typename S, int R, int W>
+void panels512_fn(const float* a, int64_t K, const void* pp, float* out) {
+  panels_avx512<S, R, W>(a, K, static_cast<const S*>(pp), out);
+}
+
+template <typename S, int W>
+PanelFn pick512_w(int R) {  // R in 1..8
+  switch (R) {
+    case 8: return panels512_fn<S, 8, W>;
+    case 7: return panels512_fn<S, 7, W>;
+    case 6: return panels512_fn<S, 6, W>;
+    case 5: return panels512_fn<S, 5, W>;
+    case 4: return panels512_fn<S, 4, W>;
+    case 3: return panels512_fn<S, 3, W>;
+    case 2: return panels512_fn<S, 2, W>;
+    default: return panels512_fn<S, 1, W>;
+  }
+}
+
+template <typename S>
+PanelFn pick512(int R, int W) { return W == 2 ? pick512_w<S, 2>(R) : pick512_w<S, 1>(R); }
+
 }  // namespace
 
 template <typename S>
@@ -105,6 +154,27 @@ void gemm_packed_b(const float* a, const PackedB<S>& b, float* y, int64_t M, Thr
   const bool avx2 = cpu_has_avx2() && simd_enabled();
   // Groups of 4 panels (64 columns) per thread task.
   const int64_t groups = (panels + 3) / 4;
+  if (M > 1 && avx2 && cpu_has_avx512()) {  // several rows: 8 rows x 2 panels a tile (one row, decode, is memory-bound)
+    pool.parallel_for_cost(groups, (double)(M * K * 4 * P), [&](int64_t g0, int64_t g1) {
+      float out[8 * 2 * P];
+      for (int64_t g = g0; g < g1; g++) {
+        const int64_t p0 = g * 4, np = std::min<int64_t>(4, panels - p0);
+        for (int64_t m0 = 0; m0 < M; m0 += 8) {  // the rows' activations reused from cache by the group's panels
+          const int R = (int)std::min<int64_t>(8, M - m0);
+          for (int64_t q = 0; q < np; q += 2) {
+            const int W = (int)std::min<int64_t>(2, np - q);
+            pick512<S>(R, W)(a + m0 * K, K, b.p.data() + (p0 + q) * K * P, out);
+            for (int r = 0; r < R; r++)
+              for (int64_t c = 0; c < W * P; c++) {
+                const int64_t n = (p0 + q) * P + c;
+                if (n < N) y[(m0 + r) * N + n] = out[r * W * P + c];
+              }
+          }
+        }
+      }
+    });
+    return;
+  }
   pool.parallel_for_cost(groups, (double)(M * K * 4 * P), [&](int64_t g0, int64_t g1) {
     float out[4 * 4 * P];
     for (int64_t g = g0; g < g1; g++) {

@@ -169,6 +169,17 @@ bool cpu_has_avx2() {
   return v;
 }
 
+namespace {
+std::atomic<bool> g_avx512_on{true};
+}  // namespace
+
+bool cpu_has_avx512() {
+  static const bool v = detect_avx2() && __builtin_cpu_supports("avx512f");
+  return v && g_avx512_on.load(std::memory_order_relaxed);
+}
+
+bool set_avx512_enabled(bool on) { return g_avx512_on.exchange(on); }
+
 bool set_simd_enabled(bool on) { return g_simd_on.exchange(on); }
 bool simd_enabled() { return g_simd_on.load(std::memory_order_relaxed); }
 

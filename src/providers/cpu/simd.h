@@ -8,6 +8,9 @@
 namespace ogx::cpu {
 
 bool cpu_has_avx2();  // AVX2 + FMA + F16C, checked once
+// AVX-512F as well (and not turned off by set_avx512_enabled): kernels with a 512-bit twin of an AVX2 kernel take it.
+bool cpu_has_avx512();
+bool set_avx512_enabled(bool on);  // tests: the AVX2 kernels on an AVX-512 CPU; returns the previous setting
 
 // y[0..n) += a[r] * x_r[0..n) for R rows at once: y_r += a_r * x, x shared (one weight row, R activation rows).
 // x is float, f16 or bf16 storage; y is float.

@@ -1,5 +1,5 @@
-// gemm_f32acc (MatMul/Gemm) and gemm_packed_b (constant weights in panels): register-tiled AVX2 kernels and their
-// scalar twins against a float64 reference on odd shapes (rows that fill 4-row tiles or not, columns that fill
+// gemm_f32acc (MatMul/Gemm) and gemm_packed_b (constant weights in panels): register-tiled AVX2 kernels (and
+// gemm_packed_b's AVX-512 tiles where the CPU has them) and their scalar twins against a float64 reference on odd shapes (rows that fill 4-row tiles or not, columns that fill
 // 16-column panels and 64-column groups or not), fp32/fp16/bf16 weights; every path gives the same fp32 sums bit for
 // bit, with 1 or 3 threads.
 #include <gtest/gtest.h>
@@ -44,12 +44,16 @@ void check(int64_t M, int64_t K, int64_t N, uint32_t seed) {
   EXPECT_EQ(y1, y3) << "threads, M" << M << " K" << K << " N" << N;
   ogx::cpu::PackedB<S> pb;  // the constant-weight path: same sums from the panel layout
   ogx::cpu::pack_b(b.data(), K, N, pb);
-  std::vector<float> yp(y1.size()), yps(y1.size());
+  std::vector<float> yp(y1.size()), yps(y1.size()), yp2(y1.size());
   ogx::cpu::gemm_packed_b(a.data(), pb, yp.data(), M, p3);
+  const bool avx512 = ogx::cpu::set_avx512_enabled(false);  // the AVX2 kernels where the CPU has AVX-512 too
+  ogx::cpu::gemm_packed_b(a.data(), pb, yp2.data(), M, p3);
+  ogx::cpu::set_avx512_enabled(avx512);
   prev = ogx::cpu::set_simd_enabled(false);
   ogx::cpu::gemm_packed_b(a.data(), pb, yps.data(), M, p1);
   ogx::cpu::set_simd_enabled(prev);
   EXPECT_EQ(y1, yp) << "packed B, M" << M << " K" << K << " N" << N;
+  EXPECT_EQ(y1, yp2) << "packed B without AVX-512, M" << M << " K" << K << " N" << N;
   EXPECT_EQ(y1, yps) << "packed B scalar, M" << M << " K" << K << " N" << N;
   EXPECT_EQ(y1, ys) << "simd vs scalar, M" << M << " K" << K << " N" << N;
   for (int64_t m = 0; m < M; m++)
@@ -66,7 +70,7 @@ void check(int64_t M, int64_t K, int64_t N, uint32_t seed) {
 
 TEST(GemmF32, MatchesReferenceOnOddShapes) {
   uint32_t seed = 1;
-  for (int64_t M : {1, 3, 4, 5, 9})
+  for (int64_t M : {1, 3, 4, 5, 8, 9, 17})
     for (int64_t K : {1, 7, 64, 129})
       for (int64_t N : {1, 15, 16, 17, 33, 100, 130}) {
         check<float>(M, K, N, seed++);
