@@ -360,6 +360,39 @@ TEST_P(KvPool, DecodeTogetherOfMoreThanThirtyTwoGenerators) {
   if (GetParam()) EXPECT_EQ(stat(*l.model, "runs") - runs_before, N - 1);
 }
 
+// On the CPU provider generators decoded together run node by node together (Session::run_together): each
+// projection with constant weights once over every generator's rows. Each generator's tokens are those it gives
+// alone: in fp32 the panel GEMM's sums do not depend on the row count; in int4 MatMulNBits stacks only where each row
+// sums alike wherever it sits (blocks < 64, fewer rows than the AMX kernel takes; this folder's blocks are larger,
+// so its projections run per generator and only its fp32 nodes stack).
+TEST(KvPoolCpuTogether, GeneratorsStepInOneStackedRunAndEqualAlone) {
+  for (const char* variant : {"fp32-cpu", "int4-cpu"}) {
+    Loaded l = load(variant, false);
+    if (!l.skip.empty()) GTEST_SKIP() << l.skip;
+    const int N = 12;
+    std::vector<Request> reqs = requests(5);
+    reqs[3].beams = 2;  // two rows of one generator
+    std::vector<std::vector<Seq>> want;
+    for (const Request& r : reqs) want.push_back(alone_rows(l.model, r, N));
+    std::vector<std::unique_ptr<genai::Generator>> gens;
+    std::vector<genai::Generator*> ptrs;
+    for (const Request& r : reqs) {
+      gens.push_back(std::make_unique<genai::Generator>(l.model, params_of(*l.model, r, N)));
+      append(*gens.back(), r);
+      ptrs.push_back(gens.back().get());
+    }
+    double most_runs = 0, stacked = 0;
+    for (int s = 0; s < N + 2; s++) {
+      genai::decode_together(ptrs);
+      most_runs = std::max(most_runs, stat(*l.model, "runs_together"));
+      stacked = std::max(stacked, stat(*l.model, "stacked_nodes"));
+    }
+    for (size_t i = 0; i < gens.size(); i++) EXPECT_EQ(rows_of(*gens[i]), want[i]) << variant << " generator " << i;
+    EXPECT_GE(most_runs, 4) << variant << ": the generators' steps should run together";
+    if (std::string(variant) == "fp32-cpu") EXPECT_GT(stacked, 0) << "projections should run once over the stacked rows";
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Provider, KvPool, ::testing::Values(false, true),
                          [](const auto& info) { return info.param ? std::string("vulkan") : std::string("cpu"); });
 

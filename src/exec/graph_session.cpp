@@ -137,6 +137,9 @@ std::vector<std::pair<std::string, double>> GraphSession::stats() const {
   std::vector<std::pair<std::string, double>> out;
   for (size_t t = 0; t < op_types_.size(); t++)
     if (op_ns_[t] > 0) out.emplace_back("op_ms." + op_types_[t], (double)op_ns_[t] * 1e-6);
+  // The last run_together: how many runs, and how many of its nodes ran once over their rows stacked.
+  out.emplace_back("runs_together", (double)together_runs_);
+  out.emplace_back("stacked_nodes", (double)stacked_nodes_);
   return out;
 }
 
@@ -215,34 +218,31 @@ void GraphSession::fold_constants() {
     if (!read[v]) folded_[v] = Tensor();
 }
 
-void GraphSession::run(const std::vector<NamedTensor>& inputs, std::vector<NamedTensor>& outputs) {
+void GraphSession::reset_run(RunState& st) {
+  const Graph& g = model_->graph;
+  for (size_t v = 0; v < g.values.size() && v < st.slots.size(); v++) {
+    if (g.values[v].is_constant || !folded_[v].empty()) continue;
+    if (!st.slots[v].empty()) st.slots[v] = Tensor();
+    st.bound[v] = false;
+    st.given[v] = false;
+  }
+}
+
+void GraphSession::begin_run(RunState& st, const std::vector<NamedTensor>& inputs,
+                             std::vector<NamedTensor>& outputs) {
   const Graph& g = model_->graph;
   // The slots of constants and folded values persist between runs; every other slot is emptied when the run ends
-  // (also on an error), so the next run starts from the same state without rebuilding the table.
-  std::vector<Tensor>& slots = run_slots_;
-  std::vector<bool>& bound = run_bound_;
-  std::vector<bool>& given = run_given_;
+  // (also on an error: reset_run), so the next run starts from the same state without rebuilding the table.
+  std::vector<Tensor>& slots = st.slots;
   if (slots.size() != g.values.size()) {
     slots.assign(g.values.size(), Tensor());
     for (size_t v = 0; v < g.values.size(); v++) {
       if (g.values[v].is_constant) slots[v] = g.values[v].constant;
       else if (!folded_[v].empty()) slots[v] = folded_[v];
     }
-    bound.assign(g.values.size(), false);
-    given.assign(g.values.size(), false);
+    st.bound.assign(g.values.size(), false);
+    st.given.assign(g.values.size(), false);
   }
-  struct Reset {
-    GraphSession& s;
-    ~Reset() {
-      const Graph& g = s.model_->graph;
-      for (size_t v = 0; v < g.values.size(); v++) {
-        if (g.values[v].is_constant || !s.folded_[v].empty()) continue;
-        if (!s.run_slots_[v].empty()) s.run_slots_[v] = Tensor();
-        s.run_bound_[v] = false;
-        s.run_given_[v] = false;
-      }
-    }
-  } reset{*this};
   for (auto& [name, t] : inputs) {
     int v = g.find(name);
     OGX_CHECK(v >= 0 && g.input_info(name), "'", name, "' is not an input of the model");
@@ -257,66 +257,195 @@ void GraphSession::run(const std::vector<NamedTensor>& inputs, std::vector<Named
                   "' dimension ", d, " must be ", info->shape[d].value, ", got ", shape_str(t.shape()));
     }
     slots[v] = t;
-    given[v] = true;
+    st.given[v] = true;
   }
   for (size_t i = 0; i < g.input_ids.size(); i++) {
-    if (!given[g.input_ids[i]] && !g.values[g.input_ids[i]].constant.empty()) {
+    if (!st.given[g.input_ids[i]] && !g.values[g.input_ids[i]].constant.empty()) {
       slots[g.input_ids[i]] = g.values[g.input_ids[i]].constant;  // an overridable initializer's default (loader)
-      given[g.input_ids[i]] = true;
+      st.given[g.input_ids[i]] = true;
     }
-    OGX_CHECK(given[g.input_ids[i]], "missing model input '", g.inputs[i].name, "'");
+    OGX_CHECK(st.given[g.input_ids[i]], "missing model input '", g.inputs[i].name, "'");
   }
   for (auto& [name, t] : outputs) {
     int v = g.find(name);
     OGX_CHECK(v >= 0 && g.output_info(name), "'", name, "' is not an output of the model");
     if (!t.empty()) {
       slots[v] = t;
-      bound[v] = true;
+      st.bound[v] = true;
     }
   }
+}
+
+void GraphSession::release_after(RunState& st, size_t i) {
+  const Graph& g = model_->graph;
+  const Node& n = g.nodes[i];
+  for (int v : n.inputs) {
+    if (v < 0 || last_use_[v] != (int)i || is_graph_output_[v] || st.bound[v] || g.values[v].is_constant ||
+        !folded_[v].empty())
+      continue;
+    auto sto = st.slots[v].storage();
+    st.slots[v] = Tensor();
+    if (sto && sto.use_count() == 1 && !st.given[v]) buffers_.give(std::move(sto));
+  }
+  // Outputs nobody reads (and that are not graph outputs) are released at once.
+  for (int v : n.outputs) {
+    if (v < 0 || last_use_[v] >= 0 || is_graph_output_[v] || st.bound[v]) continue;
+    auto sto = st.slots[v].storage();
+    st.slots[v] = Tensor();
+    if (sto && sto.use_count() == 1) buffers_.give(std::move(sto));
+  }
+}
+
+namespace {
+[[noreturn]] void rethrow_naming(const Node& n, const Error& e) {
+  std::string msg = e.what();
+  if (msg.find(n.name) == std::string::npos) msg = n.describe() + ": " + msg;
+  throw Error(msg);
+}
+}  // namespace
+
+void GraphSession::run_node(RunState& st, size_t i) {
+  const Node& n = model_->graph.nodes[i];
+  std::vector<Tensor>& slots = st.slots;
+  GraphKernelContext ctx(*this, n, slots, st.bound);
+  Tensor full;  // the last-position node's full input, put back after it ran
+  const int a = (int)i == last_pos_node_ ? n.inputs[0] : -1;
+  if (a >= 0 && !st.bound[last_pos_out_] && slots[a].rank() == 3 && slots[a].dim(1) > 1) {
+    full = slots[a];
+    slots[a] = last_position(full);
+  }
+  try {
+    kernels_[i]->compute(ctx);
+    if (!full.empty()) slots[a] = full;
+  } catch (const Error& e) {
+    rethrow_naming(n, e);
+  }
+  release_after(st, i);
+}
+
+void GraphSession::end_run(RunState& st, std::vector<NamedTensor>& outputs) {
+  const Graph& g = model_->graph;
+  for (auto& [name, t] : outputs) {
+    int v = g.find(name);
+    OGX_CHECK(!st.slots[v].empty(), "output '", name, "' was not produced");
+    t = st.slots[v];
+  }
+}
+
+void GraphSession::run(const std::vector<NamedTensor>& inputs, std::vector<NamedTensor>& outputs) {
+  const Graph& g = model_->graph;
+  struct Reset {
+    GraphSession& s;
+    ~Reset() { s.reset_run(s.run_state_); }
+  } reset{*this};
+  begin_run(run_state_, inputs, outputs);
   std::fill(op_ns_.begin(), op_ns_.end(), 0);
   using Clock = std::chrono::steady_clock;
   for (size_t i = 0; i < g.nodes.size(); i++) {
-    const Node& n = g.nodes[i];
     if (skip_[i]) continue;
     const Clock::time_point t0 = Clock::now();
-    GraphKernelContext ctx(*this, n, slots, bound);
-    Tensor full;  // the last-position node's full input, put back after it ran
-    const int a = (int)i == last_pos_node_ ? n.inputs[0] : -1;
-    if (a >= 0 && !bound[last_pos_out_] && slots[a].rank() == 3 && slots[a].dim(1) > 1) {
-      full = slots[a];
-      slots[a] = last_position(full);
-    }
-    try {
-      kernels_[i]->compute(ctx);
-      if (!full.empty()) slots[a] = full;
-    } catch (const Error& e) {
-      std::string msg = e.what();
-      if (msg.find(n.name) == std::string::npos) msg = n.describe() + ": " + msg;
-      throw Error(msg);
-    }
-    for (int v : n.inputs) {
-      if (v < 0 || last_use_[v] != (int)i || is_graph_output_[v] || bound[v] || g.values[v].is_constant ||
-          !folded_[v].empty())
-        continue;
-      auto st = slots[v].storage();
-      slots[v] = Tensor();
-      if (st && st.use_count() == 1 && !given[v]) buffers_.give(std::move(st));
-    }
-    // Outputs nobody reads (and that are not graph outputs) are released at once.
-    for (int v : n.outputs) {
-      if (v < 0 || last_use_[v] >= 0 || is_graph_output_[v] || bound[v]) continue;
-      auto st = slots[v].storage();
-      slots[v] = Tensor();
-      if (st && st.use_count() == 1) buffers_.give(std::move(st));
-    }
+    run_node(run_state_, i);
     op_ns_[node_op_type_[i]] += std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - t0).count();
   }
-  for (auto& [name, t] : outputs) {
-    int v = g.find(name);
-    OGX_CHECK(!slots[v].empty(), "output '", name, "' was not produced");
-    t = slots[v];
+  end_run(run_state_, outputs);
+}
+
+// Input 0 of every run (its last position only where run() would slice it), stacked as rows [sum of rows, K]; one
+// compute over them in the first run's context; each run's output 0 its own rows, in its own shape.
+void GraphSession::run_node_stacked(std::vector<RunState*>& states, size_t i) {
+  const Node& n = model_->graph.nodes[i];
+  const int a = n.inputs[0], y = n.outputs[0];
+  std::vector<Tensor> parts;
+  int64_t rows = 0;
+  for (RunState* st : states) {
+    Tensor x = st->slots[a];
+    if ((int)i == last_pos_node_ && !st->bound[last_pos_out_] && x.rank() == 3 && x.dim(1) > 1) x = last_position(x);
+    rows += x.numel() / x.dim(-1);
+    parts.push_back(std::move(x));
   }
+  const int64_t K = parts[0].dim(-1);
+  const size_t row_bytes = (size_t)K * dtype_size(parts[0].dtype());
+  Tensor stacked(parts[0].dtype(), {rows, K}, buffers_.take(rows * row_bytes), 0);
+  size_t at = 0;
+  for (const Tensor& x : parts) {
+    std::memcpy((char*)stacked.raw() + at, x.raw(), x.bytes());
+    at += x.bytes();
+  }
+  RunState& first = *states[0];
+  Tensor kept = first.slots[a];
+  first.slots[a] = stacked;
+  GraphKernelContext ctx(*this, n, first.slots, first.bound);
+  try {
+    kernels_[i]->compute(ctx);
+  } catch (const Error& e) {
+    first.slots[a] = kept;
+    rethrow_naming(n, e);
+  }
+  first.slots[a] = kept;
+  Tensor out = first.slots[y];
+  OGX_CHECK(out.rank() == 2 && out.dim(0) == rows, n.describe(), ": stacked rows gave ", shape_str(out.shape()));
+  const size_t out_row = (size_t)out.dim(1) * dtype_size(out.dtype());
+  at = 0;
+  for (size_t r = 0; r < states.size(); r++) {
+    Shape shape = parts[r].shape();
+    shape.back() = out.dim(1);
+    const size_t bytes = (size_t)(parts[r].numel() / K) * out_row;
+    Tensor own(out.dtype(), shape, buffers_.take(bytes), 0);
+    std::memcpy(own.raw(), (const char*)out.raw() + at, bytes);
+    at += bytes;
+    states[r]->slots[y] = std::move(own);
+  }
+  for (Tensor* t : {&stacked, &out}) {  // (no slot holds them now)
+    auto sto = t->storage();
+    *t = Tensor();
+    if (sto && sto.use_count() == 1) buffers_.give(std::move(sto));
+  }
+  for (RunState* s : states) release_after(*s, i);
+}
+
+void GraphSession::run_together(const std::vector<Run>& runs) {
+  if (runs.size() == 1) return run(*runs[0].inputs, *runs[0].outputs);
+  if (runs.empty()) return;
+  const Graph& g = model_->graph;
+  if (together_states_.size() < runs.size()) together_states_.resize(runs.size());
+  std::vector<RunState*> states;
+  for (size_t r = 0; r < runs.size(); r++) states.push_back(&together_states_[r]);
+  struct Reset {
+    GraphSession& s;
+    std::vector<RunState*>& states;
+    ~Reset() {
+      for (RunState* st : states) s.reset_run(*st);
+    }
+  } reset{*this, states};
+  for (size_t r = 0; r < runs.size(); r++) begin_run(*states[r], *runs[r].inputs, *runs[r].outputs);
+  std::fill(op_ns_.begin(), op_ns_.end(), 0);
+  together_runs_ = runs.size();
+  stacked_nodes_ = 0;
+  using Clock = std::chrono::steady_clock;
+  for (size_t i = 0; i < g.nodes.size(); i++) {
+    if (skip_[i]) continue;
+    const Node& n = g.nodes[i];
+    const Clock::time_point t0 = Clock::now();
+    // Stacked when every run has input 0 of one dtype and width, and none bound the output (a caller's buffer).
+    bool stack = kernels_[i]->rows_independent() && !n.inputs.empty() && n.inputs[0] >= 0 && !n.outputs.empty() &&
+                 n.outputs[0] >= 0;
+    int64_t rows = 0;
+    for (RunState* st : states) {
+      if (!stack) break;
+      const Tensor& x = st->slots[n.inputs[0]];
+      const Tensor& x0 = states[0]->slots[n.inputs[0]];
+      stack = !st->bound[n.outputs[0]] && x.rank() >= 1 && x.dtype() == x0.dtype() && x.dim(-1) == x0.dim(-1) &&
+              x.numel() > 0;
+      if (stack) rows += x.numel() / x.dim(-1);
+    }
+    stack = stack && rows <= kernels_[i]->max_rows_together();
+    if (stack) stacked_nodes_++;
+    if (stack) run_node_stacked(states, i);
+    else
+      for (RunState* st : states) run_node(*st, i);
+    op_ns_[node_op_type_[i]] += std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - t0).count();
+  }
+  for (size_t r = 0; r < runs.size(); r++) end_run(*states[r], *runs[r].outputs);
 }
 
 }  // namespace ogx

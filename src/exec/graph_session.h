@@ -30,6 +30,10 @@ class GraphSession : public Session {
   GraphSession(std::shared_ptr<const Model> model, const KernelRegistry& registry, const SessionOptions& opts,
                std::string provider_name);
   void run(const std::vector<NamedTensor>& inputs, std::vector<NamedTensor>& outputs) override;
+  // Node by node over every run; a node whose kernel is rows_independent (a projection with constant weights) runs
+  // once over all the runs' rows stacked, so its weights are read once per step instead of once per run.
+  void run_together(const std::vector<Run>& runs) override;
+  bool runs_together() const override { return true; }
   const Graph& graph() const override { return model_->graph; }
   std::string provider_name() const override { return provider_name_; }
   // The last run's time per operator type in milliseconds ("op_ms.MatMulNBits", ...), nodes run only.
@@ -51,9 +55,21 @@ class GraphSession : public Session {
   void find_last_position_node(const std::string& output);
   Tensor last_position(const Tensor& a) const;
   int last_pos_node_ = -1, last_pos_out_ = -1;
-  // Per-value state of run(), kept between runs (constants and folded values stay in place).
-  std::vector<Tensor> run_slots_;
-  std::vector<bool> run_bound_, run_given_;
+  // Per-value state of a run, kept between runs (constants and folded values stay in place; everything else is
+  // emptied when the run ends, also on an error).
+  struct RunState {
+    std::vector<Tensor> slots;
+    std::vector<bool> bound, given;
+  };
+  RunState run_state_;
+  std::vector<RunState> together_states_;  // run_together's, one per run
+  size_t together_runs_ = 0, stacked_nodes_ = 0;  // of the last run_together (stats)
+  void begin_run(RunState& st, const std::vector<NamedTensor>& inputs, std::vector<NamedTensor>& outputs);
+  void run_node(RunState& st, size_t node);
+  void run_node_stacked(std::vector<RunState*>& states, size_t node);  // rows_independent node over all runs
+  void release_after(RunState& st, size_t node);  // intermediates whose last reader was `node`
+  void end_run(RunState& st, std::vector<NamedTensor>& outputs);
+  void reset_run(RunState& st);
   BufferPool buffers_;
   // Per node: index of its operator type in op_types_; per type: the last run's nanoseconds (two clock reads per
   // node, ~50 ns, against the microseconds a node takes).

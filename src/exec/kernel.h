@@ -1,6 +1,7 @@
 // Kernel interface of graph-executing providers: a factory per (domain, op_type) builds a Kernel for one node at
 // session creation (validating attributes, preparing constant weights); compute() runs it for one step.
 #pragma once
+#include <cstdint>
 #include <cstring>
 #include <functional>
 #include <map>
@@ -43,6 +44,12 @@ class Kernel {
  public:
   virtual ~Kernel() = default;
   virtual void compute(KernelContext& ctx) = 0;
+  // True when output 0 is input 0 row by row (rows: input 0's leading dimensions; the rest of the node's inputs
+  // constant): runs of the same graph may then stack their rows into one compute (Session::run_together).
+  virtual bool rows_independent() const { return false; }
+  // The most rows a rows_independent compute takes while giving each row what it gives alone (a kernel that
+  // switches to another summation for many rows caps it below that).
+  virtual int64_t max_rows_together() const { return INT64_MAX; }
 };
 
 struct KernelInfo {

@@ -79,6 +79,18 @@ class Session {
   virtual void run(const std::vector<NamedTensor>& inputs, std::vector<NamedTensor>& outputs) = 0;
   virtual const Graph& graph() const = 0;
   virtual std::string provider_name() const = 0;
+  // Several independent runs of this graph (each its own inputs and outputs: generators with their own KV caches)
+  // taken node by node together, so that a projection with constant weights reads them once for all the runs' rows.
+  // Each run's outputs are those run() gives it. The default runs them one after another.
+  struct Run {
+    const std::vector<NamedTensor>* inputs;
+    std::vector<NamedTensor>* outputs;
+  };
+  virtual void run_together(const std::vector<Run>& runs) {
+    for (const Run& r : runs) run(*r.inputs, *r.outputs);
+  }
+  // Whether run_together shares weight reads between the runs (else it is no faster than running them in turn).
+  virtual bool runs_together() const { return false; }
   // The decode loop's interface (exec/decode_session.h) when the provider keeps the decoder's KV cache in its own
   // (device) memory, in states the caller owns; null when it does not (the caller binds past/present tensors).
   virtual DecodeSession* decoder() { return nullptr; }

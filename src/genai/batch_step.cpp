@@ -74,6 +74,10 @@ struct DecodeGroup {
   static void step(const std::vector<Generator*>& together, bool queue_ahead);
   // The step without a queued one: generators whose logits are known pick now, the rest share one run.
   static void run(const std::vector<Generator*>& together, bool queue_ahead);
+  // Generators on a provider without device KV caches (the CPU) whose session runs several runs together: each
+  // generator's own step (its cache bound, its logits picked on the host), the model runs node by node together so
+  // that every projection reads its weights once for all of them.
+  static void run_host_together(const std::vector<Generator*>& together);
   // Whether the oldest queued step is exactly this group's; otherwise its generators' queued steps are dropped,
   // except a lone generator's own (its generate_next_token takes its token from it).
   static bool queued_is_ours(const std::vector<Generator*>& together);
@@ -109,6 +113,27 @@ void decode_together(const std::vector<Generator*>& generators, bool queue_ahead
     }
     groups[k].push_back(g);
   }
+  // Host-cache generators whose next step is a plain one (the pending tokens' run, then a pick from its logits) join
+  // a run_together group per model.
+  std::vector<std::vector<Generator*>> host_groups;
+  std::vector<Generator*> rest;
+  for (Generator* g : alone) {
+    const bool plain = !g->kv_.on_provider() && !g->spec_ && !g->pending_.empty() && g->queued_ == 0 &&
+                       !g->rope_rerun_due() && g->model().session().runs_together();
+    if (!plain) {
+      rest.push_back(g);
+      continue;
+    }
+    size_t k = 0;
+    while (k < host_groups.size() && &host_groups[k][0]->model() != &g->model()) k++;
+    if (k == host_groups.size()) host_groups.emplace_back();
+    host_groups[k].push_back(g);
+  }
+  alone = rest;
+  for (auto& hg : host_groups) {
+    if (hg.size() == 1) alone.push_back(hg[0]);
+    else DecodeGroup::run_host_together(hg);
+  }
   for (Generator* g : alone) g->generate_next_token();
   // Only the call's one model run queues ahead: a second model run in it would drop the queued step.
   const bool one_run = queue_ahead && alone.empty() && groups.size() == 1;
@@ -122,6 +147,21 @@ void DecodeGroup::step(const std::vector<Generator*>& together, bool queue_ahead
   } catch (...) {  // the caller may step them one by one: no step of theirs stays queued
     for (Generator* g : together) g->drop_queued();
     throw;
+  }
+}
+
+void DecodeGroup::run_host_together(const std::vector<Generator*>& together) {
+  std::vector<Generator::ModelRun> runs;
+  runs.reserve(together.size());
+  for (Generator* g : together) runs.push_back(g->prepare_run(g->pending_, g->rows(), 1, true, true));
+  std::vector<Session::Run> each;
+  for (Generator::ModelRun& m : runs) each.push_back({&m.in, &m.out});
+  together[0]->model().session().run_together(each);
+  for (size_t i = 0; i < together.size(); i++) {
+    Generator& g = *together[i];
+    g.complete_run(runs[i]);
+    g.pending_.clear();
+    g.pick_host();
   }
 }
 

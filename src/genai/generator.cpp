@@ -249,46 +249,65 @@ void Generator::run(const std::vector<int32_t>& ids, int n_rows, int64_t S, bool
     }
     return;
   }
+  ModelRun m = prepare_run(ids, n_rows, S, want_logits, sample);
+  kv_.run_model(m.in, m.out, m.total, m.picks);
+  complete_run(m);
+}
+
+Generator::ModelRun Generator::prepare_run(const std::vector<int32_t>& ids, int n_rows, int64_t S, bool want_logits,
+                                           bool sample) {
   const DecoderConfig& d = model_->config().model.decoder;
   const DecoderIO& io = model_->io();
-  int64_t past = kv_.length(), total = past + S;
-  OGX_CHECK(total <= max_length_, "sequence of ", total, " tokens exceeds max_length ", max_length_);
-  if (rope_switch_at_ > 0) long_rope_cache_ = total >= rope_switch_at_ && (past == 0 || long_rope_cache_);
+  ModelRun m;
+  m.ids = &ids;
+  m.n_rows = n_rows;
+  m.S = S;
+  m.want_logits = want_logits;
+  int64_t past = kv_.length();
+  m.total = past + S;
+  OGX_CHECK(m.total <= max_length_, "sequence of ", m.total, " tokens exceeds max_length ", max_length_);
+  if (rope_switch_at_ > 0) long_rope_cache_ = m.total >= rope_switch_at_ && (past == 0 || long_rope_cache_);
   OGX_CHECK(kv_.rows() == n_rows, "internal: a run of ", n_rows, " rows on a KV cache of ", kv_.rows());
   // A padded prompt's rows end at different positions: the session returns every position's logits, or on a
   // provider that finds each row's last real position itself (DecodeSession::last_real_positions) those only.
-  bool padded = false;
-  if (want_logits && S > 1 && total == prompt_length_)
-    for (int r = 0; r < n_rows; r++) padded = padded || pads_of(r, n_rows) > 0;
+  if (want_logits && S > 1 && m.total == prompt_length_)
+    for (int r = 0; r < n_rows; r++) m.padded = m.padded || pads_of(r, n_rows) > 0;
   const bool full = S > 1 && extra_io_.full_logits();
-  const bool row_ends = padded && !full && kv_.on_provider() && kv_.decoder()->last_real_positions();
-  std::vector<NamedTensor> in = step_inputs(ids, n_rows, S, past), out;
+  m.row_ends = m.padded && !full && kv_.on_provider() && kv_.decoder()->last_real_positions();
+  m.in = step_inputs(ids, n_rows, S, past);
   if (want_logits) {
     Tensor bound;
-    if ((padded && !row_ends) || full) {  // every position's logits
+    if ((m.padded && !m.row_ends) || full) {  // every position's logits
       OGX_CHECK(vocab_ > 0, "genai_config.json has no model.vocab_size (needed for prompts of different lengths)");
       bound = Tensor(io.logits_dtype, {n_rows, S, vocab_});
     }
-    out.emplace_back(d.logits, bound);
+    m.out.emplace_back(d.logits, bound);
   }
-  kv_.bind(total, in, out);
-  extra_io_.add_outputs(out);
-  const DeviceSampling* picks = step_sampling_ ? step_sampling_ : device_sampling_ ? &sampling_ : nullptr;
-  if (!sample || (picks && picks->logit_edits && want_logits)) picks = nullptr;  // (edits: the host picks from these)
-  kv_.run_model(in, out, total, picks);
-  kv_.commit(out, total);
-  extra_io_.keep(in, out);
-  logits_on_device_ = !want_logits;
-  if (!want_logits) return;
-  const Tensor& lg = out[0].second;
-  if (padded && !row_ends && lg.rank() == 3 && lg.dim(1) == 1 && S > 1) return rerun_last_real(ids, n_rows, S);
+  kv_.bind(m.total, m.in, m.out);
+  extra_io_.add_outputs(m.out);
+  m.picks = step_sampling_ ? step_sampling_ : device_sampling_ ? &sampling_ : nullptr;
+  if (!sample || (m.picks && m.picks->logit_edits && want_logits)) m.picks = nullptr;  // (edits: the host picks)
+  return m;
+}
+
+void Generator::complete_run(ModelRun& m) {
+  const int n_rows = m.n_rows;
+  const int64_t S = m.S;
+  kv_.commit(m.out, m.total);
+  extra_io_.keep(m.in, m.out);
+  logits_on_device_ = !m.want_logits;
+  if (!m.want_logits) return;
+  const Tensor& lg = m.out[0].second;
+  if (m.padded && !m.row_ends && lg.rank() == 3 && lg.dim(1) == 1 && S > 1)
+    return rerun_last_real(*m.ids, n_rows, S);
   // A session asked for the last position only (SessionOptions::last_position_output) may return [rows, 1, vocab].
-  OGX_CHECK(lg.rank() == 3 && lg.dim(0) == n_rows && (lg.dim(1) == S || (lg.dim(1) == 1 && (!padded || row_ends))),
+  OGX_CHECK(lg.rank() == 3 && lg.dim(0) == n_rows &&
+                (lg.dim(1) == S || (lg.dim(1) == 1 && (!m.padded || m.row_ends))),
             "logits output has shape ", shape_str(lg.shape()), ", expected [", n_rows, ",", S, ",vocab]");
   const int64_t V = lg.dim(2), L = lg.dim(1);
   logits_.resize((size_t)(n_rows * V));
   for (int r = 0; r < n_rows; r++) {
-    int64_t at = L - 1 - (padded && L == S ? pads_of(r, n_rows) : 0);  // the row's last real position
+    int64_t at = L - 1 - (m.padded && L == S ? pads_of(r, n_rows) : 0);  // the row's last real position
     lg.read_f32((r * L + at) * V, V, logits_.data() + r * V);
   }
 }

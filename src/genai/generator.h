@@ -143,6 +143,17 @@ class Generator {
   // sample: the provider also picks the next tokens on its device when the generator samples there (a recompute of
   // logits only does not, so a device random state is not advanced twice).
   void run(const std::vector<int32_t>& ids, int n_rows, int64_t S, bool want_logits = true, bool sample = true);
+  // run()'s two halves around the model run (decode_together runs several generators' model runs at once).
+  struct ModelRun {
+    std::vector<NamedTensor> in, out;  // the step's inputs, the cache bound, and the outputs wanted
+    int64_t total = 0, S = 0;
+    int n_rows = 0;
+    const std::vector<int32_t>* ids = nullptr;
+    bool want_logits = true, padded = false, row_ends = false;
+    const DeviceSampling* picks = nullptr;  // the device's picks, if any
+  };
+  ModelRun prepare_run(const std::vector<int32_t>& ids, int n_rows, int64_t S, bool want_logits, bool sample);
+  void complete_run(ModelRun& m);
   // The inputs of such a pass after `past` positions (no KV bindings).
   std::vector<NamedTensor> step_inputs(const std::vector<int32_t>& ids, int n_rows, int64_t S, int64_t past) const;
   // After a padded prompt's run whose session returned only the last position's logits: each row's last real token

@@ -125,6 +125,8 @@ class ConstWeightMatMul : public Kernel {
     if (dt_ != DType::undefined) MappedFile::release_if_mapped(b->raw(), b->bytes());
   }
 
+  bool rows_independent() const override { return dt_ != DType::undefined; }
+
   void compute(KernelContext& ctx) override {
     const Tensor& A = ctx.input(0);
     if (dt_ == DType::undefined || A.dtype() != dt_ || A.rank() < 2 || A.dim(-1) != K_) return matmul_kernel(ctx);

@@ -332,8 +332,20 @@ class MatMulNBitsKernel : public Kernel {
       zp_cached_ = true;
     }
     has_g_idx_ = n.inputs.size() > 4 && n.inputs[4] >= 0;
+    consts_only_ = true;
+    for (int k = 4; k < (int)n.inputs.size(); k++) consts_only_ = consts_only_ && (n.inputs[k] < 0 || info.constant_input(k));
     if (const Tensor* g = info.constant_input(4)) check_g_idx(*g);
     maybe_pack(info.constant_input(1), info.num_threads);
+  }
+
+  // Rows of A are independent when B, scales, zero points, g_idx and bias are constants (a decoder's weights), and
+  // each row's sum does not depend on its place: MLAS sums the odd last row of blocks >= 64 apart, and calls of
+  // kAmxMinRows rows or more take the AMX kernel (its own block order).
+  bool rows_independent() const override {
+    return b_const_ && scales_cached_ && zp_cached_ && consts_only_ && bs_ < 64;
+  }
+  int64_t max_rows_together() const override {
+    return amx_allowed_ && nbits::amx_int8_available() ? nbits::kAmxMinRows - 1 : INT64_MAX;
   }
 
   void compute(KernelContext& ctx) override {
@@ -575,7 +587,7 @@ class MatMulNBitsKernel : public Kernel {
   const Node& node_;
   int64_t K_, N_, bs_, nb_, blob_, zp_bytes_, level_;
   int bits_;
-  bool b_const_ = false, scales_cached_ = false, zp_cached_ = false, has_g_idx_ = false;
+  bool b_const_ = false, scales_cached_ = false, zp_cached_ = false, has_g_idx_ = false, consts_only_ = false;
   bool zp_default_ = false;  // no zero-point input: every zero point is 2^(bits - 1)
   bool amx_allowed_ = true;  // int4_gemm=auto: prompts may take the AMX kernel
   std::vector<float> scales_;
