@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "genai/batch_step.h"
 #include "genai/generator.h"
 #include "vulkan_test_config.h"
 
@@ -74,6 +75,67 @@ TEST(GuidanceDevice, vulkan_DeviceMaskGreedyEqualsHostMask) {
                                "comes from the prompt run's logits)";
   ASSERT_GE(want.size(), 20u);
   for (size_t i = 0; i < 20; i++) EXPECT_NE(want[i], 2) << "EOS before min_length at " << i;
+}
+
+// Guided generators decode together with unguided greedy ones (decode_together, as the Engine steps requests): one
+// model run per step whose device picks take each guided row's mask and an all-tokens mask for the others; every
+// generator's tokens equal its tokens alone.
+TEST(GuidanceDevice, vulkan_GuidedGeneratorsDecodeTogetherWithOthers) {
+  if (!std::filesystem::exists(kDir + "/genai_config.json")) GTEST_SKIP() << kDir << " is absent (../shared missing)";
+  std::shared_ptr<genai::Model> gpu;
+  try {
+    gpu = load(true);
+  } catch (const std::exception& e) {
+    if (no_vulkan_device(e)) GTEST_SKIP() << e.what();
+    throw;
+  }
+  struct Req {
+    const char* kind;  // null: no guidance
+    const char* schema;
+    std::vector<int32_t> prompt;
+  };
+  const std::vector<Req> reqs{
+      {"json_schema",
+       R"({"type":"object","properties":{"n":{"type":"integer","minimum":0,"maximum":99},"b":{"type":"boolean"}},"required":["n","b"],"additionalProperties":false,"x-guidance":{"whitespace_flexible":false}})",
+       {1, 300, 25, 911}},
+      {nullptr, nullptr, {1, 45, 67}},
+      {"regex", "[a-z ]+", {1, 300, 25, 911, 12}},
+      {nullptr, nullptr, {1, 300, 25}},
+  };
+  auto make = [&](const Req& r) {
+    genai::GeneratorParams p(*gpu);
+    p.search.max_length = (int)r.prompt.size() + 24;
+    if (r.kind) p.set_guidance(r.kind, r.schema);
+    auto g = std::make_unique<genai::Generator>(gpu, p);
+    g->append_tokens(r.prompt);
+    return g;
+  };
+  std::vector<std::vector<int32_t>> want;
+  for (const Req& r : reqs) {
+    auto g = make(r);
+    while (!g->is_done()) g->generate_next_token();
+    want.push_back(g->sequence());
+  }
+  std::vector<std::unique_ptr<genai::Generator>> gens;
+  std::vector<genai::Generator*> ptrs;
+  for (const Req& r : reqs) {
+    gens.push_back(make(r));
+    ptrs.push_back(gens.back().get());
+  }
+  double runs0 = -1;
+  for (auto& [k, v] : gpu->session().stats())
+    if (k == "runs") runs0 = v;
+  int steps = 0;
+  for (bool any = true; any; steps++) {
+    genai::decode_together(ptrs);
+    any = false;
+    for (auto* g : ptrs) any = any || !g->is_done();
+  }
+  for (size_t i = 0; i < gens.size(); i++) EXPECT_EQ(gens[i]->sequence(), want[i]) << "generator " << i;
+  double runs1 = -1;
+  for (auto& [k, v] : gpu->session().stats())
+    if (k == "runs") runs1 = v;
+  EXPECT_LE(runs1 - runs0, steps) << "one model run per step (" << steps << " steps)";
 }
 
 }  // namespace

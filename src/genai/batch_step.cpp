@@ -6,6 +6,7 @@
 
 #include "common/error.h"
 #include "genai/adapters.h"
+#include "genai/guidance/logit_mask.h"
 
 namespace ogx::genai {
 
@@ -39,7 +40,7 @@ Tensor stack_rows(const std::vector<const Tensor*>& parts, const std::string& na
 // active adapters (the very tensor the adapter file holds): weights every row shares, passed once for the run. A
 // caller's own input could hold one value per row, and wanted outputs are per generator: those step alone.
 bool Generator::can_decode_together() const {
-  if (!kv_.on_provider() || spec_ || guidance_ || extra_io_.takes_hidden_states()) return false;
+  if (!kv_.on_provider() || spec_ || extra_io_.takes_hidden_states()) return false;
   std::vector<NamedTensor> extra_in, extra_out;
   extra_io_.add_inputs(extra_in);
   extra_io_.add_outputs(extra_out);
@@ -78,6 +79,9 @@ struct DecodeGroup {
   // generator's own step (its cache bound, its logits picked on the host), the model runs node by node together so
   // that every projection reads its weights once for all of them.
   static void run_host_together(const std::vector<Generator*>& together);
+  // The run's token mask (DeviceSampling::token_mask): each guided generator's rows from its constraints (EOS banned
+  // below min_length too), every other row all tokens; false when the provider takes none.
+  static bool upload_masks(const std::vector<Generator*>& run, const std::vector<bool>& on_device);
   // Whether the oldest queued step is exactly this group's; otherwise its generators' queued steps are dropped,
   // except a lone generator's own (its generate_next_token takes its token from it).
   static bool queued_is_ours(const std::vector<Generator*>& together);
@@ -148,6 +152,27 @@ void DecodeGroup::step(const std::vector<Generator*>& together, bool queue_ahead
     for (Generator* g : together) g->drop_queued();
     throw;
   }
+}
+
+bool DecodeGroup::upload_masks(const std::vector<Generator*>& run, const std::vector<bool>& on_device) {
+  const int64_t V = run[0]->vocab_, words = (V + 31) / 32;
+  std::vector<uint32_t> bits, row;
+  for (size_t i = 0; i < run.size(); i++) {
+    Generator& g = *run[i];
+    OGX_CHECK(g.vocab_ == V, "decode_together: guided generators of one run with different vocabularies");
+    const bool ban_eos = (int)g.token_count() < g.search_.min_length;
+    for (int r = 0; r < g.rows(); r++) {
+      row.assign((size_t)words, ~0u);
+      if (on_device[i] && g.guidance_ && !g.eos_seen_[r]) {  // (a row that ended: any pick, it gets a pad token)
+        g.guidance_->packed(r, V, row);
+        if (ban_eos)
+          for (int id : g.model().config().model.eos_token_ids)
+            if (id >= 0 && id < V) row[(size_t)id / 32] &= ~(1u << (id % 32));
+      }
+      bits.insert(bits.end(), row.begin(), row.end());
+    }
+  }
+  return run[0]->kv_.decoder()->set_token_mask(*run[0]->kv_.state(), bits, words);
 }
 
 void DecodeGroup::run_host_together(const std::vector<Generator*>& together) {
@@ -259,6 +284,25 @@ void DecodeGroup::run(const std::vector<Generator*>& together, bool queue_ahead)
     if (g->queued_ > 0 || g->pending_.empty() || g->rope_rerun_due()) g->generate_next_token();
     else run.push_back(g);
   }
+  // Guided generators (structured output) pick under a token mask: one mask covers a run's rows, so they share the
+  // run when every generator in it picks greedily on the device without logit edits (the sampler's masked argmax;
+  // a row without a constraint gets a mask of every token). Otherwise they step alone.
+  bool masked = false;
+  for (Generator* g : run) masked = masked || g->guidance_;
+  if (masked) {
+    bool fits = true;
+    for (Generator* g : run)
+      fits = fits && g->device_sampling_ && g->sampling_.greedy && !g->sampling_.logit_edits && g->vocab_ > 0;
+    if (!fits) {
+      std::vector<Generator*> kept;
+      for (Generator* g : run) {
+        if (g->guidance_) g->generate_next_token();
+        else kept.push_back(g);
+      }
+      run = kept;
+      masked = false;
+    }
+  }
   if (run.empty()) return;
   if (run.size() == 1) return run[0]->generate_next_token();
   const Model& model = run[0]->model();
@@ -269,8 +313,10 @@ void DecodeGroup::run(const std::vector<Generator*>& together, bool queue_ahead)
   for (size_t i = 0; i < run.size(); i++) {
     Generator& g = *run[i];
     rows += g.rows();
-    // (penalties and bans, min_length's included: each row's logit edits, applied on the device)
-    on_device[i] = g.device_sampling_ && (g.sampling_.logit_edits || (int)g.token_count() >= g.search_.min_length);
+    // (penalties and bans, min_length's included: each row's logit edits, applied on the device; a guided
+    // generator's EOS ban below min_length: in its mask rows)
+    on_device[i] = g.device_sampling_ && (g.sampling_.logit_edits || g.guidance_ ||
+                                          (int)g.token_count() >= g.search_.min_length);
     device_rows = device_rows || on_device[i];
     host_rows = host_rows || !on_device[i];
   }
@@ -278,6 +324,7 @@ void DecodeGroup::run(const std::vector<Generator*>& together, bool queue_ahead)
   greedy.greedy = true;
   for (size_t i = 0; i < run.size(); i++)
     greedy.logit_edits = greedy.logit_edits || (on_device[i] && run[i]->sampling_.logit_edits);
+  greedy.token_mask = masked;
   if (device_rows && !run[0]->kv_.decoder()->can_sample(greedy, rows)) {
     // More rows than the device picks at once: every row's logits come to the host, except those of generators
     // sampling on the device, which step alone (their random state lives there: a host pick would change their
@@ -295,6 +342,13 @@ void DecodeGroup::run(const std::vector<Generator*>& together, bool queue_ahead)
     on_device.assign(run.size(), false);
     device_rows = false;
     host_rows = true;
+    greedy.token_mask = false;  // (the host applies the constraints)
+  }
+  if (device_rows && greedy.token_mask && !upload_masks(run, on_device)) {  // unsupported: picks on the host
+    on_device.assign(run.size(), false);
+    device_rows = false;
+    host_rows = true;
+    greedy.token_mask = false;
   }
   if (device_rows && greedy.logit_edits) {  // the rows' edits for this run, in its row order (none: unchanged)
     std::vector<RowEdits> edits;
