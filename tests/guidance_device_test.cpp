@@ -77,9 +77,9 @@ TEST(GuidanceDevice, vulkan_DeviceMaskGreedyEqualsHostMask) {
   for (size_t i = 0; i < 20; i++) EXPECT_NE(want[i], 2) << "EOS before min_length at " << i;
 }
 
-// Guided generators decode together with unguided greedy ones (decode_together, as the Engine steps requests): one
-// model run per step whose device picks take each guided row's mask and an all-tokens mask for the others; every
-// generator's tokens equal its tokens alone.
+// Guided generators decode together with unguided ones, greedy and seeded sampling (decode_together, as the Engine
+// steps requests): one model run per step whose device picks take each guided row's mask and an all-tokens mask for
+// the others, each row with its own settings and random state; every generator's tokens equal its tokens alone.
 TEST(GuidanceDevice, vulkan_GuidedGeneratorsDecodeTogetherWithOthers) {
   if (!std::filesystem::exists(kDir + "/genai_config.json")) GTEST_SKIP() << kDir << " is absent (../shared missing)";
   std::shared_ptr<genai::Model> gpu;
@@ -93,6 +93,7 @@ TEST(GuidanceDevice, vulkan_GuidedGeneratorsDecodeTogetherWithOthers) {
     const char* kind;  // null: no guidance
     const char* schema;
     std::vector<int32_t> prompt;
+    bool sampled = false;  // seeded top-k sampling on the device (its own settings and random state in the run)
   };
   const std::vector<Req> reqs{
       {"json_schema",
@@ -101,11 +102,19 @@ TEST(GuidanceDevice, vulkan_GuidedGeneratorsDecodeTogetherWithOthers) {
       {nullptr, nullptr, {1, 45, 67}},
       {"regex", "[a-z ]+", {1, 300, 25, 911, 12}},
       {nullptr, nullptr, {1, 300, 25}},
+      {"regex", "[a-z]+( [a-z]+)*", {1, 45, 67, 89}, true},
+      {nullptr, nullptr, {1, 12, 13}, true},
   };
   auto make = [&](const Req& r) {
     genai::GeneratorParams p(*gpu);
     p.search.max_length = (int)r.prompt.size() + 24;
     if (r.kind) p.set_guidance(r.kind, r.schema);
+    if (r.sampled) {
+      p.search.do_sample = true;
+      p.search.top_k = 5;
+      p.search.temperature = 0.8;
+      p.search.random_seed = 1234 + (int)r.prompt.size();
+    }
     auto g = std::make_unique<genai::Generator>(gpu, p);
     g->append_tokens(r.prompt);
     return g;

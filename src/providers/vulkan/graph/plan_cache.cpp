@@ -79,15 +79,16 @@ VulkanGraphSession::Prepared VulkanGraphSession::prepare(const std::vector<Named
       any_sampled = any_sampled || !s->greedy;
     }
     if (row_sampling_) {  // each row's settings, read by the sampling kernel when the step runs (not recorded)
-      OGX_CHECK(!sampling_params_.token_mask, "per-row device sampling with a token mask is not supported");
+      // (with the run's token mask: every row's reads of its logits go through the mask, whatever its settings)
       if (!row_params_.slice().size)
         row_params_ = HostVisibleBuffer(ctx_->memory(), "sampling settings per row", kMaxSampleRows * 16);
       std::vector<uint32_t> words((size_t)(batch * 4), 0);
       int64_t row = 0;
       for (size_t j = 0; j < r.kv.size(); j++) {
         const DeviceSampling& s = *of_state[j];
-        OGX_CHECK(can_sample(s, batch) && !s.token_mask, "device sampling of a decode run's rows: top_p must be in "
-                  "(0, 1], temperature > 0, top_k >= 0, no token mask");
+        OGX_CHECK(can_sample(s, batch) && (!s.token_mask || sampling_params_.token_mask), "device sampling of a "
+                  "decode run's rows: top_p must be in (0, 1], temperature > 0, top_k >= 0, a token mask only with the "
+                  "run's");
         const kernels::SamplingParams sp = kernel_sampling(s);
         for (int i = 0; i < r.kv[j].state->rows(); i++, row++) kernels::write_row_params(sp, &words[(size_t)(row * 4)]);
       }
