@@ -79,7 +79,8 @@ TEST(GuidanceDevice, vulkan_DeviceMaskGreedyEqualsHostMask) {
 
 // Guided generators decode together with unguided ones, greedy and seeded sampling (decode_together, as the Engine
 // steps requests): one model run per step whose device picks take each guided row's mask and an all-tokens mask for
-// the others, each row with its own settings and random state; every generator's tokens equal its tokens alone.
+// the others, each row with its own settings, random state and logit edits (a repetition penalty under the mask);
+// every generator's tokens equal its tokens alone, the penalized guided one's the CPU's.
 TEST(GuidanceDevice, vulkan_GuidedGeneratorsDecodeTogetherWithOthers) {
   if (!std::filesystem::exists(kDir + "/genai_config.json")) GTEST_SKIP() << kDir << " is absent (../shared missing)";
   std::shared_ptr<genai::Model> gpu;
@@ -94,6 +95,7 @@ TEST(GuidanceDevice, vulkan_GuidedGeneratorsDecodeTogetherWithOthers) {
     const char* schema;
     std::vector<int32_t> prompt;
     bool sampled = false;  // seeded top-k sampling on the device (its own settings and random state in the run)
+    double repetition_penalty = 1.0;  // logit edits on the device, under the mask
   };
   const std::vector<Req> reqs{
       {"json_schema",
@@ -104,9 +106,12 @@ TEST(GuidanceDevice, vulkan_GuidedGeneratorsDecodeTogetherWithOthers) {
       {nullptr, nullptr, {1, 300, 25}},
       {"regex", "[a-z]+( [a-z]+)*", {1, 45, 67, 89}, true},
       {nullptr, nullptr, {1, 12, 13}, true},
+      {"json_schema",
+       R"({"type":"array","items":{"enum":["red","green","blue"]},"minItems":1,"maxItems":3,"x-guidance":{"whitespace_pattern":"[ ]?"}})",
+       {1, 300, 25, 911, 7}, false, 1.3},
   };
-  auto make = [&](const Req& r) {
-    genai::GeneratorParams p(*gpu);
+  auto make_on = [&](const std::shared_ptr<genai::Model>& m, const Req& r) {
+    genai::GeneratorParams p(*m);
     p.search.max_length = (int)r.prompt.size() + 24;
     if (r.kind) p.set_guidance(r.kind, r.schema);
     if (r.sampled) {
@@ -115,10 +120,12 @@ TEST(GuidanceDevice, vulkan_GuidedGeneratorsDecodeTogetherWithOthers) {
       p.search.temperature = 0.8;
       p.search.random_seed = 1234 + (int)r.prompt.size();
     }
-    auto g = std::make_unique<genai::Generator>(gpu, p);
+    p.search.repetition_penalty = r.repetition_penalty;
+    auto g = std::make_unique<genai::Generator>(m, p);
     g->append_tokens(r.prompt);
     return g;
   };
+  auto make = [&](const Req& r) { return make_on(gpu, r); };
   std::vector<std::vector<int32_t>> want;
   for (const Req& r : reqs) {
     auto g = make(r);
@@ -141,6 +148,12 @@ TEST(GuidanceDevice, vulkan_GuidedGeneratorsDecodeTogetherWithOthers) {
     for (auto* g : ptrs) any = any || !g->is_done();
   }
   for (size_t i = 0; i < gens.size(); i++) EXPECT_EQ(gens[i]->sequence(), want[i]) << "generator " << i;
+  // The penalized guided request picks on the device (edits read through the mask) and gives the CPU's tokens.
+  auto cpu = load(false);
+  auto alone_cpu = make_on(cpu, reqs.back());
+  while (!alone_cpu->is_done()) alone_cpu->generate_next_token();
+  EXPECT_EQ(want.back(), alone_cpu->sequence()) << "penalized guided generator, Vulkan against CPU";
+  EXPECT_TRUE(make(reqs.back())->samples_on_device());
   double runs1 = -1;
   for (auto& [k, v] : gpu->session().stats())
     if (k == "runs") runs1 = v;

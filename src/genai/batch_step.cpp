@@ -285,13 +285,13 @@ void DecodeGroup::run(const std::vector<Generator*>& together, bool queue_ahead)
     else run.push_back(g);
   }
   // Guided generators (structured output) pick under a token mask: one mask covers a run's rows, so they share the
-  // run when every generator in it picks on the device (greedy or sampling, each row with its own settings) without
-  // logit edits (a row without a constraint gets a mask of every token). Otherwise they step alone.
+  // run when every generator in it picks on the device (greedy or sampling, each row with its own settings and
+  // logit edits; a row without a constraint gets a mask of every token). Otherwise they step alone.
   bool masked = false;
   for (Generator* g : run) masked = masked || g->guidance_;
   if (masked) {
     bool fits = true;
-    for (Generator* g : run) fits = fits && g->device_sampling_ && !g->sampling_.logit_edits && g->vocab_ > 0;
+    for (Generator* g : run) fits = fits && g->device_sampling_ && g->vocab_ > 0;
     if (!fits) {
       std::vector<Generator*> kept;
       for (Generator* g : run) {

@@ -147,9 +147,10 @@ Generator::Generator(std::shared_ptr<const Model> model, const GeneratorParams& 
     guidance_ = std::make_unique<guidance::LogitMask>(params.guidance, rows());
   }
   // Penalties and n-gram bans: applied on the device (edits of the tokens they name, uploaded each step; steps are
-  // queued ahead but with n-gram bans, which need the latest token), except with guidance (its token mask).
+  // queued ahead but with n-gram bans, which need the latest token), also under guidance's token mask (the picks
+  // read the edited logits through the mask).
   const bool edits = penalizes_sequence(search_);
-  if (beams_ == 1 && (rows() == 1 || !search_.do_sample) && !spec_ && (!edits || !params.guidance)) {
+  if (beams_ == 1 && (rows() == 1 || !search_.do_sample) && !spec_) {
     DeviceSampling ds;
     ds.greedy = !search_.do_sample;
     ds.top_k = search_.top_k;

@@ -60,7 +60,7 @@ void VulkanGraphSession::reorder_kv(KvState& kv, const std::vector<int32_t>& src
 
 bool VulkanGraphSession::can_sample(const DeviceSampling& s, int64_t rows) const {
   if (last_position_node_ < 0 || rows > kMaxSampleRows) return false;
-  if (s.logit_edits && (s.token_mask || rows > kernels::kLogitEditMaxRows)) return false;
+  if (s.logit_edits && rows > kernels::kLogitEditMaxRows) return false;
   if (s.beam_candidates != 0)  // beam search: candidates only (a token mask: min_length's EOS ban)
     return s.beam_candidates > 0 && s.beam_candidates <= kernels::kMaxBeamCandidates;
   return s.greedy || (s.top_p > 0 && s.top_p <= 1 && s.temperature > 0 && s.top_k >= 0);
