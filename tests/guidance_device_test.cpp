@@ -40,15 +40,22 @@ std::vector<int32_t> generate(const std::shared_ptr<genai::Model>& m, const std:
   return out;
 }
 
-TEST(GuidanceDevice, vulkan_DeviceMaskGreedyEqualsHostMask) {
-  if (!std::filesystem::exists(kDir + "/genai_config.json")) GTEST_SKIP() << kDir << " is absent (../shared missing)";
-  std::shared_ptr<genai::Model> gpu;
-  try {
-    gpu = load(true);
-  } catch (const std::exception& e) {
-    if (no_vulkan_device(e)) GTEST_SKIP() << e.what();
-    throw;
+// The API test folder on the Vulkan provider (`gpu`); skips without the folder or a device.
+class GuidanceDevice : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!std::filesystem::exists(kDir + "/genai_config.json")) GTEST_SKIP() << kDir << " is absent (../shared missing)";
+    try {
+      gpu = load(true);
+    } catch (const std::exception& e) {
+      if (no_vulkan_device(e)) GTEST_SKIP() << e.what();
+      throw;
+    }
   }
+  std::shared_ptr<genai::Model> gpu;
+};
+
+TEST_F(GuidanceDevice, vulkan_DeviceMaskGreedyEqualsHostMask) {
   auto cpu = load(false);
   const char* schemas[] = {
       R"({"type":"object","properties":{"n":{"type":"integer","minimum":0,"maximum":99},"b":{"type":"boolean"}},"required":["n","b"],"additionalProperties":false,"x-guidance":{"whitespace_flexible":false}})",
@@ -81,15 +88,7 @@ TEST(GuidanceDevice, vulkan_DeviceMaskGreedyEqualsHostMask) {
 // steps requests): one model run per step whose device picks take each guided row's mask and an all-tokens mask for
 // the others, each row with its own settings, random state and logit edits (a repetition penalty under the mask);
 // every generator's tokens equal its tokens alone, the penalized guided one's the CPU's.
-TEST(GuidanceDevice, vulkan_GuidedGeneratorsDecodeTogetherWithOthers) {
-  if (!std::filesystem::exists(kDir + "/genai_config.json")) GTEST_SKIP() << kDir << " is absent (../shared missing)";
-  std::shared_ptr<genai::Model> gpu;
-  try {
-    gpu = load(true);
-  } catch (const std::exception& e) {
-    if (no_vulkan_device(e)) GTEST_SKIP() << e.what();
-    throw;
-  }
+TEST_F(GuidanceDevice, vulkan_GuidedGeneratorsDecodeTogetherWithOthers) {
   struct Req {
     const char* kind;  // null: no guidance
     const char* schema;

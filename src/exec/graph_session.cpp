@@ -304,13 +304,18 @@ namespace {
 }
 }  // namespace
 
+bool GraphSession::slices_last(const RunState& st, size_t i, int a) const {
+  return (int)i == last_pos_node_ && a >= 0 && !st.bound[last_pos_out_] && st.slots[a].rank() == 3 &&
+         st.slots[a].dim(1) > 1;
+}
+
 void GraphSession::run_node(RunState& st, size_t i) {
   const Node& n = model_->graph.nodes[i];
   std::vector<Tensor>& slots = st.slots;
   GraphKernelContext ctx(*this, n, slots, st.bound);
   Tensor full;  // the last-position node's full input, put back after it ran
-  const int a = (int)i == last_pos_node_ ? n.inputs[0] : -1;
-  if (a >= 0 && !st.bound[last_pos_out_] && slots[a].rank() == 3 && slots[a].dim(1) > 1) {
+  const int a = n.inputs.empty() ? -1 : n.inputs[0];
+  if (slices_last(st, i, a)) {
     full = slots[a];
     slots[a] = last_position(full);
   }
@@ -358,8 +363,7 @@ void GraphSession::run_node_stacked(std::vector<RunState*>& states, size_t i) {
   std::vector<Tensor> parts;
   int64_t rows = 0;
   for (RunState* st : states) {
-    Tensor x = st->slots[a];
-    if ((int)i == last_pos_node_ && !st->bound[last_pos_out_] && x.rank() == 3 && x.dim(1) > 1) x = last_position(x);
+    Tensor x = slices_last(*st, i, a) ? last_position(st->slots[a]) : st->slots[a];
     rows += x.numel() / x.dim(-1);
     parts.push_back(std::move(x));
   }
@@ -439,10 +443,12 @@ void GraphSession::run_together(const std::vector<Run>& runs) {
       if (stack) rows += x.numel() / x.dim(-1);
     }
     stack = stack && rows <= kernels_[i]->max_rows_together();
-    if (stack) stacked_nodes_++;
-    if (stack) run_node_stacked(states, i);
-    else
+    if (stack) {
+      stacked_nodes_++;
+      run_node_stacked(states, i);
+    } else {
       for (RunState* st : states) run_node(*st, i);
+    }
     op_ns_[node_op_type_[i]] += std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - t0).count();
   }
   for (size_t r = 0; r < runs.size(); r++) end_run(*states[r], *runs[r].outputs);

@@ -65,6 +65,8 @@ class GraphSession : public Session {
   std::vector<RunState> together_states_;  // run_together's, one per run
   size_t together_runs_ = 0, stacked_nodes_ = 0;  // of the last run_together (stats)
   void begin_run(RunState& st, const std::vector<NamedTensor>& inputs, std::vector<NamedTensor>& outputs);
+  // Whether `node` (reading value a as its input 0) is the last-position node and runs on a's last position only.
+  bool slices_last(const RunState& st, size_t node, int a) const;
   void run_node(RunState& st, size_t node);
   void run_node_stacked(std::vector<RunState*>& states, size_t node);  // rows_independent node over all runs
   void release_after(RunState& st, size_t node);  // intermediates whose last reader was `node`

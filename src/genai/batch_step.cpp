@@ -156,21 +156,12 @@ void DecodeGroup::step(const std::vector<Generator*>& together, bool queue_ahead
 
 bool DecodeGroup::upload_masks(const std::vector<Generator*>& run, const std::vector<bool>& on_device) {
   const int64_t V = run[0]->vocab_, words = (V + 31) / 32;
-  std::vector<uint32_t> bits, row;
+  std::vector<uint32_t> bits;
   for (size_t i = 0; i < run.size(); i++) {
     Generator& g = *run[i];
     OGX_CHECK(g.vocab_ == V, "decode_together: guided generators of one run with different vocabularies");
-    const bool ban_eos = (int)g.token_count() < g.search_.min_length;
-    for (int r = 0; r < g.rows(); r++) {
-      row.assign((size_t)words, ~0u);
-      if (on_device[i] && g.guidance_ && !g.eos_seen_[r]) {  // (a row that ended: any pick, it gets a pad token)
-        g.guidance_->packed(r, V, row);
-        if (ban_eos)
-          for (int id : g.model().config().model.eos_token_ids)
-            if (id >= 0 && id < V) row[(size_t)id / 32] &= ~(1u << (id % 32));
-      }
-      bits.insert(bits.end(), row.begin(), row.end());
-    }
+    if (on_device[i] && g.guidance_) g.append_mask_rows((int)g.token_count() < g.search_.min_length, words, bits);
+    else bits.resize(bits.size() + (size_t)(g.rows() * words), ~0u);
   }
   return run[0]->kv_.decoder()->set_token_mask(*run[0]->kv_.state(), bits, words);
 }

@@ -170,6 +170,9 @@ class Generator {
   void pick_host();                            // next tokens from logits_ on the host (all rows)
   bool upload_token_mask(bool ban_eos);        // guidance on the device: each row's allowed tokens (EOS banned
                                                // below min_length); false: the mask applies on the host
+  // Appends each row's packed mask (words_per_row uint32 of vocab_ bits) to `bits`: its constraint's tokens (all
+  // without guidance, and for a row that ended), EOS cleared with ban_eos.
+  void append_mask_rows(bool ban_eos, int64_t words_per_row, std::vector<uint32_t>& bits) const;
   void append_device_tokens();                 // the tokens the session picked on the device (pad: rows that ended)
   void append_row_tokens(const std::vector<int32_t>& tokens);  // one token per row: sequences, pending, EOS
   // Queues the forward pass of the token the next sampling returns (at position kv length + 1); false: not queued.

@@ -141,20 +141,26 @@ bool Generator::upload_logit_edits(bool pending) {
   return kv_.decoder() && kv_.decoder()->set_logit_edits(rows);
 }
 
+void Generator::append_mask_rows(bool ban_eos, int64_t words, std::vector<uint32_t>& bits) const {
+  const int64_t V = vocab_;
+  std::vector<uint32_t> row;
+  for (int r = 0; r < rows(); r++) {
+    row.assign((size_t)words, ~0u);  // a row that ended: any pick (it gets a pad token); no guidance: every token
+    if (!eos_seen_[r]) {
+      if (guidance_) guidance_->packed(r, V, row);
+      if (ban_eos)  // below min_length, as the host's logit processing does
+        for (int id : model_->config().model.eos_token_ids)
+          if (id >= 0 && id < V) row[(size_t)id / 32] &= ~(1u << (id % 32));
+    }
+    bits.insert(bits.end(), row.begin(), row.end());
+  }
+}
+
 bool Generator::upload_token_mask(bool ban_eos) {
   if (vocab_ <= 0) return false;  // the mask's width is the logits' (genai_config.json model.vocab_size)
-  const int64_t V = vocab_;
-  const int64_t words = (V + 31) / 32;
-  std::vector<uint32_t> all((size_t)(rows() * words), ~0u), row;
-  for (int r = 0; r < rows(); r++) {
-    if (eos_seen_[r]) continue;  // a row that ended: any pick (it gets a pad token)
-    if (guidance_) guidance_->packed(r, V, row);
-    else row.assign((size_t)words, ~0u);  // no guidance: every token but EOS
-    if (ban_eos)  // below min_length, as the host's logit processing does
-      for (int id : model_->config().model.eos_token_ids)
-        if (id >= 0 && id < V) row[(size_t)id / 32] &= ~(1u << (id % 32));
-    std::copy(row.begin(), row.end(), all.begin() + r * words);
-  }
+  const int64_t words = (vocab_ + 31) / 32;
+  std::vector<uint32_t> all;
+  append_mask_rows(ban_eos, words, all);
   return kv_.decoder() && kv_.decoder()->set_token_mask(*kv_.state(), all, words);
 }
 
