@@ -51,7 +51,7 @@ Context::Context(const ContextOptions& options) : options_(options) {
   allocator_ = std::make_unique<DeviceAllocator>(device_, mem, options.block_bytes);
   if (const auto& mb = options.provider.device_memory_budget_mb)
     allocator_->set_budget((VkDeviceSize)(*mb * 1048576.0), "provider option device_memory_budget_mb=" + fmt_mb(*mb));
-  pipelines_ = std::make_unique<PipelineLibrary>(device_);
+  pipelines_ = std::make_unique<PipelineLibrary>(device_, pipeline_statistics_);
   transfers_ = std::make_unique<TransferRing>(*this, options.staging_bytes, options.readback_bytes);
 }
 
@@ -94,6 +94,21 @@ void Context::create_device(VkPhysicalDevice physical) {
     f12.pNext = &coop;
     f12.vulkanMemoryModel = VK_TRUE;  // with device scope: other shaders' device-scope atomics stay valid
     f12.vulkanMemoryModelDeviceScope = VK_TRUE;
+  }
+  VkPhysicalDevicePipelineExecutablePropertiesFeaturesKHR pe{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PIPELINE_EXECUTABLE_PROPERTIES_FEATURES_KHR};
+  if (options_.provider.pipeline_statistics) {
+    if (info_.features.pipeline_statistics && vkGetPipelineExecutablePropertiesKHR &&
+        vkGetPipelineExecutableStatisticsKHR) {
+      exts.push_back(VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME);
+      pe.pipelineExecutableInfo = VK_TRUE;
+      pe.pNext = f.pNext;
+      f.pNext = &pe;
+      pipeline_statistics_ = true;
+    } else {
+      log_warning("provider option enable_pipeline_statistics: " + info_.name +
+                  " does not offer VK_KHR_pipeline_executable_properties; no statistics");
+    }
   }
   VkDeviceCreateInfo di{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO};
   di.pNext = &f;

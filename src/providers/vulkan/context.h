@@ -85,6 +85,7 @@ class Context {
   double wait_ms_ = 0;
   bool lost_ = false;  // VK_ERROR_DEVICE_LOST was seen: nothing runs on this device any more
   bool coopmat_f16_ = false;
+  bool pipeline_statistics_ = false;  // enable_pipeline_statistics on a device that offers them
   std::unique_ptr<DeviceAllocator> allocator_;
   std::unique_ptr<PipelineLibrary> pipelines_;
   std::unique_ptr<TransferRing> transfers_;

@@ -89,12 +89,18 @@ void read_features(VkPhysicalDevice device, const std::vector<std::string>& exts
   VkPhysicalDeviceVulkan12Features f12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
   VkPhysicalDeviceVulkan11Features f11{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES};
   VkPhysicalDeviceShaderIntegerDotProductFeatures dot{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_INTEGER_DOT_PRODUCT_FEATURES};
+  VkPhysicalDevicePipelineExecutablePropertiesFeaturesKHR pe{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PIPELINE_EXECUTABLE_PROPERTIES_FEATURES_KHR};
   VkPhysicalDeviceFeatures2 f{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
   f.pNext = &f11;
   f11.pNext = &f12;
   bool has_dot = info.api_version >= VK_API_VERSION_1_3 || contains(exts, "VK_KHR_shader_integer_dot_product");
-  if (has_dot) f12.pNext = &dot;
+  void** tail = &f12.pNext;
+  if (has_dot) *tail = &dot, tail = &dot.pNext;
+  const bool has_pe = contains(exts, VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME);
+  if (has_pe) *tail = &pe;
   vkGetPhysicalDeviceFeatures2(device, &f);
+  info.features.pipeline_statistics = has_pe && pe.pipelineExecutableInfo;
   info.features.fp16_arithmetic = f12.shaderFloat16;
   info.features.storage_8bit = f12.storageBuffer8BitAccess;
   info.features.int64 = f.features.shaderInt64;
@@ -206,7 +212,7 @@ std::string devices_to_json(const std::vector<DeviceInfo>& devices, int selected
                      {"cooperative_matrix_f16_nv", f.coopmat_f16_nv}, {"bf16", f.bf16},
                      {"buffer_device_address", f.buffer_device_address}, {"timeline_semaphore", f.timeline_semaphore},
                      {"subgroup_arithmetic", f.subgroup_arithmetic}, {"subgroup_shuffle", f.subgroup_shuffle},
-                     {"memory_budget", f.memory_budget}};
+                     {"memory_budget", f.memory_budget}, {"pipeline_statistics", f.pipeline_statistics}};
     j["usable"] = d.usable();
     j["selected"] = d.index == selected_index;
     arr.push_back(j);

@@ -35,6 +35,8 @@ struct DeviceFeatures {
   bool subgroup_shuffle = false;     // subgroupShuffle/ShuffleXor in compute shaders
   bool subgroup_size_control = false;
   bool memory_budget = false;        // VK_EXT_memory_budget
+  bool pipeline_statistics = false;  // VK_KHR_pipeline_executable_properties (the driver's per-pipeline statistics:
+                                     // registers, instructions; provider option enable_pipeline_statistics)
 };
 
 struct DeviceInfo {

@@ -93,6 +93,8 @@ ProviderOptions parse_provider_options(const std::map<std::string, std::string>&
       o.hardware_vendor_id = (uint32_t)parse_int(key, value, 0, 0xffffffffll);
     } else if (key == "disable_metacommands") {
       o.disable_metacommands = parse_bool(key, value);
+    } else if (key == "enable_pipeline_statistics") {
+      o.pipeline_statistics = parse_bool(key, value);
     } else if (key == "enable_graph_capture") {
       o.enable_graph_capture = parse_bool(key, value);
     } else if (key == "tuning") {

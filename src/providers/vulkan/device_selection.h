@@ -30,6 +30,9 @@ struct ProviderOptions {
   // tuning: "field=value,field=value" — Tuning's scalar fields set over the device's table row (tuning.h; for
   // measuring a kernel choice on one's own device; checked when the context is created).
   std::string tuning_overrides;
+  // enable_pipeline_statistics: the driver's statistics of every pipeline built (registers, instructions, ...:
+  // VK_KHR_pipeline_executable_properties) in the session's stats; ignored, with a warning, where the device lacks it.
+  bool pipeline_statistics = false;
 };
 
 // Parses string key/values. Unknown keys: a warning (log_warning) and ignored. Invalid values: ogx::Error

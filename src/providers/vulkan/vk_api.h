@@ -72,7 +72,9 @@ namespace ogx::vk {
   X(vkDestroyQueryPool)                            \
   X(vkGetQueryPoolResults)                         \
   X(vkCmdResetQueryPool)                           \
-  X(vkGetPhysicalDeviceCooperativeMatrixPropertiesNV) /* null without VK_NV_cooperative_matrix */
+  X(vkGetPhysicalDeviceCooperativeMatrixPropertiesNV) /* null without VK_NV_cooperative_matrix */ \
+  X(vkGetPipelineExecutablePropertiesKHR)             /* null without VK_KHR_pipeline_executable_properties */ \
+  X(vkGetPipelineExecutableStatisticsKHR)
 
 #define OGX_VK_DECLARE(name) inline PFN_##name name = nullptr;
 OGX_VK_GLOBAL_FUNCTIONS(OGX_VK_DECLARE)

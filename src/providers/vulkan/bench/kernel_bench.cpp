@@ -3,13 +3,14 @@
 // batch of dispatches; weights are cycled through enough copies (>= 256 MiB) that they stream from DRAM, not cache.
 //
 //   ogx_vulkan_bench [--quick] [--device-type gpu|cpu] [--threads N] [--q4-threads N] [--rows N] [--q4-rows N]
-//                    [--q4-unroll N] [--shape-8b] [--chain-only] [--int4-matvec-only]
+//                    [--q4-unroll N] [--shape-8b] [--chain-only] [--int4-matvec-only] [--pipeline-stats]
 //     --quick: small shapes and few repetitions (a smoke test on lavapipe)
 //     --threads/--q4-threads/--rows: the tuning row with these matvec values replaced (experiments); --q4-rows N:
 //     int4 outputs per workgroup of matvec_q4_wide.comp (0: matvec.comp), --q4-unroll its chunks per load;
 //     --shape-8b: Llama-3.1-8B's matvec shapes
 //     --chain-only: only the dependent-matvec chains and attention calls (latency as a decode step sees it)
 //     --int4-matvec-only: only the int4 matvec table (tuning sweeps)
+//     --pipeline-stats: at the end, the driver's statistics of every pipeline built (registers on NVIDIA)
 //     --attn-threads N: threads of the one-dispatch decode attention; --attn-max-splits N: its most workgroups per
 //     KV head (the tuning row's decode_group_max_splits)
 //   ogx_vulkan_bench --attention-only [--kv-lens 2048,8192,32768] [--prompt-lens 2048,8192,32768] [--quick]
@@ -298,6 +299,7 @@ int run(int argc, char** argv) {
   uint32_t coop_big_min = 0;
   bool shape_8b = false;
   bool attention_only = false;
+  bool pipeline_stats = false;
   std::vector<int> kv_lens = {2048, 8192, 32768}, prompt_lens = {2048, 8192, 32768};
   for (int i = 1; i < argc; i++) {
     std::string a = argv[i];
@@ -333,10 +335,11 @@ int run(int argc, char** argv) {
     else if (a == "--q4-rows" && i + 1 < argc) q4_rows = std::stoi(argv[++i]);
     else if (a == "--q4-unroll" && i + 1 < argc) q4_unroll = std::stoi(argv[++i]);
     else if (a == "--tuning" && i + 1 < argc) tuning_overrides = argv[++i];
+    else if (a == "--pipeline-stats") pipeline_stats = true;
     else {
       std::fprintf(stderr, "usage: ogx_vulkan_bench [--quick] [--device-type gpu|cpu] [--threads N] [--q4-threads N] "
                            "[--rows N] [--q4-rows N] [--q4-unroll N] [--tuning F=V,...] [--shape-8b] [--chain-only] "
-                           "[--int4-matvec-only] "
+                           "[--int4-matvec-only] [--pipeline-stats] "
                            "[--attn-threads N] "
                            "[--attn-max-splits N]\n"
                            "       ogx_vulkan_bench --attention-only [--kv-lens 2048,8192,32768] "
@@ -353,6 +356,7 @@ int run(int argc, char** argv) {
   ContextOptions o;
   o.provider = parse_provider_options({{"hardware_device_type", type}});
   o.provider.tuning_overrides = tuning_overrides;
+  o.provider.pipeline_statistics = pipeline_stats;
   o.block_bytes = 1ull << 30;
   // Tuning experiments: the table's row with these values replaced.
   if (q4_threads || rows || threads || attn_threads || attn_splits || mm_tile || simt ||
@@ -406,6 +410,17 @@ int run(int argc, char** argv) {
   }
   if (simt) o.provider.disable_metacommands = true;  // the row above stays; only the matrix-unit kernels go
   Context ctx(o);
+  // --pipeline-stats: the driver's statistics (registers, ...) of every pipeline the benches built, at the end.
+  struct PrintStatistics {
+    Context& ctx;
+    bool on;
+    ~PrintStatistics() {
+      if (!on) return;
+      std::printf("\n| pipeline | statistic | value |\n|---|---|---|\n");
+      for (const Pipeline* p : ctx.pipelines().built())
+        for (auto& st : p->statistics) std::printf("| %s | %s | %g |\n", p->name.c_str(), st.name.c_str(), st.value);
+    }
+  } print_statistics{ctx, pipeline_stats};
   const DeviceInfo& d = ctx.info();
   std::printf("device: %s (vendor %u, driver %s %s), Vulkan %s, subgroup %u, tuning row %s, timestamp period %.3f ns\n",
               d.name.c_str(), d.vendor_id, d.driver_name.c_str(), driver_version_string(d).c_str(),

@@ -578,6 +578,10 @@ std::vector<std::pair<std::string, double>> VulkanGraphSession::stats() const {
     s.push_back({name + " run_us_median", median(st.run_samples)});
     s.push_back({name + " gpu_us_median", median(st.gpu_samples)});
   }
+  // enable_pipeline_statistics: "pipeline NAME STATISTIC" of every pipeline built (NAME: shader variant and
+  // specialization values, e.g. NVIDIA's "Register Count" of each matvec variant).
+  for (const Pipeline* p : ctx_->pipelines().built())
+    for (auto& st : p->statistics) s.push_back({"pipeline " + p->name + " " + st.name, st.value});
   const ProfileStats* longest = nullptr;  // the prompt in a generation
   auto step_us = [](const ProfileStats& st) { return st.gpu_us.at("(step total)") / st.runs; };
   for (auto& [sig, st] : profile_stats_)

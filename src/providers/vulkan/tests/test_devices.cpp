@@ -80,6 +80,25 @@ TEST_F(VulkanContextTest, ValidationMessengerIsLive) {
   expect_validation_messages(seen);
 }
 
+// enable_pipeline_statistics: where the device offers VK_KHR_pipeline_executable_properties each pipeline built
+// carries the driver's numeric statistics; elsewhere the context still works and the lists stay empty.
+TEST_F(VulkanContextTest, PipelineStatisticsWhereTheDriverOffersThem) {
+  ContextOptions o;
+  o.provider = parse_provider_options({{"enable_pipeline_statistics", "1"}});
+  o.provider.device_index = ctx().info().index;
+  o.provider.hardware_type = ctx().options().hardware_type;
+  Context c(o);
+  const Pipeline& p = c.pipelines().get("rms_norm_f32");
+  if (c.info().features.pipeline_statistics) {
+    ASSERT_FALSE(p.statistics.empty()) << c.info().name << " offers statistics but reported none";
+    for (auto& st : p.statistics) EXPECT_FALSE(st.name.empty());
+  } else {
+    EXPECT_TRUE(p.statistics.empty());
+  }
+  EXPECT_TRUE(ctx().pipelines().get("rms_norm_f32").statistics.empty());  // not asked for: none
+  EXPECT_THROW(parse_provider_options({{"enable_pipeline_statistics", "maybe"}}), Error);
+}
+
 // The cooperative-matrix shaders (names with "_coop") need VK_NV_cooperative_matrix: built only where the context
 // enabled it (kernels never pick them elsewhere).
 TEST_F(VulkanContextTest, EveryShaderBuilds) {
