@@ -167,6 +167,7 @@ const std::pair<const char*, uint32_t Tuning::*> kFields[] = {
     {"q4_wide_half_acc", &Tuning::q4_wide_half_acc},
     {"q4_wide_max_m", &Tuning::q4_wide_max_m},
     {"q4_wide_rows_batch", &Tuning::q4_wide_rows_batch},
+    {"q4_wide_groups", &Tuning::q4_wide_groups},
     {"q4_wide_min_dim", &Tuning::q4_wide_min_dim},
     {"q4_norm_prologue", &Tuning::q4_norm_prologue},
     {"decode_chunk_min_keys", &Tuning::decode_chunk_min_keys},

@@ -64,6 +64,9 @@ struct Tuning {
                                       // steps, speculative verify passes); 1: the skinny / matrix-unit kernels
   uint32_t q4_wide_rows_batch = 0;    // its outputs per workgroup for 2..q4_wide_max_m activation rows (1..8; 0: as
                                       // q4_wide_rows). H200 8B int4 --batch 4: 4 (0) 556, 8 396, 2 527 tok/s
+  uint32_t q4_wide_groups = 1;        // ... one activation row: groups of q4_wide_rows outputs per workgroup (1..4,
+                                      // at most 16 outputs), each group's weights loaded while the previous
+                                      // group multiplies; the activations (and norm prologue) serve all of them
   uint32_t q4_wide_min_dim = 0;       // ... and only where K and N are both at least this (smaller matrices stay
                                       // with matvec.comp)
   uint32_t q4_norm_prologue = 1;      // a norm feeding an int4 projection, one row: 1 the norm in the matvec's

@@ -356,8 +356,12 @@ void matvec_fused(CommandRecorder& rec, const TensorView& x, const MatMulWeight&
   auto q4_wide_dispatch = [&](uint32_t mrows) {
     // Several activation rows: outputs per workgroup from q4_wide_rows_batch where set (each workgroup reads all of
     // its rows' activations: more outputs per workgroup, fewer activation reads).
-    const uint32_t rows =
+    const uint32_t group_rows =
         mrows > 1 && tu.q4_wide_rows_batch > 0 ? q4_wide_outputs(tu.q4_wide_rows_batch, silu_pairs) : q4_rows;
+    // One row: q4_wide_groups groups of those outputs per workgroup (at most 16 outputs).
+    uint32_t groups = mrows > 1 ? 1 : std::clamp<uint32_t>(tu.q4_wide_groups, 1, 4);
+    while (groups > 1 && group_rows * groups > 16) groups--;
+    const uint32_t rows = group_rows * groups;
     // The fewest threads (from one subgroup up to the row's int4 threads) that hold all of K in one round of
     // unroll chunks each: one memory round trip per dispatch.
     int64_t chunks = w.K / 32;
@@ -373,7 +377,7 @@ void matvec_fused(CommandRecorder& rec, const TensorView& x, const MatMulWeight&
                          storage_suffix(x.dtype, "MatMul") + variant;
     const uint32_t acc_words = tu.q4_wide_half_acc >= 4 ? 4 : (tu.q4_wide_half_acc >= 2 ? 2 : 1);
     const Pipeline& pl = ctx.pipelines().get(
-        shader, {t, rows, unroll, w.has_zero_points ? 1u : 0u, mrows, acc_words});
+        shader, {t, rows, unroll, w.has_zero_points ? 1u : 0u, mrows, acc_words, group_rows});
     uint32_t gx, gz;
     grid_2d(div_up((uint64_t)w.N, rows), &gx, &gz);
     rec.dispatch(pl, &p, push_bytes, gx, (uint32_t)div_up((uint64_t)M, mrows), gz, reads, writes);

@@ -1,9 +1,13 @@
 // The end of the one-activation-row matvecs (matvec.comp, matvec_q4_wide.comp; included after matvec_common.glsl
 // and their ROWS): each thread's partial dot products acc[0..ROWS) — and with NORM_PROLOGUE its sum of squares ss —
-// are summed over the workgroup (subgroup sums, one barrier, shared memory), then threads tid < ROWS (tid < ROWS / 2
-// with EPILOGUE_SILU, over (gate, up) row pairs) write output row m's columns n0 + tid: scaled by 1 / rms with the
+// are summed over the workgroup (subgroup sums, one barrier, shared memory), then thread tid writes (for outputs
+// t = tid, tid + threads, ... < ROWS; < ROWS / 2 with EPILOGUE_SILU, over (gate, up) row pairs) output row m's columns n0 + t: scaled by 1 / rms with the
 // norm prologue, plus the bias, or silu(gate) * up with each product rounded to the storage type first.
-shared float partial[9 * 64];  // rows 0..7: dot products per subgroup; row 8: the norm's sum of squares
+#ifndef FINISH_ROWS
+#define FINISH_ROWS 8  // the most outputs per workgroup (ROWS) of the including shader
+#endif
+shared float partial[(FINISH_ROWS + 1) * 64];  // rows 0..ROWS-1: dot products per subgroup; row FINISH_ROWS: the
+                                               // norm's sum of squares
 
 // Output row m's column n0 + t: s plus the bias; with EPILOGUE_SILU, column n0 / 2 + t of silu(gate) * up with each
 // rounded to the storage type first. (matvec_q4_wide.comp's multi-row end writes through these too.)
@@ -18,7 +22,7 @@ void store_silu(uint m, uint n0, uint t, float g, float u) {
   p.y.v[m * (p.N / 2) + n0 / 2 + t] = TO_STORE(g / (1.0 + exp(-g)) * u);
 }
 
-void matvec_finish(float acc[8], float ss, uint m, uint n0) {
+void matvec_finish(float acc[FINISH_ROWS], float ss, uint m, uint n0) {
   uint tid = gl_LocalInvocationID.x;
   for (uint r = 0; r < ROWS; r++) {
     float s = subgroupAdd(acc[r]);
@@ -27,28 +31,29 @@ void matvec_finish(float acc[8], float ss, uint m, uint n0) {
   float inv = 1.0;  // 1 / rms of the normalized input
 #if NORM_PROLOGUE
   ss = subgroupAdd(ss);
-  if (gl_SubgroupInvocationID == 0) partial[8 * 64 + gl_SubgroupID] = ss;
+  if (gl_SubgroupInvocationID == 0) partial[FINISH_ROWS * 64 + gl_SubgroupID] = ss;
   barrier();
   float total = 0.0;
-  for (uint i = 0; i < gl_NumSubgroups; i++) total += partial[8 * 64 + i];
+  for (uint i = 0; i < gl_NumSubgroups; i++) total += partial[FINISH_ROWS * 64 + i];
   inv = inversesqrt(total / float(p.K) + p.epsilon);
 #else
   barrier();
 #endif
+  // (A workgroup may have fewer threads than outputs: a small K with many outputs.)
 #if EPILOGUE_SILU
-  if (tid < ROWS / 2 && n0 + 2 * tid + 1 < p.N) {
+  for (uint t = tid; t < ROWS / 2 && n0 + 2 * t + 1 < p.N; t += gl_WorkGroupSize.x) {
     float g = 0.0, u = 0.0;
     for (uint i = 0; i < gl_NumSubgroups; i++) {
-      g += partial[(2 * tid) * 64 + i];
-      u += partial[(2 * tid + 1) * 64 + i];
+      g += partial[(2 * t) * 64 + i];
+      u += partial[(2 * t + 1) * 64 + i];
     }
-    store_silu(m, n0, tid, g * inv, u * inv);
+    store_silu(m, n0, t, g * inv, u * inv);
   }
 #else
-  if (tid < ROWS && n0 + tid < p.N) {
+  for (uint t = tid; t < ROWS && n0 + t < p.N; t += gl_WorkGroupSize.x) {
     float s = 0.0;
-    for (uint i = 0; i < gl_NumSubgroups; i++) s += partial[tid * 64 + i];
-    store_plain(m, n0, tid, s * inv);
+    for (uint i = 0; i < gl_NumSubgroups; i++) s += partial[t * 64 + i];
+    store_plain(m, n0, t, s * inv);
   }
 #endif
 }

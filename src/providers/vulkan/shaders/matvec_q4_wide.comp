@@ -8,6 +8,10 @@
 // zero-point load per 8 values). With HALF_DOT each chunk of a weight row is dequantized once for all MROWS rows.
 // The host sizes the workgroup so that each thread has at most UNROLL chunks: every weight load of a thread is
 // issued before any is used — one memory round trip per dispatch, which is what a dependent dispatch waits for.
+// One activation row with GROUP_ROWS < ROWS: the ROWS outputs go in groups of GROUP_ROWS, each group's weight loads
+// issued before the previous group's products, so that a thread keeps one group's loads in flight while it
+// multiplies (at most two groups' registers live) and the activations (with NORM_PROLOGUE: the norm's loads and sum
+// of squares) serve ROWS outputs.
 // A nibble q becomes the float 1 + q / 16 by moving it into the top mantissa bits of 1.0 (a shift and a mask-or, no
 // conversion, no subtraction per value); the chunk's dot is sum (1 + q/16) x = sum x + sum q x / 16, so
 // sum (q - z) x = 16 dot - (16 + z) sum x, exact up to fp32 rounding of the sums. fp32 accumulation.
@@ -22,20 +26,27 @@
 // as the fp16 activations themselves); a first product below 2^-14 (|x| < 2^-6 / |q - z|) may flush to zero on
 // devices without fp16 denormals, a contribution below fp16 output rounding.
 #version 460
+#extension GL_EXT_control_flow_attributes : require
 #if HALF_DOT
 #extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
 #endif
 #include "common.glsl"
 
 layout(local_size_x_id = 0) in;
-layout(constant_id = 1) const uint ROWS = 4;    // outputs per workgroup (even with EPILOGUE_SILU), 1..8
+layout(constant_id = 1) const uint ROWS = 4;    // outputs per workgroup (even with EPILOGUE_SILU), 1..8 (..16 in
+                                                // groups)
 layout(constant_id = 2) const uint UNROLL = 1;  // chunks of 32 values per thread loaded together (1, 2 or 4)
 layout(constant_id = 3) const uint HAS_ZP = 0;  // zero points present (else 8)
 layout(constant_id = 4) const uint MROWS = 1;   // activation rows per workgroup (plain / SiLU variants; 1..8): the
                                                 // weights loaded once for rows m0 .. m0 + MROWS (a batched step,
                                                 // a speculative verify pass)
 layout(constant_id = 5) const uint HALF_ACC_WORDS = 1;  // HALF_DOT: words of products summed in fp16 before fp32 (1, 2 or 4)
+layout(constant_id = 6) const uint GROUP_ROWS = 4;  // one activation row: outputs whose weights are loaded together
+                                                    // (ROWS / GROUP_ROWS groups; = ROWS: one); a divisor of ROWS,
+                                                    // even with EPILOGUE_SILU
 const uint WIDE = 1;                            // activations are read 16 bytes at a time (host checks alignment)
+const uint NG = ROWS / GROUP_ROWS;              // groups of one activation row's outputs
+#define FINISH_ROWS 16
 
 #include "matvec_common.glsl"
 
@@ -48,7 +59,7 @@ const uint WIDE = 1;                            // activations are read 16 bytes
 // (gate, up) pair with EPILOGUE_SILU. The host keeps the workgroup to at most 16 subgroups.
 shared float partial_rows[MROWS * ROWS * 16];
 
-void finish_rows(float acc[MROWS][8], uint m0, uint n0) {
+void finish_rows(float acc[MROWS][FINISH_ROWS], uint m0, uint n0) {
   for (uint mm = 0; mm < MROWS; mm++)
     for (uint r = 0; r < ROWS; r++) {
       float s = subgroupAdd(acc[mm][r]);
@@ -164,22 +175,13 @@ float half_dot_chunk(uvec4 w, f16vec2 xp[16], float z) {
 }
 #endif
 
-void main() {
-  uint m0 = gl_WorkGroupID.y * MROWS;
-  uint n0 = (gl_WorkGroupID.x + gl_WorkGroupID.z * gl_NumWorkGroups.x) * ROWS;  // grid folded into x, z
-  if (n0 >= p.N) return;  // whole workgroup
-  uint tid = gl_LocalInvocationID.x, T = gl_WorkGroupSize.x;
-  uint chunks = p.K / 32;
-  uint row_vecs = (p.nblocks * p.block_size) >> 5;      // 16-byte vectors of one weight row
-  uint chunk_shift = uint(findLSB(p.block_size)) - 5u;  // log2(chunks per quantization block)
-  float acc[MROWS][8];
+#if !NORM_PROLOGUE
+// MROWS activation rows from m0 (rows past M repeat the last; their outputs are not written): each weight chunk
+// loaded once, and with HALF_DOT dequantized once, for all of them.
+void rows_together(uint m0, uint n0, uint tid, uint T, uint chunks, uint row_vecs, uint chunk_shift) {
+  float acc[MROWS][FINISH_ROWS];
   for (uint mm = 0; mm < MROWS; mm++)
-    for (uint r = 0; r < 8; r++) acc[mm][r] = 0.0;
-#if NORM_PROLOGUE
-  uint m = m0;  // one row
-  float ss = 0.0;
-  bool write_residual = (p.norm_flags & 4u) != 0 && n0 == 0;
-#endif
+    for (uint r = 0; r < FINISH_ROWS; r++) acc[mm][r] = 0.0;
   for (uint c0 = tid; c0 < chunks; c0 += UNROLL * T) {
     // Every row's nibbles, scales (and zero points) of the UNROLL chunks first, then the activations; chunks past
     // the end re-read the last one and count zero (no branch between the loads).
@@ -205,21 +207,11 @@ void main() {
       }
     }
     for (uint i = 0; i < UNROLL; i++) {
-#if !NORM_PROLOGUE
 #if HALF_DOT
-      if (MROWS == 1) {  // each row's chunk dequantized just before its products: fewer live registers
-        uvec4 raw[4];
-        for (uint j = 0; j < 4; j++) raw[j] = U32x4Buf(p.x).v[(m0 * p.K + cs[i] * 32) / 8 + j];
-        f16vec2 xp[16];
-        pair_x_raw(raw, xp);
-        for (uint r = 0; r < ROWS; r++)
-          acc[0][r] += valid[i] * (256.0 * sc[i][r]) * half_dot_chunk(w[i][r], xp, zero[i][r]);
-        continue;
-      }
       f16vec2 wq[ROWS][16];  // each row's chunk dequantized once, for all MROWS activation rows
       for (uint r = 0; r < ROWS; r++) dequant_chunk(w[i][r], zero[i][r], wq[r]);
       for (uint mm = 0; mm < MROWS; mm++) {
-        uint m = min(m0 + mm, p.M - 1);  // rows past M repeat the last (their outputs are not written)
+        uint m = min(m0 + mm, p.M - 1);
         uvec4 raw[4];
         for (uint j = 0; j < 4; j++) raw[j] = U32x4Buf(p.x).v[(m * p.K + cs[i] * 32) / 8 + j];
         f16vec2 xp[16];
@@ -227,10 +219,9 @@ void main() {
         for (uint r = 0; r < ROWS; r++)
           acc[mm][r] += valid[i] * (256.0 * sc[i][r]) * half_dot_pairs(wq[r], xp);
       }
-#endif
-#if !HALF_DOT
+#else
       for (uint mm = 0; mm < MROWS; mm++) {
-        uint m = min(m0 + mm, p.M - 1);  // rows past M repeat the last (their outputs are not written)
+        uint m = min(m0 + mm, p.M - 1);
         float xs[32];
         for (uint j = 0; j < 4; j++) {
           float t[8];
@@ -243,34 +234,122 @@ void main() {
           acc[mm][r] += valid[i] * sc[i][r] * (16.0 * dot_chunk(w[i][r], xs) - (16.0 + zero[i][r]) * sx);
       }
 #endif
-#else
-      float xs[32];
-      for (uint j = 0; j < 4; j++) {
-        float t[8];
-        load_x8(m, cs[i] * 32 + j * 8, t);
+    }
+  }
+  finish_rows(acc, m0, n0);
+}
+#endif
+
+// One activation row (m; every variant, NORM_PROLOGUE included): the ROWS outputs from n0 in NG groups.
+void one_row(uint m, uint n0, uint tid, uint T, uint chunks, uint row_vecs, uint chunk_shift) {
+  float acc[FINISH_ROWS];
+  for (uint r = 0; r < FINISH_ROWS; r++) acc[r] = 0.0;
 #if NORM_PROLOGUE
-        norm_prologue(m, cs[i] * 32 + j * 8, t, ss, write_residual && valid[i] != 0.0, valid[i]);
+  float ss = 0.0;
+  bool write_residual = (p.norm_flags & 4u) != 0 && n0 == 0;
 #endif
-        for (uint e = 0; e < 8; e++) xs[j * 8 + e] = t[e];
-      }
+  for (uint c0 = tid; c0 < chunks; c0 += UNROLL * T) {
+    // Chunks past the end re-read the last one and count zero (no branch between the loads).
+    uint cs[UNROLL];
+    float valid[UNROLL];
+    for (uint i = 0; i < UNROLL; i++) {
+      uint c = c0 + i * T;
+      valid[i] = c < chunks ? 1.0 : 0.0;
+      cs[i] = min(c, chunks - 1);
+    }
+    uvec4 w[UNROLL][ROWS];
+    float sc[UNROLL][ROWS], zero[UNROLL][ROWS];
 #if HALF_DOT
-      f16vec2 xp[16];
-      pair_x(xs, xp);
-      for (uint r = 0; r < ROWS; r++)
-        acc[0][r] += valid[i] * (256.0 * sc[i][r]) * half_dot_chunk(w[i][r], xp, zero[i][r]);
+    f16vec2 xp[UNROLL][16];
 #else
-      float sx = 0.0;
-      for (uint e = 0; e < 32; e++) sx += xs[e];
-      for (uint r = 0; r < ROWS; r++)
-        acc[0][r] += valid[i] * sc[i][r] * (16.0 * dot_chunk(w[i][r], xs) - (16.0 + zero[i][r]) * sx);
+    float xs[UNROLL][32], sx[UNROLL];
 #endif
+    // Group g's nibbles, scales (and zero points): group 0 before the activations, group g + 1 before group g's
+    // products.
+    [[unroll]] for (uint g = 0; g <= NG; g++) {
+      if (g < NG) {
+        for (uint i = 0; i < UNROLL; i++) {
+          uint blk = cs[i] >> chunk_shift;
+          for (uint rr = 0; rr < GROUP_ROWS; rr++) {
+            uint r = g * GROUP_ROWS + rr, n = min(n0 + r, p.N - 1);
+            w[i][r] = U32x4Buf(p.w).v[n * row_vecs + cs[i]];
+            sc[i][r] = float(p.scales.v[n * p.nblocks + blk]);
+            zero[i][r] = 8.0;
+            if (HAS_ZP != 0) {
+              uint byte_index = n * p.zp_stride + (blk >> 1);
+              uint byte = (p.zp.v[byte_index >> 2] >> ((byte_index & 3u) << 3)) & 0xffu;
+              zero[i][r] = float((blk & 1u) == 0 ? (byte & 0xfu) : (byte >> 4));
+            }
+          }
+        }
+      }
+      if (g == 0) {
+        // The chunks' activations, once for all groups (with NORM_PROLOGUE: x (+ skip, + bias) times gamma, the sum
+        // of squares; the residual written by the first workgroup).
+        for (uint i = 0; i < UNROLL; i++) {
+#if NORM_PROLOGUE
+          float t32[32];
+          for (uint j = 0; j < 4; j++) {
+            float t[8];
+            load_x8(m, cs[i] * 32 + j * 8, t);
+            norm_prologue(m, cs[i] * 32 + j * 8, t, ss, write_residual && valid[i] != 0.0, valid[i]);
+            for (uint e = 0; e < 8; e++) t32[j * 8 + e] = t[e];
+          }
+#if HALF_DOT
+          pair_x(t32, xp[i]);
+#else
+          xs[i] = t32;
 #endif
+#elif HALF_DOT
+          uvec4 raw[4];
+          for (uint j = 0; j < 4; j++) raw[j] = U32x4Buf(p.x).v[(m * p.K + cs[i] * 32) / 8 + j];
+          pair_x_raw(raw, xp[i]);
+#else
+          for (uint j = 0; j < 4; j++) {
+            float t[8];
+            load_x8(m, cs[i] * 32 + j * 8, t);
+            for (uint e = 0; e < 8; e++) xs[i][j * 8 + e] = t[e];
+          }
+#endif
+#if !HALF_DOT
+          sx[i] = 0.0;
+          for (uint e = 0; e < 32; e++) sx[i] += xs[i][e];
+#endif
+        }
+        continue;
+      }
+      uint gp = g - 1;  // the group whose products follow
+      for (uint i = 0; i < UNROLL; i++)
+        for (uint rr = 0; rr < GROUP_ROWS; rr++) {
+          uint r = gp * GROUP_ROWS + rr;
+#if HALF_DOT
+          acc[r] += valid[i] * (256.0 * sc[i][r]) * half_dot_chunk(w[i][r], xp[i], zero[i][r]);
+#else
+          acc[r] += valid[i] * sc[i][r] * (16.0 * dot_chunk(w[i][r], xs[i]) - (16.0 + zero[i][r]) * sx[i]);
+#endif
+        }
     }
   }
 #if NORM_PROLOGUE
-  matvec_finish(acc[0], ss, m, n0);
+  matvec_finish(acc, ss, m, n0);
 #else
-  if (MROWS == 1) matvec_finish(acc[0], 0.0, m0, n0);
-  else finish_rows(acc, m0, n0);
+  matvec_finish(acc, 0.0, m, n0);
 #endif
+}
+
+void main() {
+  uint m0 = gl_WorkGroupID.y * MROWS;
+  uint n0 = (gl_WorkGroupID.x + gl_WorkGroupID.z * gl_NumWorkGroups.x) * ROWS;  // grid folded into x, z
+  if (n0 >= p.N) return;  // whole workgroup
+  uint tid = gl_LocalInvocationID.x, T = gl_WorkGroupSize.x;
+  uint chunks = p.K / 32;
+  uint row_vecs = (p.nblocks * p.block_size) >> 5;      // 16-byte vectors of one weight row
+  uint chunk_shift = uint(findLSB(p.block_size)) - 5u;  // log2(chunks per quantization block)
+#if !NORM_PROLOGUE
+  if (MROWS > 1) {
+    rows_together(m0, n0, tid, T, chunks, row_vecs, chunk_shift);
+    return;
+  }
+#endif
+  one_row(m0, n0, tid, T, chunks, row_vecs, chunk_shift);
 }

@@ -180,12 +180,13 @@ TEST_P(VulkanMatMulNBitsTest, MatchesDequantizedReference) { check_nbits(ctx(), 
 // overflows; the scales are divided by the amplitude, so outputs stay O(1)). Tolerance as the other fp16 cases (2e-3
 // relative, 2e-3 sqrt(K) absolute): each product and each word's sum rounds to fp16 (2^-11 relative), as the
 // activations themselves are rounded; with q4_wide_half_acc 4 a whole chunk's 16 products per lane are summed in
-// fp16 (no overflow: 16 x 15/256 x 60000 < 65504).
+// fp16 (no overflow: 16 x 15/256 x 60000 < 65504). One row's outputs also in groups (q4_wide_groups).
 TEST_F(VulkanMatMulNBitsTest, PackedHalfProductsMatchTheReference) {
   if (!ctx().info().features.fp16_arithmetic) GTEST_SKIP() << "no fp16 arithmetic on " << ctx().info().name;
-  // fp32 products; packed fp16 summed per word; ... per whole chunk
-  for (uint32_t variant : {0u, 1u, 2u}) {
-    const uint32_t half = variant > 0 ? 1 : 0;
+  // fp32 products; packed fp16 summed per word; ... per whole chunk; one row's outputs in 3 groups of 4 (packed
+  // fp16) and in 2 groups of 4 with 2 chunks per thread (fp32; q4_wide_groups)
+  for (uint32_t variant : {0u, 1u, 2u, 3u, 4u}) {
+    const uint32_t half = variant > 0 && variant < 4 ? 1 : 0;
     ContextOptions o;
     o.provider = ctx().options();
     o.provider.hardware_type = ctx().info().type == DeviceType::cpu ? HardwareType::cpu : HardwareType::gpu;
@@ -196,6 +197,8 @@ TEST_F(VulkanMatMulNBitsTest, PackedHalfProductsMatchTheReference) {
     o.tuning->q4_wide_half_acc = variant == 2 ? 4 : 1;
     o.tuning->q4_wide_max_m = 16;  // 2..8 rows in one workgroup too, 9..16 in two
     o.tuning->q4_wide_rows_batch = half ? 8 : 0;  // with several rows: 8 outputs per workgroup, or q4_wide_rows
+    o.tuning->q4_wide_groups = variant == 3 ? 3 : (variant == 4 ? 2 : 1);
+    if (variant == 4) o.tuning->q4_wide_unroll = 2;
     o.block_bytes = 16 << 20;
     Context other(o);
     const NBitsCase cases[] = {{1, 64, 9, 32, false, DType::f16},   {1, 2048, 37, 32, true, DType::f16},

@@ -38,12 +38,17 @@ kernels::MatMulWeight make_weight(Context& ctx, int64_t K, int64_t N, DType dt, 
   return kernels::upload_matmul_nbits(ctx, "w", packed, host_tensor(scales, dt, {N * nb}), &zp, K, N, bs);
 }
 
-TEST_P(VulkanNormProjectionTest, MatchesNormThenProjection) {
-  NormProjCase c = GetParam();
+void check_norm_projection(Context& ctx, const NormProjCase& c) {
+  std::vector<DeviceBuffer> keep;
+  auto upload = [&](const std::vector<float>& v, DType t, Shape s) { return upload_to(ctx, keep, v, t, s); };
+  auto empty = [&](DType t, Shape s) {
+    return upload_to(ctx, keep, std::vector<float>((size_t)shape_numel(s), 0.0f), t, s);
+  };
+  auto download = [&](const TensorView& t) { return download_from(ctx, t); };
   DType dt = c.dtype;
   uint32_t seed = (uint32_t)(c.M * 7 + c.K * 31 + c.N * 131 + c.int4 * 3 + c.skip * 5 + c.silu * 11);
   int64_t N = c.silu ? 2 * c.N : c.N, out_n = c.N;
-  kernels::MatMulWeight w = make_weight(ctx(), c.K, N, dt, c.int4, seed);
+  kernels::MatMulWeight w = make_weight(ctx, c.K, N, dt, c.int4, seed);
   TensorView x = upload(random_values(c.M * c.K, seed + 1, -2.0f, 2.0f), dt, {c.M, c.K});
   TensorView skip = upload(random_values(c.M * c.K, seed + 2), dt, {c.M, c.K});
   TensorView nbias = upload(random_values(c.K, seed + 3, -0.3f, 0.3f), dt, {c.K});
@@ -56,7 +61,7 @@ TEST_P(VulkanNormProjectionTest, MatchesNormThenProjection) {
   const TensorView* nbias_p = c.skip && c.norm_bias ? &nbias : nullptr;
   const TensorView* bias_p = c.bias && !c.silu ? &bias : nullptr;
   const TensorView* res_p = c.skip && c.residual ? &res : nullptr;
-  CommandRecorder rec(ctx());
+  CommandRecorder rec(ctx);
   rec.begin();
   if (skip_p) kernels::skip_rms_norm(rec, x, skip, nbias_p, gamma, eps, normed, res_p ? &res_ref : nullptr);
   else kernels::rms_norm(rec, x, gamma, eps, normed);
@@ -71,12 +76,50 @@ TEST_P(VulkanNormProjectionTest, MatchesNormThenProjection) {
   // int4 with fp16 activations under q4_wide_half: both paths multiply in packed fp16, each product and each 4-term
   // sum rounded to fp16 (2^-11), from differently rounded inputs (fp32 normalized in the fused path, fp16 in the
   // other): 1e-2 relative (measured worst 4.9e-3 on lavapipe, through silu(g) * u).
-  if (c.int4 && dt == DType::f16 && ctx().tuning().q4_wide_half && ctx().info().features.fp16_arithmetic) rel = 1e-2;
+  if (c.int4 && dt == DType::f16 && ctx.tuning().q4_wide_half && ctx.info().features.fp16_arithmetic) rel = 1e-2;
   if (c.silu) atol *= 2;  // silu(g) * u multiplies two such errors' operands
   expect_close(download(got_y), std::vector<double>(want.begin(), want.end()), rel, atol, "fused norm projection");
   if (res_p) {
     std::vector<float> a = download(res_ref), b = download(res);
     EXPECT_EQ(a, b) << "residual output differs from the norm kernel's";
+  }
+}
+
+TEST_P(VulkanNormProjectionTest, MatchesNormThenProjection) { check_norm_projection(ctx(), GetParam()); }
+
+// The int4 decode matvec with its outputs in groups (tuning q4_wide_groups: each group's weights loaded while the
+// previous one multiplies; 2 and 3 groups of 4 or 2 outputs, fp32 and packed fp16 products, 1 and 2 chunks per
+// thread), N not a multiple of a workgroup's outputs, with the norm prologue and the gate/up epilogue (at K 256:
+// see skinny_cases on the unfused path's rounding at K 2048).
+TEST_F(VulkanNormProjectionTest, GroupedInt4OutputsMatchNormThenProjection) {
+  struct Variant {
+    uint32_t rows, groups, half, unroll;
+  };
+  for (Variant v : {Variant{4, 2, 0, 1}, Variant{4, 3, 1, 1}, Variant{2, 4, 1, 2}, Variant{4, 4, 1, 1}}) {
+    if (v.half && !ctx().info().features.fp16_arithmetic) continue;
+    ContextOptions o;
+    o.provider = ctx().options();
+    o.provider.hardware_type = ctx().info().type == DeviceType::cpu ? HardwareType::cpu : HardwareType::gpu;
+    o.instance.validation = true;
+    o.tuning = ctx().tuning();
+    o.tuning->q4_wide_rows = v.rows;
+    o.tuning->q4_wide_groups = v.groups;
+    o.tuning->q4_wide_half = v.half;
+    o.tuning->q4_wide_unroll = v.unroll;
+    o.tuning->q4_wide_min_dim = 0;
+    o.tuning->q4_norm_prologue = 1;
+    o.block_bytes = 16 << 20;
+    Context other(o);
+    for (NormProjCase c : {NormProjCase{1, 96, 50, DType::f16, true, true, false, true, false, false},
+                           NormProjCase{1, 256, 37, DType::f16, true, true, false, true, false, true},
+                           NormProjCase{1, 2048, 21, DType::f16, true, true, false, true, false, false},
+                           NormProjCase{1, 1024, 29, DType::f32, true, false, true, false, true, false},
+                           NormProjCase{1, 640, 13, DType::f16, true, false, false, false, true, false}}) {
+      SCOPED_TRACE("rows " + std::to_string(v.rows) + " x groups " + std::to_string(v.groups) + ", half " +
+                   std::to_string(v.half) + ", unroll " + std::to_string(v.unroll) + ", K " + std::to_string(c.K) +
+                   ", N " + std::to_string(c.N) + (c.silu ? ", gate/up" : ""));
+      check_norm_projection(other, c);
+    }
   }
 }
 
