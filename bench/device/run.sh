@@ -88,7 +88,7 @@ step_batch() {
     PROMPT_LEN=${5:-128} GEN_LEN=${6:-128} bench_model $bin $shape $prec "--batch $b --num-beams $beams" \
       _b${b}_beams$beams > /dev/null
     local out=$OUT/${bin}_${shape}_${prec}_b${b}_beams$beams
-    log "batch $shape $prec B=$b beams=$beams $bin: $(grep -o '"decode_tok_s":[0-9.]*\|"decode_step_ms":[0-9.]*\|"prefill_tok_s":[0-9.]*\|"kv_bytes_per_sequence[a-z_]*":[0-9.e+]*\|"replay_gpu_us_median":[0-9.]*\|"queued_runs":[0-9.]*' $out.json | tr '\n' ' ') $(tail -1 $out.err)"
+    log "batch $shape $prec B=$b beams=$beams $bin: $(grep -o '"decode_tok_s":[0-9.]*\|"decode_step_ms":[0-9.]*\|"prefill_tok_s":[0-9.]*\|"kv_bytes_per_sequence[a-z_]*":[0-9.e+]*\|"replay_gpu_us_median":[0-9.]*\|"queued_runs":[0-9.]*\|"beam_step_ms":{[^}]*}' $out.json | tr '\n' ' ') $(tail -1 $out.err)"
   done
 }
 

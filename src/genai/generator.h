@@ -104,6 +104,14 @@ class Generator {
   // after a prompt, min_length where the device has no token mask, set_logits, a pick after logits() was read;
   // beam search: steps whose logits needed processing (penalties, n-gram bans, min_length, guidance).
   int64_t host_picks() const { return host_picks_; }
+  // Where the beam steps picked on the device spent their wall time (ms, summed; `ogx bench --num-beams`): the
+  // model run (submit and wait), reading back the rows' candidates, choosing the beams, reordering the KV cache
+  // and the sequences.
+  struct BeamStepTimes {
+    int64_t steps = 0;
+    double run_ms = 0, candidates_ms = 0, select_ms = 0, reorder_ms = 0;
+  };
+  const BeamStepTimes& beam_step_times() const { return beam_times_; }
   void set_logits(const std::vector<float>& logits);  // [rows x vocab]
   void rewind_to(size_t length);
   // ONNX Runtime GenAI's SnapshotState: captures recurrent (conv / linear-attention) state for a later rewind_to.
@@ -230,6 +238,7 @@ class Generator {
   int64_t rerun_tokens_ = 0;
   std::unique_ptr<ThreadPool> beam_pool_;  // beams on a device: the rows of a pick scan in parallel
   int64_t host_picks_ = 0;  // host_picks()
+  BeamStepTimes beam_times_;  // beam_step_times()
   bool batched_ = false;     // decoded with others (decode_together, unless alone in it): no steps queued ahead
   mutable std::vector<std::vector<Hypothesis>> final_;  // hypotheses(), cached for final_step_
   mutable int64_t final_step_ = -1;

@@ -2,6 +2,7 @@
 // sampling, beam search), or on the provider's device (DecodeSession): sampled tokens, the token mask of guidance and
 // of EOS below min_length, the logit edits of penalties and bans, beam candidates, and the next step queued ahead.
 #include <algorithm>
+#include <chrono>
 
 #include "genai/generator.h"
 #include "genai/guidance/logit_mask.h"
@@ -101,6 +102,9 @@ bool Generator::beam_step_on_device() {
   }
   drop_queued();
   step_sampling_ = below_min && !beam_sampling_->logit_edits ? &*beam_mask_sampling_ : &*beam_sampling_;
+  using Clock = std::chrono::steady_clock;
+  auto ms = [](Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double, std::milli>(b - a).count(); };
+  const auto t0 = Clock::now();
   try {
     run_pending(/*want_logits=*/false);
   } catch (...) {
@@ -108,15 +112,24 @@ bool Generator::beam_step_on_device() {
     throw;
   }
   step_sampling_ = nullptr;
+  const auto t1 = Clock::now();
   std::vector<BeamRow> rows_best = kv_.decoder()->beam_candidates(*kv_.state());
   if (rows_best.size() != (size_t)rows()) {  // the provider made none after all: the logits, on the host
     logits();
     pick_host();
     return true;
   }
+  const auto t2 = Clock::now();
   std::vector<int32_t> tokens, src;
   beam_->step(rows_best, rows_best[0].vocab, seqs_, tokens, src);
+  const auto t3 = Clock::now();
   continue_beams(tokens, src);
+  const auto t4 = Clock::now();
+  beam_times_.steps++;
+  beam_times_.run_ms += ms(t0, t1);
+  beam_times_.candidates_ms += ms(t1, t2);
+  beam_times_.select_ms += ms(t2, t3);
+  beam_times_.reorder_ms += ms(t3, t4);
   return true;
 }
 

@@ -291,6 +291,7 @@ int run_bench(const BenchOptions& a) {
   genai::SpeculativeStats spec_stats;
   std::vector<double> prefill, decode, step_ms;
   bool on_device = false;  // tokens picked on the device (only ids come back per step)
+  genai::Generator::BeamStepTimes beam_times;
   auto make_params = [&](int max_length) {
     genai::GeneratorParams params(*model);
     params.search.max_length = max_length;
@@ -327,6 +328,7 @@ int run_bench(const BenchOptions& a) {
     }
     auto t3 = Clock::now();
     on_device = gen.samples_on_device();
+    beam_times = gen.beam_step_times();
     if (const genai::SpeculativeStats* st = gen.speculative_stats()) spec_stats = *st;
     prefill.push_back((double)B * P / std::chrono::duration<double>(t1 - t0).count());
     if (n > 0) {
@@ -352,6 +354,12 @@ int run_bench(const BenchOptions& a) {
   j["decode_tok_s"] = median(decode);  // aggregate over the batch's sequences
   j["decode_step_ms"] = median(step_ms);
   j["samples_on_device"] = on_device;
+  if (beam_times.steps > 0) {  // the last repeat's beam steps picked on the device, per step
+    const double n = (double)beam_times.steps;
+    j["beam_step_ms"] = {{"steps", beam_times.steps}, {"run", beam_times.run_ms / n},
+                         {"candidates", beam_times.candidates_ms / n}, {"select", beam_times.select_ms / n},
+                         {"reorder", beam_times.reorder_ms / n}};
+  }
   if (model->draft())
     for (auto& [k, v] : model->draft()->session().stats()) j["draft_session"][k] = v;
   if (a.temperature >= 0) j["temperature"] = a.temperature;
