@@ -21,6 +21,8 @@
 #                                `ogx bench --synthetic --batch B` for each B of BATCHES (comma list, default 1,4,16,32)
 #                                with --num-beams BEAMS (default 1): aggregate decode tokens/s, time per decode step,
 #                                KV cache bytes per sequence (P=128, G=128)
+#   coldload:SHAPE:PREC          a real folder on disk: `ogx generate` after evicting it from the page cache (cold),
+#                                then again (warm), and `ogx bench` on it (load_ms, peak RSS)
 #   folder:SHAPE:PREC[:P[:BIN]]  a real folder: `ogx build --random-weights` to /dev/shm, then `ogx bench` on it
 #                                (load_ms, decode) and the wall time of one `ogx generate` (load to last token)
 #   ab:BIN1,BIN2[,...]:SHAPE:PREC[:ROUNDS[:EXTRA]]
@@ -90,6 +92,44 @@ step_batch() {
     local out=$OUT/${bin}_${shape}_${prec}_b${b}_beams$beams
     log "batch $shape $prec B=$b beams=$beams $bin: $(grep -o '"decode_tok_s":[0-9.]*\|"decode_step_ms":[0-9.]*\|"prefill_tok_s":[0-9.]*\|"kv_bytes_per_sequence[a-z_]*":[0-9.e+]*\|"replay_gpu_us_median":[0-9.]*\|"queued_runs":[0-9.]*\|"beam_step_ms":{[^}]*}' $out.json | tr '\n' ' ') $(tail -1 $out.err)"
   done
+}
+
+# Evicts the files under $1 from the page cache (a cold load): POSIX_FADV_DONTNEED per file after a sync, which needs no
+# root (clean pages only); also drop_caches where the machine allows it. Prints the page cache's size before / after.
+evict_folder() {
+  sync
+  local before=$(awk '/^Cached:/{print $2}' /proc/meminfo)
+  python3 -c "
+import os, sys
+for root, _, files in os.walk(sys.argv[1]):
+    for f in files:
+        fd = os.open(os.path.join(root, f), os.O_RDONLY)
+        os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+        os.close(fd)" "$1" 2>/dev/null || echo 3 > /proc/sys/vm/drop_caches 2>/dev/null
+  echo "page cache $((before / 1024)) -> $(( $(awk '/^Cached:/{print $2}' /proc/meminfo) / 1024 )) MiB"
+}
+
+# coldload:SHAPE:PREC: a random-weight folder on disk (not /dev/shm), evicted from the page cache, then `ogx generate`
+# (load + 4 + 8 tokens) cold and warm, and `ogx bench` on it (load_ms warm).
+step_coldload() {
+  local shape=$1 prec=$2 dir=/var/tmp/ogx-cold-$1-$2
+  if [ ! -f $dir/genai_config.json ]; then
+    rm -rf /var/tmp/ogx-cold-*
+    local t0=$(now_ms)
+    timeout 500 ./.devrun/ogx build --config .devrun/shapes/$shape.json --random-weights -o $dir -p $prec -e dml \
+      > $OUT/coldload_build.txt 2>&1 || { log "coldload $shape $prec: build failed"; return; }
+    log "coldload $shape $prec: built in $(since $t0) s, $(du -sh $dir | cut -f1) on $(df --output=source $dir | tail -1)"
+  fi
+  for mode in cold warm; do
+    [ $mode = cold ] && log "coldload $shape $prec: evicted: $(evict_folder $dir)"
+    local t0=$(now_ms)
+    timeout 300 ./.devrun/ogx generate $dir --ids 1,2,3,4 --max-new-tokens 8 --min-new-tokens 8 --greedy \
+      --provider dml --json > $OUT/coldload_generate_$mode.json 2>&1
+    log "coldload $shape $prec $mode: generate (load + 4 + 8 tokens) wall $(since $t0) s, rc $?"
+  done
+  local out=$OUT/coldload_bench_${shape}_${prec}
+  timeout 300 ./.devrun/ogx bench $dir --provider dml --prompt-len 128 --gen-len 32 --repeats 1 --json > $out.json 2> $out.err
+  log "coldload $shape $prec bench (warm): $(grep -o '"load_ms":[0-9.]*\|"peak_rss_mib":[0-9.]*\|"decode_tok_s":[0-9.]*' $out.json | tr '\n' ' ')"
 }
 
 step_folder() {
@@ -215,7 +255,7 @@ for step in "$@"; do
   IFS=: read -r name a1 a2 a3 a4 a5 a6 a7 <<< "$step"
   log "== $step ($(date +%T))"
   case $name in
-    gpu | tests | check | bench | batch | folder | ab | abopt | kbench | llamacpp | serve | generators | spec | guidance | sample)
+    gpu | tests | check | bench | batch | folder | coldload | ab | abopt | kbench | llamacpp | serve | generators | spec | guidance | sample)
       step_$name "$a1" "$a2" "$a3" "$a4" "$a5" "$a6" "$a7" ;;
     *) log "unknown step '$name'" ;;
   esac
