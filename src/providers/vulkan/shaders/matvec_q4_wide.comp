@@ -175,6 +175,19 @@ float half_dot_chunk(uvec4 w, f16vec2 xp[16], float z) {
 }
 #endif
 
+// Weight row n's chunk c (quantization block blk): its 32 nibbles (one 16-byte load), scale and zero point (8
+// without zero points).
+void load_chunk(uint n, uint c, uint blk, uint row_vecs, out uvec4 w, out float sc, out float zero) {
+  w = U32x4Buf(p.w).v[n * row_vecs + c];
+  sc = float(p.scales.v[n * p.nblocks + blk]);
+  zero = 8.0;
+  if (HAS_ZP != 0) {
+    uint byte_index = n * p.zp_stride + (blk >> 1);
+    uint byte = (p.zp.v[byte_index >> 2] >> ((byte_index & 3u) << 3)) & 0xffu;
+    zero = float((blk & 1u) == 0 ? (byte & 0xfu) : (byte >> 4));
+  }
+}
+
 #if !NORM_PROLOGUE
 // MROWS activation rows from m0 (rows past M repeat the last; their outputs are not written): each weight chunk
 // loaded once, and with HALF_DOT dequantized once, for all of them.
@@ -195,15 +208,7 @@ void rows_together(uint m0, uint n0, uint tid, uint T, uint chunks, uint row_vec
       cs[i] = min(c, chunks - 1);
       uint blk = cs[i] >> chunk_shift;
       for (uint r = 0; r < ROWS; r++) {
-        uint n = min(n0 + r, p.N - 1);
-        w[i][r] = U32x4Buf(p.w).v[n * row_vecs + cs[i]];
-        sc[i][r] = float(p.scales.v[n * p.nblocks + blk]);
-        zero[i][r] = 8.0;
-        if (HAS_ZP != 0) {
-          uint byte_index = n * p.zp_stride + (blk >> 1);
-          uint byte = (p.zp.v[byte_index >> 2] >> ((byte_index & 3u) << 3)) & 0xffu;
-          zero[i][r] = float((blk & 1u) == 0 ? (byte & 0xfu) : (byte >> 4));
-        }
+        load_chunk(min(n0 + r, p.N - 1), cs[i], blk, row_vecs, w[i][r], sc[i][r], zero[i][r]);
       }
     }
     for (uint i = 0; i < UNROLL; i++) {
@@ -271,15 +276,8 @@ void one_row(uint m, uint n0, uint tid, uint T, uint chunks, uint row_vecs, uint
         for (uint i = 0; i < UNROLL; i++) {
           uint blk = cs[i] >> chunk_shift;
           for (uint rr = 0; rr < GROUP_ROWS; rr++) {
-            uint r = g * GROUP_ROWS + rr, n = min(n0 + r, p.N - 1);
-            w[i][r] = U32x4Buf(p.w).v[n * row_vecs + cs[i]];
-            sc[i][r] = float(p.scales.v[n * p.nblocks + blk]);
-            zero[i][r] = 8.0;
-            if (HAS_ZP != 0) {
-              uint byte_index = n * p.zp_stride + (blk >> 1);
-              uint byte = (p.zp.v[byte_index >> 2] >> ((byte_index & 3u) << 3)) & 0xffu;
-              zero[i][r] = float((blk & 1u) == 0 ? (byte & 0xfu) : (byte >> 4));
-            }
+            uint r = g * GROUP_ROWS + rr;
+            load_chunk(min(n0 + r, p.N - 1), cs[i], blk, row_vecs, w[i][r], sc[i][r], zero[i][r]);
           }
         }
       }

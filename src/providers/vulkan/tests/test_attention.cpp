@@ -240,10 +240,7 @@ class VulkanGqaLongTest : public VulkanTest {
  protected:
   // Options of a second context on this test's device, with validation, under the tuning row `row`.
   ContextOptions options_with(const Tuning& row) {
-    ContextOptions o;
-    o.provider = ctx().options();
-    o.provider.hardware_type = ctx().info().type == DeviceType::cpu ? HardwareType::cpu : HardwareType::gpu;
-    o.instance.validation = true;
+    ContextOptions o = options_like(ctx());
     o.tuning = row;
     o.staging_bytes = 8 << 20;
     o.readback_bytes = 4 << 20;

@@ -74,6 +74,16 @@ Tensor host_tensor(const std::vector<float>& values, DType dtype, Shape shape) {
   return t;
 }
 
+ContextOptions options_like(const Context& base) {
+  ContextOptions o;
+  o.provider = base.options();
+  o.provider.hardware_type = base.info().type == DeviceType::cpu ? HardwareType::cpu : HardwareType::gpu;
+  o.instance.validation = true;
+  o.tuning = base.tuning();
+  o.block_bytes = 16 << 20;
+  return o;
+}
+
 TensorView upload_to(Context& ctx, std::vector<DeviceBuffer>& keep, const std::vector<float>& values, DType dtype,
                      Shape shape) {
   Tensor t = host_tensor(values, dtype, shape);

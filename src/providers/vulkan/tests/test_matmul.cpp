@@ -187,11 +187,7 @@ TEST_F(VulkanMatMulNBitsTest, PackedHalfProductsMatchTheReference) {
   // fp16) and in 2 groups of 4 with 2 chunks per thread (fp32; q4_wide_groups)
   for (uint32_t variant : {0u, 1u, 2u, 3u, 4u}) {
     const uint32_t half = variant > 0 && variant < 4 ? 1 : 0;
-    ContextOptions o;
-    o.provider = ctx().options();
-    o.provider.hardware_type = ctx().info().type == DeviceType::cpu ? HardwareType::cpu : HardwareType::gpu;
-    o.instance.validation = true;
-    o.tuning = ctx().tuning();
+    ContextOptions o = options_like(ctx());
     o.tuning->q4_wide_rows = 4;
     o.tuning->q4_wide_half = half;
     o.tuning->q4_wide_half_acc = variant == 2 ? 4 : 1;
@@ -199,7 +195,6 @@ TEST_F(VulkanMatMulNBitsTest, PackedHalfProductsMatchTheReference) {
     o.tuning->q4_wide_rows_batch = half ? 8 : 0;  // with several rows: 8 outputs per workgroup, or q4_wide_rows
     o.tuning->q4_wide_groups = variant == 3 ? 3 : (variant == 4 ? 2 : 1);
     if (variant == 4) o.tuning->q4_wide_unroll = 2;
-    o.block_bytes = 16 << 20;
     Context other(o);
     const NBitsCase cases[] = {{1, 64, 9, 32, false, DType::f16},   {1, 2048, 37, 32, true, DType::f16},
                                {1, 4096, 20, 64, false, DType::f16}, {1, 1536, 13, 128, true, DType::f16},

@@ -104,15 +104,10 @@ TEST_F(VulkanMatMulCoopTiles, EveryTileShapeMatchesTheReference) {
   const CoopCase cases[] = {{200, 264, 300, 0, false, true}, {130, 520, 260, 32, true, false},
                             {257, 1024, 129, 0, false, false}, {64, 96, 72, 16, false, true}};
   for (const Tuning::CoopTile& t : tiles) {
-    ContextOptions o;
-    o.provider = ctx().options();
-    o.provider.hardware_type = HardwareType::gpu;
-    o.instance.validation = true;
-    o.tuning = ctx().tuning();
+    ContextOptions o = options_like(ctx());
     o.tuning->coop_big_tile = t;
     o.tuning->coop_big_tile_q4 = t;
     o.tuning->coop_big_tile_min_groups = 1;  // the big tile at every size
-    o.block_bytes = 16 << 20;
     Context cx(o);
     for (const CoopCase& cc : cases) {
       std::string what = "tile " + std::to_string(t.warps_m) + "," + std::to_string(t.warps_n) + "," +

@@ -97,18 +97,13 @@ TEST_F(VulkanNormProjectionTest, GroupedInt4OutputsMatchNormThenProjection) {
   };
   for (Variant v : {Variant{4, 2, 0, 1}, Variant{4, 3, 1, 1}, Variant{2, 4, 1, 2}, Variant{4, 4, 1, 1}}) {
     if (v.half && !ctx().info().features.fp16_arithmetic) continue;
-    ContextOptions o;
-    o.provider = ctx().options();
-    o.provider.hardware_type = ctx().info().type == DeviceType::cpu ? HardwareType::cpu : HardwareType::gpu;
-    o.instance.validation = true;
-    o.tuning = ctx().tuning();
+    ContextOptions o = options_like(ctx());
     o.tuning->q4_wide_rows = v.rows;
     o.tuning->q4_wide_groups = v.groups;
     o.tuning->q4_wide_half = v.half;
     o.tuning->q4_wide_unroll = v.unroll;
     o.tuning->q4_wide_min_dim = 0;
     o.tuning->q4_norm_prologue = 1;
-    o.block_bytes = 16 << 20;
     Context other(o);
     for (NormProjCase c : {NormProjCase{1, 96, 50, DType::f16, true, true, false, true, false, false},
                            NormProjCase{1, 256, 37, DType::f16, true, true, false, true, false, true},

@@ -164,14 +164,10 @@ class VulkanTuningRowsTest : public VulkanTest {};
 TEST_F(VulkanTuningRowsTest, EveryRowComputesTheSameResults) {
   Outputs base = run_all(ctx());
   for (const Tuning& row : tuning_rows(ctx().info())) {
-    ContextOptions o;
-    o.provider = ctx().options();
-    o.provider.hardware_type = ctx().info().type == DeviceType::cpu ? HardwareType::cpu : HardwareType::gpu;
-    o.instance.validation = true;
+    ContextOptions o = options_like(ctx());
     o.tuning = row;
     o.staging_bytes = 4 << 20;
     o.readback_bytes = 1 << 20;
-    o.block_bytes = 16 << 20;
     Context other(o);
     Outputs got = run_all(other);
     expect_same(got.matvec, base.matvec, "matvec, row " + row.row);
@@ -198,17 +194,12 @@ TEST_F(VulkanTuningRowsTest, MatrixUnitSkinnyVariantsMatchTheReference) {
   for (const Variant& v : variants)
     for (int64_t K : {1024, 1032})
       for (int64_t M : {5, 16, 33, 64}) {
-        ContextOptions o;
-        o.provider = ctx().options();
-        o.provider.hardware_type = HardwareType::gpu;
-        o.instance.validation = true;
-        o.tuning = ctx().tuning();
+        ContextOptions o = options_like(ctx());
         o.tuning->coop_skinny_threads = v.threads;
         o.tuning->coop_skinny_unroll = v.unroll;
         o.tuning->coop_skinny_cols = v.cols;
         o.tuning->coop_skinny_direct_w = v.direct;
         o.tuning->coop_tiled_min_groups = 1u << 30;  // the skinny kernel at every M here
-        o.block_bytes = 16 << 20;
         Context c(o);
         const int64_t N = 96;
         const uint32_t seed = (uint32_t)(M * 31 + K + v.cols * 7 + v.direct);

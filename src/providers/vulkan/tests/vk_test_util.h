@@ -43,6 +43,10 @@ std::vector<float> random_values(size_t n, uint32_t seed, float lo = -1.0f, floa
 std::vector<float> round_to(const std::vector<float>& v, DType dtype);
 Tensor host_tensor(const std::vector<float>& values, DType dtype, Shape shape);
 
+// Options for a second context on base's device with base's tuning row (to be edited: a kernel variant forced),
+// validation on and 16 MiB device blocks.
+ContextOptions options_like(const Context& base);
+
 // Device tensors of any context (kept alive in `keep`, which must go before the context), and their values as fp32.
 TensorView upload_to(Context& ctx, std::vector<DeviceBuffer>& keep, const std::vector<float>& values, DType dtype,
                      Shape shape);
